@@ -1,0 +1,3 @@
+from pgq_tui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""The connection factory.
+
+Every session pgq-top opens goes through `connect()`: autocommit (a monitor that sits idle in a
+transaction would pin the very xmin horizon it is meant to watch), an `application_name` so an
+operator can tell our sessions from theirs, and server-side timeouts so a slow query or a lock can
+never hang the caller.
+"""
+
+from __future__ import annotations
+
+import os
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
+
+from pgq_tui.errors import EXIT_USAGE, PgqError, describe
+
+APP_NAME_MAX = 63  # NAMEDATALEN - 1: longer application names are truncated by the server
+
+
+def resolve_dsn(dsn: str | None) -> str:
+    """The DSN to use: the flag, else DATABASE_URL, else "" so libpq reads PG* variables and ~/.pgpass."""
+    if dsn:
+        value = dsn
+    else:
+        value = os.environ.get("DATABASE_URL", "")
+    try:
+        conninfo_to_dict(value)
+    except psycopg.ProgrammingError as exc:
+        raise PgqError(f"bad DSN: {str(exc).splitlines()[0]}", EXIT_USAGE) from None
+    return value
+
+
+def connect(
+    conninfo: str,
+    *,
+    application_name: str,
+    autocommit: bool = True,
+    statement_timeout_ms: int | None = None,
+    lock_timeout_ms: int | None = None,
+    idle_in_transaction_timeout_ms: int | None = None,
+    read_only: bool = False,
+    connect_timeout_s: int = 5,
+) -> psycopg.Connection:
+    """Open a labelled, bounded connection, or raise PgqError with one clear line."""
+    options = []
+    if statement_timeout_ms is not None:
+        options.append(f"-c statement_timeout={int(statement_timeout_ms)}")
+    if lock_timeout_ms is not None:
+        options.append(f"-c lock_timeout={int(lock_timeout_ms)}")
+    if idle_in_transaction_timeout_ms is not None:
+        options.append(f"-c idle_in_transaction_session_timeout={int(idle_in_transaction_timeout_ms)}")
+    if read_only:
+        options.append("-c default_transaction_read_only=on")
+    kwargs: dict[str, object] = {
+        "application_name": application_name[:APP_NAME_MAX],
+        "connect_timeout": connect_timeout_s,
+    }
+    if options:
+        existing = conninfo_to_dict(conninfo).get("options") or os.environ.get("PGOPTIONS", "")
+        kwargs["options"] = " ".join([str(existing), *options]).strip()
+    try:
+        return psycopg.connect(conninfo, autocommit=autocommit, **kwargs)  # type: ignore[arg-type]
+    except psycopg.Error as exc:
+        raise describe(exc) from None
+
+
+def table_ident(table: str, schema: str = "public") -> sql.Identifier:
+    """A safely quoted schema.table name; `table` is never spliced into SQL as text."""
+    return sql.Identifier(schema, table)
+
+
+def relation_ident(table: str, schema: str, suffix: str) -> sql.Identifier:
+    """A companion object's name (index, stats table), derived from the jobs table's name."""
+    return sql.Identifier(schema, f"{table}{suffix}")

@@ -1,0 +1,1 @@
+"""The embedded demo: a private PostgreSQL, a load generator, a worker pool and chaos controls."""

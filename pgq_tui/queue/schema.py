@@ -1,0 +1,109 @@
+"""The jobs table, its indexes, its counters table and its autovacuum settings: idempotent DDL.
+
+Why these indexes (each keeps a hot path proportional to the active jobs, not to the table):
+- `<table>_claim_idx (queue, priority DESC, run_at, id) WHERE status = 'pending'`: the claim walks it
+  in exactly its ORDER BY, so a claim reads a handful of index entries however many done rows exist.
+- `<table>_lease_idx (queue, locked_until) WHERE status = 'running'`: the reaper and the monitor's
+  running/expired counts read only running rows.
+- `<table>_failed_idx (queue) WHERE status = 'failed'`: dead-letter counts and retry/discard.
+- `<table>_done_idx (finished_at) WHERE status = 'done'`: `prune()` deletes old history in batches.
+
+Autovacuum: every claim and completion leaves a dead tuple, so the default trigger (20% of the table)
+lets a hot queue bloat quickly. We trigger on a fixed number of dead tuples instead (scale factor 0),
+vacuum without cost-based sleeps, and analyze often so the planner keeps using the partial indexes.
+The server-wide `autovacuum_naptime` (default 1 min) still bounds how often any table is visited: a
+busy queue host should lower it (the embedded demo uses 5 s).
+"""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import sql
+
+AUTOVACUUM_OPTIONS: dict[str, str] = {
+    "autovacuum_vacuum_scale_factor": "0.0",
+    "autovacuum_vacuum_threshold": "5000",
+    "autovacuum_vacuum_insert_scale_factor": "0.0",
+    "autovacuum_vacuum_insert_threshold": "20000",
+    "autovacuum_analyze_scale_factor": "0.02",
+    "autovacuum_vacuum_cost_delay": "0",
+    "fillfactor": "90",  # room for HOT updates (claim, extend, fail) on the same page
+}
+
+STATUSES = ("pending", "running", "done", "failed")
+
+_TABLE = """
+CREATE TABLE IF NOT EXISTS {jobs} (
+    id           bigserial PRIMARY KEY,
+    queue        text        NOT NULL DEFAULT 'default',
+    payload      jsonb       NOT NULL DEFAULT '{{}}'::jsonb,
+    status       text        NOT NULL DEFAULT 'pending'
+                 CONSTRAINT {status_check} CHECK (status IN ('pending', 'running', 'done', 'failed')),
+    priority     smallint    NOT NULL DEFAULT 0,
+    run_at       timestamptz NOT NULL DEFAULT now(),
+    attempts     integer     NOT NULL DEFAULT 0,
+    max_attempts integer     NOT NULL DEFAULT 5 CONSTRAINT {attempts_check} CHECK (max_attempts > 0),
+    locked_until timestamptz,
+    locked_by    text,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    finished_at  timestamptz,
+    last_error   text
+)
+"""
+
+# Per-second counters, written in the same statement as the enqueue/complete/fail they count, so
+# throughput is exact whether completed jobs are deleted or kept. `shard` spreads concurrent writers
+# over a few rows so they do not queue on one row lock.
+_STATS = """
+CREATE TABLE IF NOT EXISTS {stats} (
+    queue     text        NOT NULL,
+    bucket    timestamptz NOT NULL,
+    shard     smallint    NOT NULL,
+    enqueued  bigint      NOT NULL DEFAULT 0,
+    completed bigint      NOT NULL DEFAULT 0,
+    failed    bigint      NOT NULL DEFAULT 0,
+    dead      bigint      NOT NULL DEFAULT 0,
+    PRIMARY KEY (bucket, queue, shard)
+)
+"""
+
+_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS {claim_idx} ON {jobs} (queue, priority DESC, run_at, id) "
+    "WHERE status = 'pending'",
+    "CREATE INDEX IF NOT EXISTS {lease_idx} ON {jobs} (queue, locked_until) WHERE status = 'running'",
+    "CREATE INDEX IF NOT EXISTS {failed_idx} ON {jobs} (queue) WHERE status = 'failed'",
+    "CREATE INDEX IF NOT EXISTS {done_idx} ON {jobs} (finished_at) WHERE status = 'done'",
+)
+
+
+def names(table: str, schema: str) -> dict[str, sql.Composable]:
+    """Every object name the queue uses, quoted. Index names are unqualified (they live with the table)."""
+    return {
+        "jobs": sql.Identifier(schema, table),
+        "stats": sql.Identifier(schema, f"{table}_stats"),
+        "claim_idx": sql.Identifier(f"{table}_claim_idx"),
+        "lease_idx": sql.Identifier(f"{table}_lease_idx"),
+        "failed_idx": sql.Identifier(f"{table}_failed_idx"),
+        "done_idx": sql.Identifier(f"{table}_done_idx"),
+        "status_check": sql.Identifier(f"{table}_status_check"),
+        "attempts_check": sql.Identifier(f"{table}_max_attempts_check"),
+    }
+
+
+def install(conn: psycopg.Connection, table: str = "jobs", schema: str = "public") -> None:
+    """Create or update the queue's objects. Safe to run again: every statement is idempotent.
+
+    Runs in one transaction under an advisory lock, so two workers starting at once do not race.
+    """
+    n = names(table, schema)
+    options = sql.SQL(", ").join(
+        sql.SQL("{} = {}").format(sql.SQL(key), sql.Literal(value)) for key, value in AUTOVACUUM_OPTIONS.items()
+    )
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('pgq-top install'))")
+        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        conn.execute(sql.SQL(_TABLE).format(**n))
+        conn.execute(sql.SQL(_STATS).format(**n))
+        for ddl in _INDEXES:
+            conn.execute(sql.SQL(ddl).format(**n))
+        conn.execute(sql.SQL("ALTER TABLE {} SET ({})").format(n["jobs"], options))

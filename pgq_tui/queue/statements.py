@@ -1,0 +1,185 @@
+"""Every statement the queue runs, in one place. Object names are composed with psycopg.sql;
+values are always parameters.
+
+The write statements carry their own preconditions (fencing): a job is completed, failed, extended
+or released only while it is still `running` under the same attempt and worker that claimed it, and
+the reaper and requeue touch only leases that have really expired. A race with a live worker then
+resolves in the database, never by overwriting.
+
+Counters (`<table>_stats`) are bumped in the same statement as the change they count.
+"""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+from pgq_tui.queue.schema import names
+
+# Spread concurrent writers over a few counter rows per second and queue.
+STATS_SHARDS = 8
+
+JOB_COLUMNS = "id, queue, payload, status, priority, run_at, attempts, max_attempts, locked_until, locked_by, created_at"
+
+
+def _bump(source: str, **counts: str) -> str:
+    """One upsert of counters (column=aggregate), fed by the rows of CTE `source` (each with a `queue`).
+
+    One upsert per statement: two in the same statement could hit the same counter row twice.
+    """
+    columns = ", ".join(counts)
+    updates = ", ".join(f"{c} = s.{c} + excluded.{c}" for c in counts)
+    return f"""
+    INSERT INTO {{stats}} AS s (queue, bucket, shard, {columns})
+    SELECT queue, date_trunc('second', clock_timestamp()), mod(pg_backend_pid(), {STATS_SHARDS}),
+           {", ".join(counts.values())}
+    FROM {source} GROUP BY queue
+    ON CONFLICT (bucket, queue, shard) DO UPDATE SET {updates}"""
+
+
+ENQUEUE = f"""
+WITH ins AS (
+    INSERT INTO {{jobs}} (queue, payload, run_at, priority, max_attempts)
+    SELECT %(queue)s, p, coalesce(%(run_at)s, now()), %(priority)s, %(max_attempts)s
+    FROM unnest(%(payloads)s::jsonb[]) WITH ORDINALITY AS u(p, n)
+    ORDER BY n
+    RETURNING id, queue
+), counted AS ({_bump("ins", enqueued="count(*)")})
+SELECT id FROM ins ORDER BY id
+"""
+
+# The seed's claim: the oldest, highest-priority ready jobs, locked without waiting on rows another
+# claimer holds, leased and counted as an attempt, in one statement.
+CLAIM = f"""
+WITH c AS (
+    SELECT id FROM {{jobs}}
+    WHERE status = 'pending' AND queue = %(queue)s AND run_at <= now()
+    ORDER BY priority DESC, run_at, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {{jobs}} j
+SET status = 'running', attempts = j.attempts + 1,
+    locked_until = now() + make_interval(secs => %(lease)s), locked_by = %(worker)s
+FROM c WHERE j.id = c.id
+RETURNING {", ".join("j." + c.strip() for c in JOB_COLUMNS.split(","))}
+"""
+
+_FENCE = """
+    fence AS (SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[]) AS f(id, attempts))"""
+_FENCED = "j.id = fence.id AND j.attempts = fence.attempts AND j.status = 'running' AND j.locked_by = %(worker)s"
+
+COMPLETE_DELETE = f"""
+WITH {_FENCE},
+done AS (DELETE FROM {{jobs}} j USING fence WHERE {_FENCED} RETURNING j.id, j.queue),
+counted AS ({_bump("done", completed="count(*)")})
+SELECT id FROM done
+"""
+
+COMPLETE_KEEP = f"""
+WITH {_FENCE},
+done AS (
+    UPDATE {{jobs}} j SET status = 'done', finished_at = now(), locked_until = NULL
+    FROM fence WHERE {_FENCED} RETURNING j.id, j.queue
+),
+counted AS ({_bump("done", completed="count(*)")})
+SELECT id FROM done
+"""
+
+FAIL = f"""
+WITH {_FENCE},
+failed AS (
+    UPDATE {{jobs}} j
+    SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'pending' END,
+        run_at = CASE WHEN j.attempts >= j.max_attempts THEN j.run_at
+                      ELSE now() + make_interval(secs => %(delay)s) END,
+        finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
+        last_error = %(error)s, locked_until = NULL, locked_by = NULL
+    FROM fence WHERE {_FENCED}
+    RETURNING j.id, j.queue, j.status
+),
+counted AS ({_bump("failed", failed="count(*)", dead="count(*) FILTER (WHERE status = 'failed')")})
+SELECT status FROM failed
+"""
+
+EXTEND = f"""
+WITH {_FENCE}
+UPDATE {{jobs}} j SET locked_until = now() + make_interval(secs => %(lease)s)
+FROM fence WHERE {_FENCED}
+RETURNING j.id, j.locked_until
+"""
+
+# Graceful shutdown hands a claimed-but-unstarted job back without burning its attempt.
+RELEASE = f"""
+WITH {_FENCE}
+UPDATE {{jobs}} j SET status = 'pending', attempts = j.attempts - 1, locked_until = NULL, locked_by = NULL
+FROM fence WHERE {_FENCED}
+RETURNING j.id
+"""
+
+# Expired leases, oldest first, in batches; rows a worker is finishing right now are skipped, and the
+# condition is re-checked on the locked row. A job that has used all its attempts goes to the dead
+# letters: a payload that crashes its worker every time must not loop forever.
+REAP = """
+WITH expired AS (
+    SELECT id FROM {jobs}
+    WHERE status = 'running' AND locked_until < now()
+    ORDER BY locked_until
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {jobs} j
+SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'pending' END,
+    finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
+    last_error = 'lease expired while held by ' || coalesce(j.locked_by, 'unknown worker'),
+    locked_until = NULL, locked_by = NULL
+FROM expired
+WHERE j.id = expired.id AND j.status = 'running' AND j.locked_until < now()
+RETURNING j.id
+"""
+
+# Operator requeue of chosen stuck jobs: same guard as the reaper, but always back to pending.
+REQUEUE = """
+WITH chosen AS (
+    SELECT id FROM {jobs}
+    WHERE id = ANY(%(ids)s::bigint[]) AND status = 'running' AND locked_until < now()
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {jobs} j
+SET status = 'pending', locked_until = NULL, locked_by = NULL,
+    last_error = 'requeued by operator after lease expired (held by ' || coalesce(j.locked_by, '?') || ')'
+FROM chosen
+WHERE j.id = chosen.id AND j.status = 'running' AND j.locked_until < now()
+RETURNING j.id
+"""
+
+# Dead letters back to work with a fresh budget of attempts; the last error is kept for reference.
+RETRY = """
+UPDATE {jobs}
+SET status = 'pending', attempts = 0, run_at = now(), finished_at = NULL
+WHERE id = ANY(%(ids)s::bigint[]) AND status = 'failed'
+RETURNING id
+"""
+
+DISCARD = """
+DELETE FROM {jobs} WHERE id = ANY(%(ids)s::bigint[]) AND status = 'failed' RETURNING id
+"""
+
+PRUNE = """
+DELETE FROM {jobs} WHERE id IN (
+    SELECT id FROM {jobs}
+    WHERE status = 'done' AND finished_at < now() - make_interval(secs => %(older_than)s)
+    ORDER BY finished_at
+    LIMIT %(batch)s
+)
+"""
+
+PRUNE_STATS = """
+DELETE FROM {stats} WHERE bucket < now() - make_interval(secs => %(older_than)s)
+"""
+
+GET_JOB = f"SELECT {JOB_COLUMNS}, finished_at, last_error FROM {{jobs}} WHERE id = %(id)s"
+
+
+def compose(statement: str, table: str, schema: str) -> sql.Composed:
+    """Bind object names into a statement; values stay parameters."""
+    return sql.SQL(statement).format(**{k: v for k, v in names(table, schema).items() if k in ("jobs", "stats")})

@@ -1,0 +1,209 @@
+"""Worker processes and the pool that runs them.
+
+A worker claims a batch, runs the handler on each job, then completes the successes in one
+statement and fails the errors one by one (each with its backoff). Its session's application_name is
+its worker id, the same string it writes into `locked_by`, so the monitor can tell whether a lease's
+holder is still connected.
+
+Shutdown (SIGINT/SIGTERM, or the pool's stop): the job in the handler finishes, the rest of the batch
+is released (back to pending without burning an attempt), and the process exits.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from multiprocessing.sharedctypes import SynchronizedArray
+from multiprocessing.synchronize import Event
+
+import psycopg
+
+from pgq_tui.errors import PgqError
+from pgq_tui.queue.handlers import load_handler
+from pgq_tui.queue.jobqueue import JobQueue, make_worker_id
+
+# Indexes into the pool's shared counters.
+HANDLED, COMPLETED, FAILED, REFUSED, RELEASED = range(5)
+COUNTER_NAMES = ("handled", "completed", "failed", "refused", "released")
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    conninfo: str
+    queues: tuple[str, ...]
+    table: str = "jobs"
+    schema: str = "public"
+    handler: str = "pgq_tui.queue.handlers:noop"
+    batch: int = 10
+    lease: float = 30.0
+    keep: bool = False  # keep finished jobs as 'done' rows instead of deleting them
+    idle_sleep: float = 0.2  # how long to wait when every queue came back empty
+    reconnect_max: float = 5.0
+
+
+def _bump(counters: SynchronizedArray | None, index: int, n: int = 1) -> None:
+    if counters is not None and n:
+        with counters.get_lock():
+            counters[index] += n
+
+
+def run_worker(config: WorkerConfig, stop: Event, counters: SynchronizedArray | None = None,
+               worker_id: str | None = None) -> None:
+    """The body of one worker process (also usable in a thread, with its own stop event)."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+    handler = load_handler(config.handler)
+    q = JobQueue(config.conninfo, config.table, config.schema, worker_id=worker_id or make_worker_id())
+    retry_in = 0.1
+    try:
+        while not stop.is_set():
+            try:
+                worked = False
+                for queue in config.queues:
+                    jobs = q.claim(queue, limit=config.batch, lease=config.lease)
+                    worked = worked or bool(jobs)
+                    _process(q, jobs, handler, config, stop, counters)
+                    if stop.is_set():
+                        break
+                retry_in = 0.1
+                if not worked:
+                    stop.wait(config.idle_sleep)
+            except (psycopg.OperationalError, PgqError):
+                # Server restart or network blip: leases we held will expire and be reaped; carry on.
+                q.close()
+                stop.wait(retry_in)
+                retry_in = min(config.reconnect_max, retry_in * 2)
+    finally:
+        q.close()
+
+
+def _process(q: JobQueue, jobs: list, handler, config: WorkerConfig, stop: Event,
+             counters: SynchronizedArray | None) -> None:
+    succeeded = []
+    for i, job in enumerate(jobs):
+        if stop.is_set():
+            _bump(counters, RELEASED, q.release(jobs[i:]))
+            break
+        try:
+            handler(job)
+        except Exception as exc:  # the handler's failure is data, not our crash
+            _bump(counters, HANDLED)
+            if q.fail(job, f"{type(exc).__name__}: {exc}") is None:
+                _bump(counters, REFUSED)
+            else:
+                _bump(counters, FAILED)
+            continue
+        _bump(counters, HANDLED)
+        succeeded.append(job)
+    if succeeded:
+        accepted = q.complete(succeeded, keep=config.keep)
+        _bump(counters, COMPLETED, accepted)
+        _bump(counters, REFUSED, len(succeeded) - accepted)
+
+
+@dataclass
+class _Slot:
+    process: mp.process.BaseProcess
+    stop: Event
+    worker_id: str
+
+
+@dataclass
+class WorkerPool:
+    """N worker processes plus a reaper thread. Add, remove or kill workers while it runs."""
+
+    config: WorkerConfig
+    concurrency: int = 1
+    reap_interval: float = 5.0
+    _ctx: mp.context.SpawnContext = field(default_factory=lambda: mp.get_context("spawn"))
+    _slots: list[_Slot] = field(default_factory=list)
+    _counters: SynchronizedArray | None = None
+    _stop_reaper: threading.Event = field(default_factory=threading.Event)
+    _reaper: threading.Thread | None = None
+    reaped: int = 0
+
+    def start(self) -> WorkerPool:
+        self._counters = self._ctx.Array("q", len(COUNTER_NAMES))
+        for _ in range(self.concurrency):
+            self.add_worker()
+        if self.reap_interval > 0:
+            self._reaper = threading.Thread(target=self._reap_loop, name="pgq-reaper", daemon=True)
+            self._reaper.start()
+        return self
+
+    def add_worker(self) -> str:
+        stop = self._ctx.Event()
+        worker_id = make_worker_id()
+        proc = self._ctx.Process(target=run_worker, args=(self.config, stop, self._counters, worker_id),
+                                 name=worker_id, daemon=True)
+        proc.start()
+        self._slots.append(_Slot(proc, stop, worker_id))
+        return worker_id
+
+    @property
+    def workers(self) -> list[_Slot]:
+        self._slots = [s for s in self._slots if s.process.is_alive() or s.process.exitcode is None]
+        return list(self._slots)
+
+    def remove_worker(self) -> str | None:
+        """Ask the newest worker to stop gracefully (it releases what it has not started)."""
+        for slot in reversed(self.workers):
+            if not slot.stop.is_set():
+                slot.stop.set()
+                return slot.worker_id
+        return None
+
+    def kill_worker(self) -> int | None:
+        """kill -9 one worker mid-lease (chaos): its leases are left to expire. Returns its pid."""
+        for slot in reversed(self.workers):
+            if slot.process.is_alive() and slot.process.pid:
+                os.kill(slot.process.pid, signal.SIGKILL)
+                slot.process.join(5)
+                self._slots.remove(slot)
+                return slot.process.pid
+        return None
+
+    def counts(self) -> dict[str, int]:
+        if self._counters is None:
+            return dict.fromkeys(COUNTER_NAMES, 0)
+        with self._counters.get_lock():
+            return dict(zip(COUNTER_NAMES, self._counters[:], strict=True))
+
+    def _reap_loop(self) -> None:
+        q = JobQueue(self.config.conninfo, self.config.table, self.config.schema,
+                     worker_id=make_worker_id("pgq-reaper"))
+        try:
+            while not self._stop_reaper.wait(self.reap_interval):
+                try:
+                    self.reaped += q.reap()
+                    q.prune_stats()
+                except (psycopg.Error, PgqError):
+                    q.close()  # reconnect next round
+        finally:
+            q.close()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop every worker gracefully; kill any that has not exited within `timeout` seconds."""
+        self._stop_reaper.set()
+        for slot in self._slots:
+            slot.stop.set()
+        deadline = time.monotonic() + timeout
+        for slot in self._slots:
+            slot.process.join(max(0.0, deadline - time.monotonic()))
+            if slot.process.is_alive():
+                slot.process.kill()
+                slot.process.join(5)
+        self._slots.clear()
+        if self._reaper is not None:
+            self._reaper.join(5)
+
+    def __enter__(self) -> WorkerPool:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,1 @@
+"""The Textual dashboard: renders Snapshots and dispatches actions. Nothing here writes SQL."""

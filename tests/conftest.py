@@ -1,0 +1,80 @@
+"""The real-database test harness.
+
+One server per test run: the one in PGQ_TEST_DSN when set, else a private embedded PostgreSQL.
+The queue schema is installed once into a template database; every test that asks for `dsn` gets a
+fresh database cloned from it (CREATE DATABASE ... TEMPLATE), dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from psycopg.conninfo import make_conninfo
+
+from pgq_tui.queue import JobQueue
+
+
+@pytest.fixture(scope="session")
+def server_dsn() -> Iterator[str]:
+    """A superuser DSN to the test server's maintenance database."""
+    external = os.environ.get("PGQ_TEST_DSN")
+    if external:
+        yield external
+        return
+    from pgq_tui.demo.embedded import FAST_UNSAFE_SETTINGS, EmbeddedPostgres
+
+    server = EmbeddedPostgres(settings=FAST_UNSAFE_SETTINGS)
+    yield server.start()
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def server_version(server_dsn: str) -> int:
+    with psycopg.connect(server_dsn) as conn:
+        return int(conn.execute("SHOW server_version_num").fetchone()[0])
+
+
+def _admin(server_dsn: str) -> psycopg.Connection:
+    return psycopg.connect(server_dsn, autocommit=True)
+
+
+@pytest.fixture(scope="session")
+def template_db(server_dsn: str) -> Iterator[str]:
+    name = f"pgq_tpl_{uuid.uuid4().hex[:10]}"
+    with _admin(server_dsn) as admin:
+        admin.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(name)))
+    with JobQueue(make_conninfo(server_dsn, dbname=name)) as q:
+        q.install()
+    yield name
+    with _admin(server_dsn) as admin:
+        admin.execute(psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(psycopg.sql.Identifier(name)))
+
+
+@pytest.fixture
+def dsn(server_dsn: str, template_db: str) -> Iterator[str]:
+    """A fresh database with the jobs schema installed, private to this test."""
+    name = f"pgq_t_{uuid.uuid4().hex[:12]}"
+    ident = psycopg.sql.Identifier(name)
+    with _admin(server_dsn) as admin:
+        admin.execute(psycopg.sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+            ident, psycopg.sql.Identifier(template_db)))
+    yield make_conninfo(server_dsn, dbname=name)
+    with _admin(server_dsn) as admin:
+        admin.execute(psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(ident))
+
+
+@pytest.fixture
+def queue(dsn: str) -> Iterator[JobQueue]:
+    with JobQueue(dsn) as q:
+        yield q
+
+
+@pytest.fixture
+def sql(dsn: str) -> Iterator[psycopg.Connection]:
+    """A plain autocommit connection to the test database, for setting up and checking state."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        yield conn
