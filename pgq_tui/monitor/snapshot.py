@@ -57,10 +57,29 @@ class LeaseList:
 
 
 @dataclass(frozen=True)
+class DeadJob:
+    """A failed (dead-letter) job, listed so the dashboard can retry or discard it."""
+
+    id: int
+    queue: str
+    attempts: int
+    max_attempts: int
+    finished_at: datetime | None
+    last_error: str | None  # untrusted text: render it as rich Text
+
+
+@dataclass(frozen=True)
+class DeadList:
+    rows: tuple[DeadJob, ...]  # newest first, capped for display
+    total: int
+
+
+@dataclass(frozen=True)
 class Rates:
     enqueued: float  # per second
     completed: float
-    failed: float
+    failed: float  # failed attempts (retried or dead)
+    dead: float = 0.0  # failed attempts that sent the job to the dead letters
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,7 @@ class ThroughputPoint:
     enqueued: int
     completed: int
     failed: int
+    dead: int = 0
 
 
 @dataclass(frozen=True)
@@ -109,6 +129,11 @@ class TableHealth:
     vacuum_base_threshold: int
     until_autovacuum: float  # dead tuples still needed before autovacuum triggers (<= 0: due)
     vacuum: VacuumProgress | None
+    vacuum_max_threshold: int | None = None  # PostgreSQL 18+ cap on the threshold (None: no cap)
+    inserted: int = 0  # pg_stat_user_tables n_tup_ins, n_tup_upd, n_tup_del, n_tup_hot_upd
+    updated: int = 0
+    deleted: int = 0
+    hot_updated: int = 0
 
 
 @dataclass(frozen=True)
@@ -133,6 +158,7 @@ class XminHolder:
     xmin_age: int  # transactions behind the current one
     age_s: float | None  # how long it has held it, where known
     detail: str | None
+    is_pgq_top: bool = False  # held by one of pgq-top's own sessions
 
 
 @dataclass(frozen=True)
@@ -164,9 +190,19 @@ class Snapshot:
     table: TableHealth
     sessions: Sessions
     errors: dict[str, str] = field(default_factory=dict)  # panel -> why it is stale (e.g. a timeout)
+    # Added for the dashboard's retry/discard keys; a monitor that does not fill it reports none
+    # ("dead" is also its panel name in `errors`).
+    dead: DeadList = field(default_factory=lambda: DeadList(rows=(), total=0))
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(dataclasses.asdict(self))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Snapshot:
+        """Rebuild a Snapshot from `to_dict()` output (e.g. parsed `pgq-top snapshot --json`)."""
+        from pgq_tui.monitor.codec import from_dict
+
+        return from_dict(cls, data)
 
 
 def _jsonable(value: Any) -> Any:
