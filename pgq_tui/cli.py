@@ -18,8 +18,11 @@ from pgq_tui.errors import EXIT_ERROR, EXIT_OK, PgqError, describe
 
 def _common(p: argparse.ArgumentParser, *, suppress: bool = False) -> None:
     d = (lambda v: argparse.SUPPRESS) if suppress else (lambda v: v)
-    p.add_argument("--dsn", default=d(None),
-                   help="libpq connection string or URI (default: $DATABASE_URL, then PG* variables and ~/.pgpass)")
+    p.add_argument(
+        "--dsn",
+        default=d(None),
+        help="libpq connection string or URI (default: $DATABASE_URL, then PG* variables and ~/.pgpass)",
+    )
     p.add_argument("--table", default=d("jobs"), help="jobs table name (default: jobs)")
     p.add_argument("--schema", default=d("public"), help="schema of the jobs table (default: public)")
 
@@ -31,10 +34,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"pgq-top {__version__}")
     _common(parser)
-    parser.add_argument("--interval", type=float, default=2.0, help="refresh interval in seconds (default: 2)")
+    parser.add_argument(
+        "--interval", type=float, default=2.0, help="refresh interval in seconds (default: 2)"
+    )
     parser.add_argument("--read-only", action="store_true", help="disable every write action")
-    parser.add_argument("--demo", action="store_true",
-                        help="start a private PostgreSQL with live load and workers, and watch it")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="start a private PostgreSQL with live load and workers, and watch it",
+    )
     parser.add_argument("--demo-dir", default=None, help="keep the demo's data in this directory")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -45,12 +53,19 @@ def build_parser() -> argparse.ArgumentParser:
     _common(worker, suppress=True)
     worker.add_argument("--queue", action="append", required=True, help="queue to work (repeatable)")
     worker.add_argument("--concurrency", type=int, default=2, help="worker processes (default: 2)")
-    worker.add_argument("--handler", default="pgq_tui.queue.handlers:sleep",
-                        help="module:function called with each Job (default: pgq_tui.queue.handlers:sleep)")
+    worker.add_argument(
+        "--handler",
+        default="pgq_tui.queue.handlers:sleep",
+        help="module:function called with each Job (default: pgq_tui.queue.handlers:sleep)",
+    )
     worker.add_argument("--batch", type=int, default=10, help="jobs claimed per round trip (default: 10)")
     worker.add_argument("--lease", type=float, default=30.0, help="lease in seconds (default: 30)")
-    worker.add_argument("--keep", action="store_true", help="keep finished jobs as 'done' instead of deleting")
-    worker.add_argument("--reap-interval", type=float, default=5.0, help="seconds between reaper runs (0: off)")
+    worker.add_argument(
+        "--keep", action="store_true", help="keep finished jobs as 'done' instead of deleting"
+    )
+    worker.add_argument(
+        "--reap-interval", type=float, default=5.0, help="seconds between reaper runs (0: off)"
+    )
 
     snap = sub.add_parser("snapshot", help="print one snapshot of the queue and the server, and exit")
     _common(snap, suppress=True)
@@ -80,15 +95,29 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     dsn = resolve_dsn(args.dsn)
     load_handler(args.handler)  # fail fast, in the parent, with one line
     with JobQueue(dsn, args.table, args.schema, application_name="pgq-top worker check") as q:
-        q.conn.execute(psycopg.sql.SQL("SELECT 1 FROM {} LIMIT 0").format(psycopg.sql.Identifier(args.schema, args.table)))
-    config = WorkerConfig(conninfo=dsn, queues=tuple(args.queue), table=args.table, schema=args.schema,
-                          handler=args.handler, batch=args.batch, lease=args.lease, keep=args.keep)
+        q.conn.execute(
+            psycopg.sql.SQL("SELECT 1 FROM {} LIMIT 0").format(
+                psycopg.sql.Identifier(args.schema, args.table)
+            )
+        )
+    config = WorkerConfig(
+        conninfo=dsn,
+        queues=tuple(args.queue),
+        table=args.table,
+        schema=args.schema,
+        handler=args.handler,
+        batch=args.batch,
+        lease=args.lease,
+        keep=args.keep,
+    )
     stopping = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopping.set())
     pool = WorkerPool(config, concurrency=args.concurrency, reap_interval=args.reap_interval).start()
-    print(f"pgq-top worker: {args.concurrency} processes on {', '.join(args.queue)}; Ctrl-C stops",
-          file=sys.stderr)
+    print(
+        f"pgq-top worker: {args.concurrency} processes on {', '.join(args.queue)}; Ctrl-C stops",
+        file=sys.stderr,
+    )
     try:
         while not stopping.wait(1.0):
             pass
@@ -125,5 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pgq-top: error: {err}", file=sys.stderr)
         return err.exit_code
     except Exception as exc:  # last resort: still one line, and a hint where to look
-        print(f"pgq-top: error: {type(exc).__name__}: {exc} (this is a bug; please report it)", file=sys.stderr)
+        print(
+            f"pgq-top: error: {type(exc).__name__}: {exc} (this is a bug; please report it)", file=sys.stderr
+        )
         return EXIT_ERROR

@@ -51,7 +51,9 @@ def template_db(server_dsn: str) -> Iterator[str]:
         q.install()
     yield name
     with _admin(server_dsn) as admin:
-        admin.execute(psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(psycopg.sql.Identifier(name)))
+        admin.execute(
+            psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(psycopg.sql.Identifier(name))
+        )
 
 
 @pytest.fixture
@@ -60,8 +62,11 @@ def dsn(server_dsn: str, template_db: str) -> Iterator[str]:
     name = f"pgq_t_{uuid.uuid4().hex[:12]}"
     ident = psycopg.sql.Identifier(name)
     with _admin(server_dsn) as admin:
-        admin.execute(psycopg.sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-            ident, psycopg.sql.Identifier(template_db)))
+        admin.execute(
+            psycopg.sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                ident, psycopg.sql.Identifier(template_db)
+            )
+        )
     yield make_conninfo(server_dsn, dbname=name)
     with _admin(server_dsn) as admin:
         admin.execute(psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(ident))

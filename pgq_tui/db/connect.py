@@ -21,10 +21,7 @@ APP_NAME_MAX = 63  # NAMEDATALEN - 1: longer application names are truncated by 
 
 def resolve_dsn(dsn: str | None) -> str:
     """The DSN to use: the flag, else DATABASE_URL, else "" so libpq reads PG* variables and ~/.pgpass."""
-    if dsn:
-        value = dsn
-    else:
-        value = os.environ.get("DATABASE_URL", "")
+    value = dsn or os.environ.get("DATABASE_URL", "")
     try:
         conninfo_to_dict(value)
     except psycopg.ProgrammingError as exc:

@@ -38,7 +38,11 @@ DEFAULT_SETTINGS: dict[str, str] = {
 }
 
 # For the test suite only: durability is not what it tests, and fsync dominates on small disks.
-FAST_UNSAFE_SETTINGS: dict[str, str] = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+FAST_UNSAFE_SETTINGS: dict[str, str] = {
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+}
 
 
 def bin_dir() -> Path:
@@ -67,7 +71,9 @@ def _prepare_root_run(paths: list[Path]) -> tuple[int, int]:
     try:
         entry = pwd.getpwnam(SYSTEM_USER)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", SYSTEM_USER], check=True, capture_output=True)
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", SYSTEM_USER], check=True, capture_output=True
+        )
         entry = pwd.getpwnam(SYSTEM_USER)
     _allow_traversal(bin_dir())
     _allow_traversal(bin_dir().parent / "lib")
@@ -139,10 +145,25 @@ class EmbeddedPostgres:
         atexit.register(self.stop)
         fresh = not (self.data_dir / "PG_VERSION").exists()
         if fresh:
-            self._run(["initdb", "-D", str(self.data_dir), "-U", "postgres", "--auth=trust",
-                       "--encoding=UTF8", "--no-sync", "--no-instructions"])
-            conf = {**DEFAULT_SETTINGS, "unix_socket_directories": f"'{self.socket_dir}'",
-                    "port": str(self.port), **self.settings}
+            self._run(
+                [
+                    "initdb",
+                    "-D",
+                    str(self.data_dir),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "--encoding=UTF8",
+                    "--no-sync",
+                    "--no-instructions",
+                ]
+            )
+            conf = {
+                **DEFAULT_SETTINGS,
+                "unix_socket_directories": f"'{self.socket_dir}'",
+                "port": str(self.port),
+                **self.settings,
+            }
             with open(self.data_dir / "postgresql.conf", "a", encoding="utf-8") as fh:
                 fh.write("\n# pgq-top embedded server\n")
                 fh.writelines(f"{key} = {value}\n" for key, value in conf.items())
@@ -157,7 +178,9 @@ class EmbeddedPostgres:
             return
         if self._running or (self.data_dir / "postmaster.pid").exists():
             try:
-                self._run(["pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "-t", "30", "stop"], timeout=40)
+                self._run(
+                    ["pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "-t", "30", "stop"], timeout=40
+                )
             except (PgqError, subprocess.TimeoutExpired):
                 self._run(["pg_ctl", "-D", str(self.data_dir), "-m", "immediate", "-w", "stop"], timeout=20)
             self._running = False
@@ -170,8 +193,10 @@ class EmbeddedPostgres:
         """Stop and start again on the same data (for tests of reconnection)."""
         self._run(["pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop"])
         time.sleep(down_for_s)
-        self._run(["pg_ctl", "-D", str(self.data_dir), "-l", str(self.socket_dir / "server.log"),
-                   "-w", "start"], timeout=90)
+        self._run(
+            ["pg_ctl", "-D", str(self.data_dir), "-l", str(self.socket_dir / "server.log"), "-w", "start"],
+            timeout=90,
+        )
 
     def __enter__(self) -> EmbeddedPostgres:
         self.start()

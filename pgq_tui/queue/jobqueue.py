@@ -115,16 +115,25 @@ class JobQueue:
         with self.conn.transaction():
             for start in range(0, len(payloads), ENQUEUE_CHUNK):
                 chunk = [Jsonb(p) for p in payloads[start : start + ENQUEUE_CHUNK]]
-                rows = self._rows("ENQUEUE", {"queue": queue, "payloads": chunk, "run_at": run_at,
-                                              "priority": priority, "max_attempts": max_attempts})
+                rows = self._rows(
+                    "ENQUEUE",
+                    {
+                        "queue": queue,
+                        "payloads": chunk,
+                        "run_at": run_at,
+                        "priority": priority,
+                        "max_attempts": max_attempts,
+                    },
+                )
                 ids.extend(r["id"] for r in rows)
         return ids
 
     # -- workers --------------------------------------------------------------------------------
     def claim(self, queue: str, *, limit: int = 10, lease: float = 30.0) -> list[Job]:
         """Lease up to `limit` ready jobs: highest priority first, then oldest run_at (best effort)."""
-        rows = self._rows("CLAIM", {"queue": queue, "limit": limit, "lease": float(lease),
-                                    "worker": self.worker_id})
+        rows = self._rows(
+            "CLAIM", {"queue": queue, "limit": limit, "lease": float(lease), "worker": self.worker_id}
+        )
         rows.sort(key=lambda r: (-r["priority"], r["run_at"], r["id"]))
         return [Job.from_row(r) for r in rows]
 

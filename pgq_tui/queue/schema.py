@@ -97,7 +97,8 @@ def install(conn: psycopg.Connection, table: str = "jobs", schema: str = "public
     """
     n = names(table, schema)
     options = sql.SQL(", ").join(
-        sql.SQL("{} = {}").format(sql.SQL(key), sql.Literal(value)) for key, value in AUTOVACUUM_OPTIONS.items()
+        sql.SQL("{} = {}").format(sql.SQL(key), sql.Literal(value))
+        for key, value in AUTOVACUUM_OPTIONS.items()
     )
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('pgq-top install'))")

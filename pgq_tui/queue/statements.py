@@ -18,7 +18,10 @@ from pgq_tui.queue.schema import names
 # Spread concurrent writers over a few counter rows per second and queue.
 STATS_SHARDS = 8
 
-JOB_COLUMNS = "id, queue, payload, status, priority, run_at, attempts, max_attempts, locked_until, locked_by, created_at"
+JOB_COLUMNS = (
+    "id, queue, payload, status, priority, run_at, attempts, max_attempts, "
+    "locked_until, locked_by, created_at"
+)
 
 
 def _bump(source: str, **counts: str) -> str:
@@ -66,7 +69,9 @@ RETURNING {", ".join("j." + c.strip() for c in JOB_COLUMNS.split(","))}
 
 _FENCE = """
     fence AS (SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[]) AS f(id, attempts))"""
-_FENCED = "j.id = fence.id AND j.attempts = fence.attempts AND j.status = 'running' AND j.locked_by = %(worker)s"
+_FENCED = (
+    "j.id = fence.id AND j.attempts = fence.attempts AND j.status = 'running' AND j.locked_by = %(worker)s"
+)
 
 COMPLETE_DELETE = f"""
 WITH {_FENCE},
@@ -182,4 +187,6 @@ GET_JOB = f"SELECT {JOB_COLUMNS}, finished_at, last_error FROM {{jobs}} WHERE id
 
 def compose(statement: str, table: str, schema: str) -> sql.Composed:
     """Bind object names into a statement; values stay parameters."""
-    return sql.SQL(statement).format(**{k: v for k, v in names(table, schema).items() if k in ("jobs", "stats")})
+    return sql.SQL(statement).format(
+        **{k: v for k, v in names(table, schema).items() if k in ("jobs", "stats")}
+    )

@@ -51,8 +51,9 @@ def _bump(counters: SynchronizedArray | None, index: int, n: int = 1) -> None:
             counters[index] += n
 
 
-def run_worker(config: WorkerConfig, stop: Event, counters: SynchronizedArray | None = None,
-               worker_id: str | None = None) -> None:
+def run_worker(
+    config: WorkerConfig, stop: Event, counters: SynchronizedArray | None = None, worker_id: str | None = None
+) -> None:
     """The body of one worker process (also usable in a thread, with its own stop event)."""
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -82,8 +83,9 @@ def run_worker(config: WorkerConfig, stop: Event, counters: SynchronizedArray | 
         q.close()
 
 
-def _process(q: JobQueue, jobs: list, handler, config: WorkerConfig, stop: Event,
-             counters: SynchronizedArray | None) -> None:
+def _process(
+    q: JobQueue, jobs: list, handler, config: WorkerConfig, stop: Event, counters: SynchronizedArray | None
+) -> None:
     succeeded = []
     for i, job in enumerate(jobs):
         if stop.is_set():
@@ -139,8 +141,12 @@ class WorkerPool:
     def add_worker(self) -> str:
         stop = self._ctx.Event()
         worker_id = make_worker_id()
-        proc = self._ctx.Process(target=run_worker, args=(self.config, stop, self._counters, worker_id),
-                                 name=worker_id, daemon=True)
+        proc = self._ctx.Process(
+            target=run_worker,
+            args=(self.config, stop, self._counters, worker_id),
+            name=worker_id,
+            daemon=True,
+        )
         proc.start()
         self._slots.append(_Slot(proc, stop, worker_id))
         return worker_id
@@ -175,8 +181,12 @@ class WorkerPool:
             return dict(zip(COUNTER_NAMES, self._counters[:], strict=True))
 
     def _reap_loop(self) -> None:
-        q = JobQueue(self.config.conninfo, self.config.table, self.config.schema,
-                     worker_id=make_worker_id("pgq-reaper"))
+        q = JobQueue(
+            self.config.conninfo,
+            self.config.table,
+            self.config.schema,
+            worker_id=make_worker_id("pgq-reaper"),
+        )
         try:
             while not self._stop_reaper.wait(self.reap_interval):
                 try:

@@ -1,0 +1,28 @@
+-- Running (lease valid), expired (lease past) and failed jobs per queue, from the lease index
+-- (queue, locked_until) WHERE status = 'running' and the failed index (queue) WHERE status = 'failed'.
+-- Distinct queues come from a recursive skip-scan over each index; counts stop at %(cap1)s rows.
+WITH RECURSIVE run AS (
+    (SELECT queue FROM {jobs} WHERE status = 'running' ORDER BY queue LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.queue FROM {jobs} j WHERE j.status = 'running' AND j.queue > run.queue
+            ORDER BY j.queue LIMIT 1)
+    FROM run WHERE run.queue IS NOT NULL
+), dead AS (
+    (SELECT queue FROM {jobs} WHERE status = 'failed' ORDER BY queue LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.queue FROM {jobs} j WHERE j.status = 'failed' AND j.queue > dead.queue
+            ORDER BY j.queue LIMIT 1)
+    FROM dead WHERE dead.queue IS NOT NULL
+)
+SELECT run.queue,
+       (SELECT count(*) FROM (SELECT 1 FROM {jobs} j WHERE j.status = 'running' AND j.queue = run.queue
+            AND j.locked_until >= now() LIMIT %(cap1)s) r) AS running,
+       (SELECT count(*) FROM (SELECT 1 FROM {jobs} j WHERE j.status = 'running' AND j.queue = run.queue
+            AND j.locked_until < now() LIMIT %(cap1)s) e) AS expired,
+       NULL::bigint AS failed
+FROM run WHERE run.queue IS NOT NULL
+UNION ALL
+SELECT dead.queue, NULL, NULL,
+       (SELECT count(*) FROM (SELECT 1 FROM {jobs} j WHERE j.status = 'failed' AND j.queue = dead.queue
+            LIMIT %(cap1)s) f)
+FROM dead WHERE dead.queue IS NOT NULL

@@ -1,0 +1,275 @@
+"""The queue's contract, against a real server: ordering, leases, backoff, dead letters, fencing."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timedelta, timezone
+
+import psycopg
+import pytest
+from psycopg import sql as pgsql
+
+from pgq_tui.errors import PgqError
+from pgq_tui.queue import JobQueue
+from pgq_tui.queue.schema import AUTOVACUUM_OPTIONS
+
+
+def statuses(conn: psycopg.Connection) -> dict[int, str]:
+    return dict(conn.execute("SELECT id, status FROM jobs").fetchall())
+
+
+def test_install_is_idempotent_and_sets_indexes_and_autovacuum(
+    queue: JobQueue, sql: psycopg.Connection
+) -> None:
+    queue.enqueue("q", [{"a": 1}])
+    queue.install()
+    queue.install()
+    assert sql.execute("SELECT count(*) FROM jobs").fetchone()[0] == 1
+    indexes = dict(
+        sql.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'jobs'").fetchall()
+    )
+    assert "WHERE (status = 'pending'::text)" in indexes["jobs_claim_idx"]
+    assert "WHERE (status = 'running'::text)" in indexes["jobs_lease_idx"]
+    assert "jobs_failed_idx" in indexes and "jobs_done_idx" in indexes
+    (reloptions,) = sql.execute("SELECT reloptions FROM pg_class WHERE relname = 'jobs'").fetchone()
+    assert {f"{k}={v}" for k, v in AUTOVACUUM_OPTIONS.items()} <= set(reloptions)
+
+
+def test_status_is_constrained(queue: JobQueue, sql: psycopg.Connection) -> None:
+    with pytest.raises(psycopg.errors.CheckViolation):
+        sql.execute("INSERT INTO jobs (queue, status) VALUES ('q', 'exploded')")
+
+
+def test_enqueue_batches_and_returns_ids_in_payload_order(queue: JobQueue, sql: psycopg.Connection) -> None:
+    ids = queue.enqueue("bulk", [{"n": i} for i in range(12_345)])
+    assert len(ids) == 12_345 and ids == sorted(ids)
+    rows = sql.execute("SELECT id, (payload->>'n')::int FROM jobs ORDER BY id").fetchall()
+    assert [n for _, n in rows] == list(range(12_345))
+    assert sql.execute("SELECT sum(enqueued) FROM jobs_stats").fetchone()[0] == 12_345
+
+
+def test_claim_orders_by_priority_then_run_at(queue: JobQueue) -> None:
+    now = datetime.now(timezone.utc)
+    low_old = queue.enqueue("q", [{"k": "low-old"}], run_at=now - timedelta(minutes=5))
+    high_new = queue.enqueue("q", [{"k": "high-new"}], run_at=now - timedelta(seconds=1), priority=10)
+    low_new = queue.enqueue("q", [{"k": "low-new"}], run_at=now - timedelta(seconds=2))
+    other_queue = queue.enqueue("other", [{"k": "x"}])
+    jobs = queue.claim("q", limit=10)
+    assert [j.id for j in jobs] == high_new + low_old + low_new
+    assert all(j.queue == "q" and j.attempts == 1 for j in jobs)
+    assert queue.claim("other")[0].id == other_queue[0]
+
+
+def test_scheduled_jobs_are_never_claimed_early(queue: JobQueue) -> None:
+    soon = datetime.now(timezone.utc) + timedelta(seconds=1.5)
+    (job_id,) = queue.enqueue("q", [{}], run_at=soon)
+    assert queue.claim("q") == []
+    while datetime.now(timezone.utc) < soon:
+        assert queue.claim("q") == [], "claimed before run_at"
+        time.sleep(0.1)
+    time.sleep(0.1)
+    assert [j.id for j in queue.claim("q")] == [job_id]
+
+
+def test_claim_sets_lease_and_worker(queue: JobQueue, sql: psycopg.Connection) -> None:
+    queue.enqueue("q", [{}, {}])
+    jobs = queue.claim("q", limit=5, lease=60)
+    row = sql.execute(
+        "SELECT status, locked_by, locked_until - now() FROM jobs WHERE id = %s", (jobs[0].id,)
+    ).fetchone()
+    assert row[0] == "running" and row[1] == queue.worker_id
+    assert timedelta(seconds=55) < row[2] <= timedelta(seconds=60)
+
+
+def test_complete_deletes_or_keeps(queue: JobQueue, sql: psycopg.Connection) -> None:
+    queue.enqueue("q", [{}, {}])
+    a, b = queue.claim("q", limit=2)
+    assert queue.complete([a]) == 1
+    assert queue.complete([b], keep=True) == 1
+    rows = sql.execute("SELECT id, status, finished_at IS NOT NULL, locked_until FROM jobs").fetchall()
+    assert rows == [(b.id, "done", True, None)]
+    assert sql.execute("SELECT sum(completed) FROM jobs_stats").fetchone()[0] == 2
+
+
+def test_fail_backs_off_then_dead_letters(queue: JobQueue, sql: psycopg.Connection) -> None:
+    (job_id,) = queue.enqueue("q", [{}], max_attempts=3)
+    for attempt in (1, 2):
+        (job,) = queue.claim("q")
+        assert job.attempts == attempt
+        before = datetime.now(timezone.utc)
+        assert queue.fail(job, f"boom {attempt}") == "pending"
+        status, run_at, error = sql.execute(
+            "SELECT status, run_at, last_error FROM jobs WHERE id = %s", (job_id,)
+        ).fetchone()
+        assert status == "pending" and error == f"boom {attempt}"
+        # full jitter in [base*2^(n-1)/2, base*2^(n-1)] with base 1 s
+        delay = (run_at - before).total_seconds()
+        assert 2 ** (attempt - 1) / 2 - 0.5 <= delay <= 2 ** (attempt - 1) + 0.5
+        assert queue.claim("q") == [], "retried before its backoff"
+        sql.execute("UPDATE jobs SET run_at = now() WHERE id = %s", (job_id,))
+    (job,) = queue.claim("q")
+    assert queue.fail(job, "final") == "failed"
+    status, attempts, error, finished = sql.execute(
+        "SELECT status, attempts, last_error, finished_at IS NOT NULL FROM jobs WHERE id = %s", (job_id,)
+    ).fetchone()
+    assert (status, attempts, error, finished) == ("failed", 3, "final", True)
+    assert sql.execute("SELECT sum(failed), sum(dead) FROM jobs_stats").fetchone() == (3, 1)
+
+
+def test_fail_with_explicit_backoff(queue: JobQueue, sql: psycopg.Connection) -> None:
+    queue.enqueue("q", [{}])
+    (job,) = queue.claim("q")
+    queue.fail(job, "later", backoff=3600)
+    (delay,) = sql.execute("SELECT extract(epoch FROM run_at - now()) FROM jobs").fetchone()
+    assert 3590 < float(delay) <= 3600
+
+
+def test_reap_returns_expired_leases_and_dead_letters_exhausted_ones(
+    queue: JobQueue, sql: psycopg.Connection
+) -> None:
+    queue.enqueue("q", [{}, {}, {}], max_attempts=1)
+    queue.enqueue("q", [{}], max_attempts=5)
+    short = queue.claim("q", limit=10, lease=0.2)
+    with JobQueue(queue.conninfo) as other:
+        other.enqueue("q2", [{}])
+        long = other.claim("q2", lease=60)
+    time.sleep(0.4)
+    assert queue.reap() == 4
+    rows = dict(sql.execute("SELECT id, status FROM jobs").fetchall())
+    assert [rows[j.id] for j in short] == ["failed", "failed", "failed", "pending"]
+    assert rows[long[0].id] == "running", "a valid lease was reaped"
+    assert (
+        sql.execute(
+            "SELECT count(*) FROM jobs WHERE last_error LIKE 'lease expired while held by pgq-w-%'"
+        ).fetchone()[0]
+        == 4
+    )
+    assert queue.reap() == 0
+
+
+def test_fencing_refuses_a_stale_worker(queue: JobQueue, sql: psycopg.Connection) -> None:
+    queue.enqueue("q", [{}, {}])
+    with JobQueue(queue.conninfo) as stale, JobQueue(queue.conninfo) as fresh:
+        a, b = stale.claim("q", limit=2, lease=0.1)
+        time.sleep(0.2)
+        assert fresh.reap() == 2
+        a2, b2 = fresh.claim("q", limit=2, lease=60)
+        assert {a2.id, b2.id} == {a.id, b.id} and a2.attempts == 2
+        assert stale.complete([a, b]) == 0
+        assert stale.fail(a, "late") is None
+        assert stale.extend(b, 60) is False
+        assert stale.release([a, b]) == 0
+        rows = sql.execute("SELECT status, attempts, locked_by FROM jobs ORDER BY id").fetchall()
+        assert rows == [("running", 2, fresh.worker_id)] * 2
+        assert fresh.extend(a2, 120) is True
+        assert fresh.complete([a2, b2]) == 2
+    assert sql.execute("SELECT count(*) FROM jobs").fetchone()[0] == 0
+
+
+def test_complete_after_expiry_but_before_reap_is_accepted(queue: JobQueue) -> None:
+    queue.enqueue("q", [{}])
+    jobs = queue.claim("q", lease=0.05)
+    time.sleep(0.1)
+    assert queue.complete(jobs) == 1
+
+
+def test_release_does_not_burn_an_attempt(queue: JobQueue, sql: psycopg.Connection) -> None:
+    queue.enqueue("q", [{}, {}])
+    jobs = queue.claim("q", limit=2)
+    assert queue.release(jobs) == 2
+    assert (
+        sql.execute("SELECT status, attempts, locked_by FROM jobs").fetchall() == [("pending", 0, None)] * 2
+    )
+
+
+def test_requeue_retry_discard_touch_only_their_state(queue: JobQueue, sql: psycopg.Connection) -> None:
+    ids = queue.enqueue("q", [{"i": i} for i in range(6)], max_attempts=1)
+    stuck = queue.claim("q", limit=2, lease=0.05)
+    live = queue.claim("q", limit=1, lease=60)
+    dead = queue.claim("q", limit=2, lease=60)
+    for job in dead:
+        assert queue.fail(job, "dead") == "failed"
+    time.sleep(0.1)
+    everything = [*ids, 999999]
+    # requeue: only running with an expired lease
+    assert queue.requeue(everything) == 2
+    state = statuses(sql)
+    assert [state[j.id] for j in stuck] == ["pending", "pending"]
+    assert state[live[0].id] == "running"
+    # retry: only failed, with a fresh attempt budget
+    assert queue.retry([live[0].id, dead[0].id]) == 1
+    assert sql.execute("SELECT status, attempts FROM jobs WHERE id = %s", (dead[0].id,)).fetchone() == (
+        "pending",
+        0,
+    )
+    # discard: only failed
+    assert queue.discard(everything) == 1
+    state = statuses(sql)
+    assert dead[1].id not in state and state[live[0].id] == "running" and len(state) == 5
+
+
+def test_prune_deletes_old_done_rows_in_batches(queue: JobQueue, sql: psycopg.Connection) -> None:
+    queue.enqueue("q", [{}] * 25)
+    jobs = queue.claim("q", limit=25)
+    queue.complete(jobs[:20], keep=True)
+    sql.execute(
+        "UPDATE jobs SET finished_at = now() - interval '2 days' WHERE id = ANY(%s)",
+        ([j.id for j in jobs[:15]],),
+    )
+    assert queue.prune(86_400, batch=4) == 15
+    assert sql.execute("SELECT status, count(*) FROM jobs GROUP BY 1 ORDER BY 1").fetchall() == [
+        ("done", 5),
+        ("running", 5),
+    ]
+
+
+def test_payloads_round_trip_untouched(queue: JobQueue) -> None:
+    hostile = {"text": "[bold red]x[/] \x1b[31m red", "nested": {"a": [1, 2.5, None, True]}, "ü": "✓"}
+    queue.enqueue("q", [hostile, [1, 2], "plain", 7])
+    payloads = [j.payload for j in queue.claim("q", limit=4)]
+    assert payloads == [hostile, [1, 2], "plain", 7]
+
+
+def test_table_and_schema_names_are_identifiers_not_sql(dsn: str, sql: psycopg.Connection) -> None:
+    evil = 'jobs"; DROP TABLE victim; --'
+    sql.execute("CREATE TABLE victim (x int)")
+    with JobQueue(dsn, table=evil, schema="my schema") as q:
+        q.install()
+        q.enqueue("q", [{}])
+        assert len(q.claim("q")) == 1
+    assert sql.execute("SELECT to_regclass('victim') IS NOT NULL").fetchone()[0]
+    count = pgsql.SQL("SELECT count(*) FROM {}").format(pgsql.Identifier("my schema", evil))
+    assert sql.execute(count).fetchone()[0] == 1
+
+
+def test_missing_table_is_a_clear_error(dsn: str) -> None:
+    with JobQueue(dsn, table="nope") as q, pytest.raises(PgqError, match=r"public\.nope does not exist"):
+        q.claim("q")
+
+
+def _plan(conn: psycopg.Connection, query: pgsql.Composable, params: dict) -> str:
+    (plan,) = conn.execute(pgsql.SQL("EXPLAIN (FORMAT JSON) ") + query, params).fetchone()
+    return json.dumps(plan)
+
+
+def test_claim_and_reap_use_their_partial_indexes(queue: JobQueue, sql: psycopg.Connection) -> None:
+    # Enough done history that a sequential scan would be the wrong plan.
+    sql.execute("""
+        INSERT INTO jobs (queue, status, finished_at, attempts)
+        SELECT 'q' || (g % 10), 'done', now(), 1 FROM generate_series(1, 50000) g""")
+    queue.enqueue("q1", [{}] * 200)
+    queue.claim("q1", limit=50, lease=0.01)
+    sql.execute("ANALYZE jobs")
+    from pgq_tui.queue import statements as st
+
+    claim = _plan(
+        sql,
+        st.compose(st.CLAIM, "jobs", "public"),
+        {"queue": "q1", "limit": 10, "lease": 30.0, "worker": "w"},
+    )
+    assert '"Index Name": "jobs_claim_idx"' in claim, claim
+    assert "Seq Scan" not in claim
+    reap = _plan(sql, st.compose(st.REAP, "jobs", "public"), {"batch": 1000})
+    assert '"Index Name": "jobs_lease_idx"' in reap, reap
+    assert "Seq Scan" not in reap
