@@ -1,5 +1,5 @@
 -- Does the jobs table exist, can we read it, does it have the columns we need? Run once per connection.
--- Names arrive as parameters and are quoted server-side with format('%I').
+-- Names arrive as parameters and are quoted server-side by format().
 SELECT j.oid::bigint AS jobs_oid,
        j.oid IS NOT NULL AND has_table_privilege(j.oid, 'SELECT') AS can_select,
        ARRAY(SELECT a.attname::text FROM pg_attribute a

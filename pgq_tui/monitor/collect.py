@@ -1,0 +1,286 @@
+"""`Monitor.collect() -> Snapshot`: one cheap poll of the queue and the server.
+
+Cost is proportional to the active jobs, never to the table: every count walks a partial index and
+stops at `count_cap` (above it an estimate, flagged `approximate`), distinct queues come from
+recursive skip-scans, lists are taken per queue with LIMIT. The connection is autocommit, so no
+transaction or snapshot survives a poll (a monitor must not pin the xmin horizon it watches).
+
+Each panel is one or a few statements; if one fails (statement_timeout, lock_timeout, a missing
+privilege) its panel is left empty and `Snapshot.errors[panel]` says why, while the others carry on.
+A lost connection raises PgqError; the next collect() reconnects.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.rows import dict_row
+
+from pgq_tui.db.connect import connect
+from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
+from pgq_tui.monitor import panels, queries
+from pgq_tui.monitor.snapshot import (
+    DeadList,
+    LeaseList,
+    ServerInfo,
+    Sessions,
+    Snapshot,
+    TableHealth,
+    Throughput,
+)
+
+APPLICATION_NAME = "pgq-top"
+REQUIRED_COLUMNS = frozenset(
+    (
+        "id",
+        "queue",
+        "status",
+        "priority",
+        "run_at",
+        "attempts",
+        "max_attempts",
+        "locked_until",
+        "locked_by",
+        "finished_at",
+        "last_error",
+    )
+)
+PANELS = ("queues", "leases", "throughput", "table", "sessions", "dead")
+
+T = TypeVar("T")
+
+
+class Monitor:
+    """Polls one jobs table. Not thread-safe: give each thread its own Monitor."""
+
+    def __init__(
+        self,
+        conninfo: str,
+        table: str = "jobs",
+        schema: str = "public",
+        *,
+        statement_timeout_ms: int = 2000,
+        lock_timeout_ms: int = 500,
+        read_only: bool = False,
+        count_cap: int = 10_000,
+        lease_rows: int = 50,
+        history_s: int = 300,
+        rate_window_s: int = 10,
+        session_rows: int = 50,
+    ) -> None:
+        self.conninfo = conninfo
+        self.table = table
+        self.schema = schema
+        self.statement_timeout_ms = statement_timeout_ms
+        self.lock_timeout_ms = lock_timeout_ms
+        self.read_only = read_only
+        self.count_cap = count_cap
+        self.lease_rows = lease_rows
+        self.history_s = history_s
+        self.rate_window_s = rate_window_s
+        self.session_rows = session_rows
+        self._conn: psycopg.Connection | None = None
+
+    # -- connection -------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        """Our backend's pid (labelled as pgq-top in the sessions panel); None when not connected."""
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            return None
+        return self._conn.info.backend_pid
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.table}"
+
+    def _connection(self) -> psycopg.Connection:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            self.close()
+            self._conn = connect(
+                self.conninfo,
+                application_name=APPLICATION_NAME,
+                autocommit=True,
+                statement_timeout_ms=self.statement_timeout_ms,
+                lock_timeout_ms=self.lock_timeout_ms,
+                read_only=self.read_only,
+            )
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> Monitor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _rows(self, name: str, version: int, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        conn = self._connection()
+        with conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(queries.query(name, version, self.table, self.schema), params, prepare=True)
+            return cur.fetchall()
+
+    def _guard(self, panel: str, errors: dict[str, str], fallback: T, fn: Callable[[], T]) -> T:
+        """Run one panel; a failed statement empties the panel, a lost connection fails the poll."""
+        try:
+            return fn()
+        except psycopg.Error as exc:
+            if self._conn is None or self._conn.broken or self._conn.closed:
+                self.close()
+                raise describe(exc) from None
+            errors[panel] = first_line(exc)
+            return fallback
+
+    # -- the poll ---------------------------------------------------------------------------------
+    def collect(self) -> Snapshot:
+        """One Snapshot. Raises PgqError when the server is unreachable or the table unusable."""
+        started = time.perf_counter()
+        try:
+            server = self._rows("server", 0)[0]
+            version = int(server["version_num"])
+            target = self._check(version)
+        except psycopg.Error as exc:
+            if self._conn is not None and (self._conn.broken or self._conn.closed):
+                self.close()
+            raise describe(exc, table=self.qualified) from None
+        now = server["now"]
+        errors: dict[str, str] = {}
+        jobs_oid = target["jobs_oid"]
+
+        queue_rows, estimates = self._guard(
+            "queues", errors, ([], {}), lambda: self._queue_rows(version, jobs_oid)
+        )
+        throughput = self._guard(
+            "throughput",
+            errors,
+            panels.empty_throughput(self.rate_window_s),
+            lambda: self._throughput(version, now, target),
+        )
+        queues = panels.queue_stats(queue_rows, estimates, self.table, self.count_cap, throughput.per_queue)
+        leases, expired = self._guard(
+            "leases",
+            errors,
+            (LeaseList((), 0), LeaseList((), 0)),
+            lambda: panels.lease_lists(
+                self._rows("leases", version, {"rows": self.lease_rows}), queues, "queues" in errors
+            ),
+        )
+        dead = self._guard(
+            "dead",
+            errors,
+            DeadList((), 0),
+            lambda: panels.dead_list(self._rows("dead_jobs", version, {"rows": self.lease_rows}), queues),
+        )
+        table = self._guard(
+            "table", errors, panels.empty_table(self.qualified), lambda: self._table(version, jobs_oid)
+        )
+        sessions = self._guard("sessions", errors, Sessions((), (), (), 0), lambda: self._sessions(version))
+        info = ServerInfo(
+            version=server["version"],
+            version_num=version,
+            now=now,
+            database=server["database"],
+            in_recovery=server["in_recovery"],
+            collect_ms=(time.perf_counter() - started) * 1000,
+            monitor_pid=server["pid"],
+        )
+        return Snapshot(
+            server=info,
+            queues=queues,
+            leases=leases,
+            expired=expired,
+            throughput=throughput,
+            table=table,
+            sessions=sessions,
+            errors=errors,
+            dead=dead,
+        )
+
+    def _check(self, version: int) -> dict[str, Any]:
+        """The jobs table exists, is readable and has our columns; the stats table is optional."""
+        row = self._rows("check_table", version, {"schema": self.schema, "table": self.table})[0]
+        if row["jobs_oid"] is None:
+            raise PgqError(
+                f"table {self.qualified} does not exist (or is not visible to role {row['role']}); "
+                "create it with: pgq-top init --dsn DSN",
+                EXIT_SCHEMA,
+            )
+        if not row["can_select"]:
+            raise PgqError(
+                f"permission denied: role {row['role']} cannot read {self.qualified}; grant it "
+                f"with: GRANT SELECT ON {self.qualified} TO {row['role']}; GRANT pg_monitor TO "
+                f"{row['role']}",
+                EXIT_PRIVILEGE,
+            )
+        missing = sorted(REQUIRED_COLUMNS - set(row["columns"]))
+        if missing:
+            raise PgqError(
+                f"table {self.qualified} is not a pgq-top jobs table: missing columns {', '.join(missing)}",
+                EXIT_SCHEMA,
+            )
+        if row["stats_oid"] is None:
+            row["stats_problem"] = f"no counters table {self.qualified}_stats (create it with: pgq-top init)"
+        elif not row["can_select_stats"]:
+            row["stats_problem"] = (
+                f"permission denied for {self.qualified}_stats "
+                f"(GRANT SELECT ON {self.qualified}_stats TO {row['role']})"
+            )
+        else:
+            row["stats_problem"] = None
+        return row
+
+    # -- panels -----------------------------------------------------------------------------------
+    def _queue_rows(
+        self, version: int, jobs_oid: int
+    ) -> tuple[list[dict[str, Any]], dict[str, float | None]]:
+        cap1 = {"cap1": self.count_cap + 1}
+        rows = [{"kind": "pending", **r} for r in self._rows("queue_pending", version, cap1)]
+        rows += [{"kind": "states", **r} for r in self._rows("queue_states", version, cap1)]
+        rows += [{"kind": "done", **r} for r in self._rows("queue_done", version, cap1)]
+        estimates: dict[str, float | None] = {}
+        if any(
+            r.get(k) is not None and r[k] > self.count_cap
+            for r in rows
+            for k in ("ready", "scheduled", "running", "expired", "failed", "n")
+        ):
+            names = [f"{self.table}_{k}_idx" for k in ("claim", "lease", "failed", "done")]
+            for r in self._rows("index_estimates", version, {"jobs_oid": jobs_oid, "indexes": names}):
+                estimates[r["name"]] = panels.index_size(r)
+        return rows, estimates
+
+    def _throughput(self, version: int, now: Any, target: dict[str, Any]) -> Throughput:
+        if target["stats_problem"]:
+            raise _PanelProblem(target["stats_problem"])
+        until, since = panels.window(now, max(self.history_s, self.rate_window_s))
+        rows = self._rows("throughput", version, {"since": since, "until": until})
+        return panels.throughput(rows, until, self.history_s, self.rate_window_s)
+
+    def _table(self, version: int, jobs_oid: int) -> TableHealth:
+        row = self._rows("table_health", version, {"jobs_oid": jobs_oid})[0]
+        progress = self._rows("vacuum_progress", version, {"jobs_oid": jobs_oid})
+        return panels.table_health(row, progress, self.qualified)
+
+    def _sessions(self, version: int) -> Sessions:
+        rows = {"rows": self.session_rows}
+        return panels.sessions(
+            self._rows("idle_in_transaction", version, rows),
+            self._rows("xmin_holders", version, rows),
+            self._rows("blocked", version, rows),
+            self._rows("backends", version)[0]["total"],
+        )
+
+
+class _PanelProblem(psycopg.Error):
+    """A panel that cannot run at all (e.g. no SELECT on the counters table): reported, not raised."""
+
+
+def collect(conninfo: str, **kw: Any) -> Snapshot:
+    """One Snapshot from a fresh connection (for scripts; a dashboard keeps a Monitor)."""
+    with Monitor(conninfo, **kw) as monitor:
+        return monitor.collect()

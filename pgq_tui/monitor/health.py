@@ -1,0 +1,289 @@
+"""Pure functions over Snapshots: counts above the cap, autovacuum arithmetic, rates, health
+verdicts and formatters. No database, no clock: the dashboard and the tests call them directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pgq_tui.monitor.snapshot import Snapshot
+
+OK, WARN, CRIT = "ok", "warn", "crit"
+_LEVEL_ORDER = {OK: 0, WARN: 1, CRIT: 2}
+
+
+# -- counting above the cap -------------------------------------------------------------------------
+def fill_capped(counts: Sequence[int], cap: int, estimate: float | None) -> list[tuple[int, bool]]:
+    """Counts taken with `LIMIT cap + 1`: those above `cap` only say "more than cap". Share what the
+    size estimate leaves after the exact ones among them, never below cap + 1. Returns (value, approximate).
+
+    >>> fill_capped([5, 101, 101], 100, 1005.0)
+    [(5, False), (500, True), (500, True)]
+    >>> fill_capped([101], 100, None)
+    [(101, True)]
+    """
+    over = [c for c in counts if c > cap]
+    exact = sum(c for c in counts if c <= cap)
+    share = (estimate - exact) / len(over) if over and estimate is not None else 0.0
+    return [(c, False) if c <= cap else (max(cap + 1, round(share)), True) for c in counts]
+
+
+def scale_sample(sample: Mapping[str, int], cap: int, estimate: float | None) -> dict[str, tuple[int, bool]]:
+    """Per-queue counts from a sample of at most cap + 1 rows: exact when the sample was not cut,
+    else the estimated total split in the sample's proportions.
+
+    >>> scale_sample({"a": 3, "b": 1}, 100, None)
+    {'a': (3, False), 'b': (1, False)}
+    >>> scale_sample({"a": 75, "b": 26}, 100, 1000.0)
+    {'a': (743, True), 'b': (257, True)}
+    """
+    seen = sum(sample.values())
+    if seen <= cap:
+        return {q: (n, False) for q, n in sample.items()}
+    total = max(float(seen), estimate or 0.0)
+    return {q: (round(total * n / seen), True) for q, n in sample.items()}
+
+
+def index_estimate(reltuples: float, relpages: int, pages: int) -> float | None:
+    """The planner's rule for a relation's size: tuples per page at the last VACUUM/ANALYZE times the
+    current page count. None when never measured (reltuples < 0 from PostgreSQL 14, 0 pages before).
+
+    >>> index_estimate(1000.0, 10, 20), index_estimate(-1.0, 0, 5)
+    (2000.0, None)
+    """
+    if reltuples < 0 or (relpages == 0 and reltuples == 0):
+        return None
+    return reltuples / relpages * pages if relpages > 0 else reltuples
+
+
+# -- autovacuum --------------------------------------------------------------------------------------
+def parse_bool(value: str | None, default: bool = True) -> bool:
+    """PostgreSQL's boolean spellings (on/off, true/false, yes/no, 1/0 and prefixes)."""
+    if value is None:
+        return default
+    v = value.strip().lower()
+    if v in ("on", "1") or (v and ("true".startswith(v) or "yes".startswith(v))):
+        return True
+    if v in ("off", "0") or (v and ("false".startswith(v) or "no".startswith(v))):
+        return False
+    return default
+
+
+def reloptions_dict(options: Sequence[str] | None) -> dict[str, str]:
+    """pg_class.reloptions ("key=value" strings) as a dict.
+
+    >>> reloptions_dict(["fillfactor=90", "autovacuum_enabled=false"])
+    {'fillfactor': '90', 'autovacuum_enabled': 'false'}
+    """
+    return dict(o.split("=", 1) for o in options or () if "=" in o)
+
+
+def vacuum_threshold(
+    base: int, scale_factor: float, reltuples: float, max_threshold: int | None = None
+) -> float:
+    """Dead tuples autovacuum waits for: base + scale_factor * reltuples, capped at max_threshold
+    (PostgreSQL 18; -1 or None means no cap). A never-vacuumed table (reltuples < 0) counts as empty.
+
+    >>> vacuum_threshold(50, 0.2, 1000.0), vacuum_threshold(50, 0.2, -1), vacuum_threshold(50, 0.2, 1e9, 1000)
+    (250.0, 50.0, 1000.0)
+    """
+    threshold = base + scale_factor * max(reltuples, 0.0)
+    if max_threshold is not None and max_threshold >= 0:
+        threshold = min(threshold, float(max_threshold))
+    return threshold
+
+
+def vacuum_due(dead_tuples: int, threshold: float, enabled: bool = True) -> bool:
+    """Autovacuum's own test: strictly more dead tuples than the threshold (and autovacuum on).
+
+    >>> vacuum_due(251, 250.0), vacuum_due(250, 250.0), vacuum_due(10**6, 250.0, enabled=False)
+    (True, False, False)
+    """
+    return enabled and dead_tuples > threshold
+
+
+# -- rates -------------------------------------------------------------------------------------------
+def rate(count: float, seconds: float) -> float:
+    """Events per second; 0 for an empty window.
+
+    >>> rate(150, 10), rate(5, 0)
+    (15.0, 0.0)
+    """
+    return count / seconds if seconds > 0 else 0.0
+
+
+def backlog_trend(prev: Snapshot, cur: Snapshot) -> dict[str, float]:
+    """Change of each queue's ready + scheduled jobs per second between two snapshots (> 0: growing)."""
+    dt = (cur.server.now - prev.server.now).total_seconds()
+    before = {q.queue: q.ready + q.scheduled for q in prev.queues}
+    return (
+        {q.queue: rate(q.ready + q.scheduled - before.get(q.queue, 0), dt) for q in cur.queues}
+        if dt > 0
+        else {}
+    )
+
+
+def drain_eta_s(backlog: int, completed_per_s: float, enqueued_per_s: float) -> float | None:
+    """Seconds until a backlog is worked off at the current net rate; None if it is not shrinking.
+
+    >>> drain_eta_s(1000, 60.0, 10.0), drain_eta_s(1000, 5.0, 10.0), drain_eta_s(0, 0.0, 0.0)
+    (20.0, None, 0.0)
+    """
+    if backlog <= 0:
+        return 0.0
+    net = completed_per_s - enqueued_per_s
+    return backlog / net if net > 0 else None
+
+
+# -- verdicts ----------------------------------------------------------------------------------------
+def latency_level(age_s: float | None, warn: float, crit: float) -> str:
+    """ok / warn / crit for an age in seconds (None: nothing waiting, ok).
+
+    >>> [latency_level(a, 10, 60) for a in (None, 5, 10, 60)]
+    ['ok', 'ok', 'warn', 'crit']
+    """
+    if age_s is None or age_s < warn:
+        return OK
+    return CRIT if age_s >= crit else WARN
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    latency_warn_s: float = 30.0
+    latency_crit_s: float = 300.0
+    xmin_warn_s: float = 300.0
+    xmin_crit_s: float = 3600.0
+    idle_tx_warn_s: float = 60.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    level: str  # "warn" or "crit"
+    panel: str  # where to look: queues, leases, throughput, table, sessions, dead
+    message: str
+
+
+def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
+    """What is wrong right now, worst first. Empty list: healthy."""
+    out: list[Verdict] = []
+    for panel, why in snap.errors.items():
+        out.append(Verdict(WARN, panel, f"{panel} panel stale: {why}"))
+    for q in snap.queues:
+        level = latency_level(q.oldest_ready_age_s, t.latency_warn_s, t.latency_crit_s)
+        if level != OK:
+            out.append(
+                Verdict(
+                    level,
+                    "queues",
+                    f"queue {q.queue}: oldest ready job waiting {fmt_age(q.oldest_ready_age_s)}",
+                )
+            )
+    if snap.expired.total:
+        orphaned = sum(1 for lease in snap.expired.rows if not lease.holder_connected)
+        extra = f" ({orphaned} with no live holder)" if orphaned else ""
+        out.append(
+            Verdict(
+                CRIT if orphaned else WARN,
+                "leases",
+                f"{fmt_count(snap.expired.total)} stuck jobs: lease expired{extra}",
+            )
+        )
+    failed = sum(q.failed for q in snap.queues)
+    if failed:
+        out.append(Verdict(WARN, "dead", f"{fmt_count(failed)} dead jobs (failed, out of attempts)"))
+    for h in snap.sessions.xmin_holders:
+        level = latency_level(h.age_s, t.xmin_warn_s, t.xmin_crit_s)
+        if level != OK:
+            out.append(Verdict(level, "sessions", f"xmin held for {fmt_age(h.age_s)} by {h.kind} {h.name}"))
+    for s in snap.sessions.idle_in_transaction:
+        if s.xact_age_s is not None and s.xact_age_s >= t.idle_tx_warn_s:
+            out.append(
+                Verdict(WARN, "sessions", f"pid {s.pid} idle in transaction for {fmt_age(s.xact_age_s)}")
+            )
+    if snap.sessions.blocked:
+        pids = sorted({b.blocked_pid for b in snap.sessions.blocked})
+        out.append(Verdict(WARN, "sessions", f"{len(pids)} sessions waiting on locks"))
+    tab = snap.table
+    if not tab.autovacuum_enabled:
+        out.append(Verdict(WARN, "table", f"autovacuum is off for {tab.table}"))
+    elif tab.until_autovacuum <= 0 and tab.vacuum is None:
+        out.append(
+            Verdict(
+                WARN,
+                "table",
+                f"dead tuples above threshold: {fmt_count(tab.dead_tuples)} > "
+                f"{fmt_count(round(tab.vacuum_threshold))}, autovacuum not running",
+            )
+        )
+    out.sort(key=lambda v: -_LEVEL_ORDER[v.level])
+    return out
+
+
+def worst(levels: Sequence[str]) -> str:
+    """The most severe level.
+
+    >>> worst(["ok", "crit", "warn"])
+    'crit'
+    """
+    return max(levels, key=_LEVEL_ORDER.__getitem__, default=OK)
+
+
+# -- formatters --------------------------------------------------------------------------------------
+def fmt_age(seconds: float | None) -> str:
+    """A compact duration.
+
+    >>> [fmt_age(s) for s in (None, 0.4, 45, 185, 7380, 180000, -3)]
+    ['-', '0.4s', '45s', '3m05s', '2h03m', '2d02h', '-3s']
+    """
+    if seconds is None:
+        return "-"
+    if seconds < 0:
+        return "-" + fmt_age(-seconds)
+    if seconds < 10 and seconds != int(seconds):
+        return f"{seconds:.1f}s"
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def fmt_bytes(n: float | None) -> str:
+    """Sizes like pg_size_pretty (1024-based units).
+
+    >>> [fmt_bytes(b) for b in (None, 512, 8192, 1536 * 1024, 5 * 1024**3)]
+    ['-', '512 B', '8.0 kB', '1.5 MB', '5.0 GB']
+    """
+    if n is None:
+        return "-"
+    value = float(n)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(value) < 1024 or unit == "TB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def fmt_count(n: float | None, approximate: bool = False) -> str:
+    """Counts in 3-4 characters; "~" marks an estimate.
+
+    >>> [fmt_count(n) for n in (None, 7, 999, 1000, 12345, 2_500_000, 3e9)]
+    ['-', '7', '999', '1.0k', '12k', '2.5M', '3.0G']
+    >>> fmt_count(10001, approximate=True)
+    '~10k'
+    """
+    if n is None:
+        return "-"
+    prefix = "~" if approximate else ""
+    value = float(n)
+    if abs(value) < 1000:
+        return f"{prefix}{int(value)}"
+    for unit in ("k", "M", "G"):
+        value /= 1000
+        if abs(value) < 1000 or unit == "G":
+            return f"{prefix}{value:.1f}{unit}" if abs(value) < 10 else f"{prefix}{value:.0f}{unit}"
+    raise AssertionError("unreachable")

@@ -1,0 +1,283 @@
+"""Query rows -> Snapshot dataclasses. Pure: no database, so each rule here is testable on its own."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from pgq_tui.monitor import health
+from pgq_tui.monitor.snapshot import (
+    Blocker,
+    DeadJob,
+    DeadList,
+    Lease,
+    LeaseList,
+    QueueStats,
+    Rates,
+    Session,
+    Sessions,
+    TableHealth,
+    Throughput,
+    ThroughputPoint,
+    VacuumProgress,
+    XminHolder,
+)
+
+Row = Mapping[str, Any]
+
+
+# -- queues ------------------------------------------------------------------------------------------
+def index_size(row: Row) -> float | None:
+    return health.index_estimate(float(row["reltuples"]), int(row["relpages"]), int(row["pages"]))
+
+
+def queue_stats(
+    rows: Sequence[Row],
+    estimates: Mapping[str, float | None],
+    table: str,
+    cap: int,
+    throughput_queues: Mapping[str, Rates],
+) -> tuple[QueueStats, ...]:
+    """Merge the per-(queue, priority) pending rows, the per-queue state rows and the done sample.
+
+    Counts above `cap` are estimated from the partial index they were read from (`health.fill_capped`);
+    queues seen only in the throughput window are listed with zeros, so a queue that drains as fast as
+    it fills still shows.
+    """
+    pending = [r for r in rows if r["kind"] == "pending"]
+    states = [r for r in rows if r["kind"] == "states"]
+    done_sample = {r["queue"]: int(r["n"]) for r in rows if r["kind"] == "done"}
+    values: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    approx: set[str] = set()
+    oldest: dict[str, float] = {}
+
+    def add(entries: list[tuple[str, str, int]], index: str) -> None:
+        filled = health.fill_capped([n for _, _, n in entries], cap, estimates.get(f"{table}_{index}_idx"))
+        for (queue, field, _), (n, is_approx) in zip(entries, filled, strict=True):
+            values[queue][field] += n
+            if is_approx:
+                approx.add(queue)
+
+    # ready and scheduled share the claim index's estimate (it holds all pending rows)
+    add([(r["queue"], f, int(r[f])) for r in pending for f in ("ready", "scheduled")], "claim")
+    add(
+        [
+            (r["queue"], f, int(r[f]))
+            for r in states
+            if r["running"] is not None
+            for f in ("running", "expired")
+        ],
+        "lease",
+    )
+    add([(r["queue"], "failed", int(r["failed"])) for r in states if r["failed"] is not None], "failed")
+    for queue, (n, is_approx) in health.scale_sample(
+        done_sample, cap, estimates.get(f"{table}_done_idx")
+    ).items():
+        values[queue]["done"] = n
+        if is_approx:
+            approx.add(queue)
+    for r in pending:
+        age = r["oldest_ready_age_s"]
+        if age is not None:
+            oldest[r["queue"]] = max(oldest.get(r["queue"], age), age)
+    for queue in throughput_queues:
+        _ = values[queue]  # listed with zeros
+    return tuple(
+        QueueStats(
+            queue=q,
+            ready=v["ready"],
+            scheduled=v["scheduled"],
+            running=v["running"],
+            expired=v["expired"],
+            failed=v["failed"],
+            done=v["done"],
+            oldest_ready_age_s=oldest.get(q),
+            approximate=q in approx,
+        )
+        for q, v in sorted(values.items())
+    )
+
+
+# -- leases and dead letters -------------------------------------------------------------------------
+def _lease(r: Row) -> Lease:
+    return Lease(
+        id=r["id"],
+        queue=r["queue"],
+        locked_by=r["locked_by"],
+        attempts=r["attempts"],
+        max_attempts=r["max_attempts"],
+        locked_until=r["locked_until"],
+        seconds_left=float(r["seconds_left"]) if r["seconds_left"] is not None else 0.0,
+        holder_connected=bool(r["holder_connected"]),
+        holder_pid=r["holder_pid"],
+    )
+
+
+def lease_lists(
+    rows: Sequence[Row], queues: Sequence[QueueStats], counts_missing: bool
+) -> tuple[LeaseList, LeaseList]:
+    """Valid leases (least time left first) and expired ones (longest expired first), each with its
+    true total from the queue counts (or the rows seen, when the counts panel failed)."""
+    valid = tuple(_lease(r) for r in rows if not r["expired"])
+    gone = tuple(_lease(r) for r in rows if r["expired"])
+    running = len(valid) if counts_missing else max(len(valid), sum(q.running for q in queues))
+    expired = len(gone) if counts_missing else max(len(gone), sum(q.expired for q in queues))
+    return LeaseList(valid, running), LeaseList(gone, expired)
+
+
+def dead_list(rows: Sequence[Row], queues: Sequence[QueueStats]) -> DeadList:
+    jobs = tuple(
+        DeadJob(
+            id=r["id"],
+            queue=r["queue"],
+            attempts=r["attempts"],
+            max_attempts=r["max_attempts"],
+            finished_at=r["finished_at"],
+            last_error=r["last_error"],
+        )
+        for r in rows
+    )
+    return DeadList(jobs, max(len(jobs), sum(q.failed for q in queues)))
+
+
+# -- throughput --------------------------------------------------------------------------------------
+def window(now: datetime, seconds: int) -> tuple[datetime, datetime]:
+    """[since, until): `seconds` whole seconds ending at the start of the current (incomplete) second."""
+    until = now.replace(microsecond=0)
+    return until, until - timedelta(seconds=seconds)
+
+
+def empty_throughput(rate_window_s: int) -> Throughput:
+    zero = Rates(0.0, 0.0, 0.0, 0.0)
+    return Throughput(interval_s=float(rate_window_s), total=zero, per_queue={}, history=(), queue_history={})
+
+
+def throughput(rows: Sequence[Row], until: datetime, history_s: int, rate_window_s: int) -> Throughput:
+    """Rates over the last `rate_window_s` complete seconds and per-second history over `history_s`.
+
+    Buckets are the writer's clock_timestamp() second (server clock), so the current second is still
+    filling and is left out; a transaction that counted in the previous second but commits after the
+    poll is missed by a few milliseconds' worth of jobs at most.
+    """
+    rate_since = until - timedelta(seconds=rate_window_s)
+    hist_since = until - timedelta(seconds=history_s)
+    per_second: dict[datetime, list[int]] = {}
+    per_queue: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    queue_completed: dict[str, dict[datetime, int]] = defaultdict(dict)
+    for r in rows:
+        counts = [int(r["enqueued"]), int(r["completed"]), int(r["failed"]), int(r["dead"])]
+        bucket = r["bucket"]
+        if bucket >= hist_since:
+            slot = per_second.setdefault(bucket, [0, 0, 0, 0])
+            for i, n in enumerate(counts):
+                slot[i] += n
+            queue_completed[r["queue"]][bucket] = counts[1]
+        if bucket >= rate_since:
+            for i, n in enumerate(counts):
+                per_queue[r["queue"]][i] += n
+        else:
+            _ = per_queue[r["queue"]]  # seen in the history window: listed
+    seconds = [hist_since + timedelta(seconds=i) for i in range(history_s)]
+    history = tuple(ThroughputPoint(at, *per_second.get(at, (0, 0, 0, 0))) for at in seconds)
+
+    def rates(c: Sequence[int]) -> Rates:
+        return Rates(*(health.rate(n, rate_window_s) for n in c))
+
+    totals = [sum(c[i] for c in per_queue.values()) for i in range(4)]
+    return Throughput(
+        interval_s=float(rate_window_s),
+        total=rates(totals),
+        per_queue={q: rates(c) for q, c in sorted(per_queue.items())},
+        history=history,
+        queue_history={q: tuple(queue_completed[q].get(at, 0) for at in seconds) for q in sorted(per_queue)},
+    )
+
+
+# -- table -------------------------------------------------------------------------------------------
+def empty_table(name: str) -> TableHealth:
+    return TableHealth(
+        table=name,
+        live_tuples=0,
+        dead_tuples=0,
+        dead_ratio=0.0,
+        table_bytes=0,
+        index_bytes=0,
+        total_rows_estimate=0,
+        last_vacuum=None,
+        last_autovacuum=None,
+        last_analyze=None,
+        last_autoanalyze=None,
+        vacuum_count=0,
+        autovacuum_count=0,
+        autovacuum_enabled=True,
+        vacuum_threshold=0.0,
+        vacuum_scale_factor=0.0,
+        vacuum_base_threshold=0,
+        until_autovacuum=0.0,
+        vacuum=None,
+    )
+
+
+def table_health(row: Row, progress: Sequence[Row], name: str) -> TableHealth:
+    """Effective autovacuum settings: the table's reloptions override the server's."""
+    opts = health.reloptions_dict(row["reloptions"])
+    enabled = (
+        health.parse_bool(row["autovacuum"])
+        and health.parse_bool(row["track_counts"])
+        and health.parse_bool(opts.get("autovacuum_enabled"), default=True)
+    )
+    base = int(opts.get("autovacuum_vacuum_threshold", row["vacuum_threshold"]))
+    scale = float(opts.get("autovacuum_vacuum_scale_factor", row["vacuum_scale_factor"]))
+    raw_max = opts.get("autovacuum_vacuum_max_threshold", row["vacuum_max_threshold"])
+    max_threshold = int(raw_max) if raw_max is not None and int(raw_max) >= 0 else None
+    reltuples = float(row["reltuples"])
+    threshold = health.vacuum_threshold(base, scale, reltuples, max_threshold)
+    live, dead = int(row["live_tuples"]), int(row["dead_tuples"])
+    vacuum = None
+    if progress:
+        p = progress[0]
+        total, scanned = p["heap_blks_total"], p["heap_blks_scanned"]
+        vacuum = VacuumProgress(
+            pid=p["pid"],
+            phase=p["phase"],
+            percent=100.0 * scanned / total if total else None,
+            dead_tuples=p["dead_tuples"],
+        )
+    return TableHealth(
+        table=name,
+        live_tuples=live,
+        dead_tuples=dead,
+        dead_ratio=dead / (live + dead) if live + dead else 0.0,
+        table_bytes=int(row["table_bytes"]),
+        index_bytes=int(row["index_bytes"]),
+        total_rows_estimate=max(0, round(reltuples)),
+        last_vacuum=row["last_vacuum"],
+        last_autovacuum=row["last_autovacuum"],
+        last_analyze=row["last_analyze"],
+        last_autoanalyze=row["last_autoanalyze"],
+        vacuum_count=int(row["vacuum_count"]),
+        autovacuum_count=int(row["autovacuum_count"]),
+        autovacuum_enabled=enabled,
+        vacuum_threshold=threshold,
+        vacuum_scale_factor=scale,
+        vacuum_base_threshold=base,
+        until_autovacuum=threshold - dead,
+        vacuum=vacuum,
+        vacuum_max_threshold=max_threshold,
+        inserted=int(row["n_tup_ins"]),
+        updated=int(row["n_tup_upd"]),
+        deleted=int(row["n_tup_del"]),
+        hot_updated=int(row["n_tup_hot_upd"]),
+    )
+
+
+# -- sessions ----------------------------------------------------------------------------------------
+def sessions(idle: Sequence[Row], xmin: Sequence[Row], blocked: Sequence[Row], total: int) -> Sessions:
+    return Sessions(
+        idle_in_transaction=tuple(Session(**r) for r in idle),
+        xmin_holders=tuple(XminHolder(**r) for r in xmin),
+        blocked=tuple(Blocker(**r) for r in blocked),
+        total_backends=int(total),
+    )

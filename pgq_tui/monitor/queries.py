@@ -1,0 +1,51 @@
+"""The monitor's SQL, loaded from `pgq_tui/db/sql/*.sql`: one file per concern, one more per version
+band where the catalogs differ (`name_pre_170000.sql` serves servers older than 17.0).
+
+Object names are bound with psycopg.sql (the files use `{jobs}` and `{stats}` placeholders); values
+stay parameters. An operator can read exactly what pgq-top runs against their database in that folder.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+
+from psycopg import sql
+
+from pgq_tui.queue.schema import names
+
+_BAND = re.compile(r"^(?P<name>.+)_pre_(?P<num>\d{6})\.sql$")
+
+
+@cache
+def _files() -> dict[str, str]:
+    folder = resources.files("pgq_tui.db").joinpath("sql")
+    return {f.name: f.read_text(encoding="utf-8") for f in folder.iterdir() if f.name.endswith(".sql")}
+
+
+def filename(name: str, version_num: int) -> str:
+    """The file serving `name` on a server of `version_num`: the lowest `_pre_N` band with
+    version_num < N, else the unbanded file.
+
+    >>> filename("vacuum_progress", 160004), filename("vacuum_progress", 170000)
+    ('vacuum_progress_pre_170000.sql', 'vacuum_progress.sql')
+    """
+    bands = sorted(int(m["num"]) for f in _files() if (m := _BAND.match(f)) and m["name"] == name)
+    for limit in bands:
+        if version_num < limit:
+            return f"{name}_pre_{limit}.sql"
+    if f"{name}.sql" not in _files():
+        raise KeyError(f"no SQL file for {name!r}")
+    return f"{name}.sql"
+
+
+def text(name: str, version_num: int) -> str:
+    return _files()[filename(name, version_num)]
+
+
+@cache
+def query(name: str, version_num: int, table: str, schema: str) -> sql.Composed:
+    """The statement `name` for this server version with the jobs and stats tables bound."""
+    bound = {k: v for k, v in names(table, schema).items() if k in ("jobs", "stats")}
+    return sql.SQL(text(name, version_num)).format(**bound)  # type: ignore[arg-type]
