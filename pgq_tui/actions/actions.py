@@ -1,0 +1,408 @@
+"""Actions: the guarded writes an operator triggers from the dashboard, planned first, then executed.
+
+`plan_*()` only reads: what would change right now, whether this role may do it, and what could go
+wrong (a lease whose worker is still connected). It never raises: a plan that cannot run carries
+`refused`. `execute()` runs the queue's guarded statements (pgq_tui/queue/statements.py) in batches,
+each batch its own transaction (the session is autocommit), counts what really changed from
+RETURNING, and turns every failure into `Outcome.error`.
+
+Session policy for cancel/terminate: our own session is never a target (the SQL excludes
+pg_backend_pid()), and neither is any session whose application_name starts with "pgq-top" (this
+dashboard's monitor and actions sessions, or another operator's pgq-top) unless the caller passes
+`allow_pgq_top=True`: signalling them only blinds the tool in use, and they never hold long
+transactions. Worker sessions (application_name = worker id) and everything else are fair game.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+
+from pgq_tui.actions import statements as ast
+from pgq_tui.actions.explain import explain, table_privilege_hint
+from pgq_tui.actions.model import ACTIONS, Outcome, Plan
+from pgq_tui.actions.model import plural as _plural
+from pgq_tui.actions.sessions import SIGNAL_WAIT_MS, signal_plan
+from pgq_tui.db.connect import connect
+from pgq_tui.errors import describe
+from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.queue import statements as qst
+from pgq_tui.queue.jobqueue import BATCH
+
+APPLICATION_NAME = "pgq-top actions"
+
+_VERB = {
+    "requeue": "requeued",
+    "reap": "reaped",
+    "retry": "retried",
+    "discard": "discarded",
+    "cancel": "cancelled the query of",
+    "terminate": "terminated",
+}
+_NOUN = {"cancel": "session", "terminate": "session", "reap": "expired lease"}
+
+
+def _ids(values: Iterable[int]) -> tuple[int, ...]:
+    return tuple(sorted({int(v) for v in values}))
+
+
+class Actions:
+    def __init__(
+        self,
+        conninfo: str,
+        table: str = "jobs",
+        schema: str = "public",
+        *,
+        read_only: bool = False,
+        statement_timeout_ms: int = 15_000,
+        lock_timeout_ms: int = 2_000,
+        batch: int = BATCH,
+    ) -> None:
+        self.conninfo = conninfo
+        self.table = table
+        self.schema = schema
+        self.read_only = read_only
+        self.statement_timeout_ms = statement_timeout_ms
+        self.lock_timeout_ms = lock_timeout_ms
+        self.batch = batch
+        self._conn: psycopg.Connection | None = None
+        self._role = "this role"
+        # The UI may plan in one worker thread and execute in another: one statement at a time.
+        self._lock = threading.RLock()
+
+    # -- plumbing -------------------------------------------------------------------------------
+    @property
+    def conn(self) -> psycopg.Connection:
+        """The session, (re)opened on demand; read-only at the server when `read_only`."""
+        with self._lock:
+            if self._conn is None or self._conn.closed or self._conn.broken:
+                self._conn = connect(
+                    self.conninfo,
+                    application_name=APPLICATION_NAME,
+                    statement_timeout_ms=self.statement_timeout_ms,
+                    lock_timeout_ms=self.lock_timeout_ms,
+                    idle_in_transaction_timeout_ms=60_000,
+                    read_only=self.read_only,
+                )
+                self._role = str(self._conn.execute("SELECT current_user").fetchone()[0])
+            return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> Actions:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def qualified_table(self) -> str:
+        return sql.Identifier(self.schema, self.table).as_string(None)
+
+    def _sql(self, statement: str) -> sql.Composed:
+        return qst.compose(statement, self.table, self.schema)
+
+    def _rows(self, statement: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        with self._lock, self.conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(self._sql(statement), params)
+            return cur.fetchall() if cur.description else []
+
+    def _check(self, action: str) -> str | None:
+        """Why this role cannot run a table action at all, or None."""
+        c = self._rows(ast.CHECK, {"table": self.qualified_table})[0]
+        if c["in_recovery"]:
+            return "the server is a standby (in recovery): it accepts no writes"
+        if c["read_only"]:
+            return "the session is read-only (default_transaction_read_only is on)"
+        if not c["table_exists"]:
+            return f"table {self.qualified_table} does not exist"
+        need = "can_delete" if action == "discard" else "can_update"
+        if not (c["can_select"] and c[need]):
+            return "no privilege: " + table_privilege_hint(action, self._role, self.qualified_table)
+        return None
+
+    def _planned(
+        self, action: str, sql_text: str, targets: tuple[int, ...], title: str, build: Callable[[], Plan]
+    ) -> Plan:
+        """Run a plan builder, turning read-only mode and any failure into a refused plan."""
+        destructive = action in ("discard", "terminate")
+
+        def refused(reason: str) -> Plan:
+            return Plan(action, title, reason, sql_text, targets, 0, destructive, False, None, refused=reason)
+
+        if self.read_only:
+            return refused("read-only mode")
+        if not targets and action != "reap":
+            return refused("nothing selected")
+        try:
+            return build()
+        except Exception as exc:  # a plan is data for a dialog: never raise into the UI
+            return refused(
+                explain(
+                    exc,
+                    action=action,
+                    role=self._role,
+                    table=self.qualified_table,
+                    lock_timeout_ms=self.lock_timeout_ms,
+                )
+            )
+
+    # -- job actions ----------------------------------------------------------------------------
+    def plan_requeue(self, ids: Iterable[int], snapshot: Snapshot | None = None) -> Plan:
+        targets = _ids(ids)
+        text = self._sql(qst.REQUEUE).as_string(None)
+        title = f"Requeue {_plural(len(targets), 'stuck job')}"
+
+        def build() -> Plan:
+            reason = self._check("requeue")
+            p = self._rows(ast.PREVIEW_STUCK, {"ids": list(targets)})[0]
+            if reason or not p["stuck"]:
+                reason = reason or (
+                    f"none of the {_plural(len(targets), 'selected job')} is stuck "
+                    "(running with an expired lease): nothing to requeue"
+                )
+                return Plan("requeue", title, reason, text, targets, 0, False, False, None, refused=reason)
+            others = len(targets) - p["stuck"]
+            description = (
+                f"Set {_plural(p['stuck'], 'job')} back to pending so any worker can claim it again. "
+                "Only rows still running with an expired lease (locked_until < now()) are touched; "
+                "the condition is checked again on each locked row when it runs."
+                + (f" {_plural(others, 'selected job')} not stuck will be left alone." if others else "")
+            )
+            warning = self._holder_warning(p, targets, snapshot)
+            return Plan(
+                "requeue",
+                f"Requeue {_plural(p['stuck'], 'stuck job')}",
+                description,
+                text,
+                targets,
+                p["stuck"],
+                False,
+                warning is not None,
+                warning,
+            )
+
+        return self._planned("requeue", text, targets, title, build)
+
+    def plan_reap(self, snapshot: Snapshot | None = None) -> Plan:
+        text = self._sql(qst.REAP).as_string(None)
+
+        def build() -> Plan:
+            reason = self._check("reap")
+            p = self._rows(ast.PREVIEW_STUCK, {"ids": None})[0]
+            if reason or not p["stuck"]:
+                reason = reason or "no expired leases right now: nothing to reap"
+                return Plan(
+                    "reap", "Reap expired leases", reason, text, (), 0, False, False, None, refused=reason
+                )
+            description = (
+                f"Requeue every lease that has expired when this runs (now {p['stuck']}), in batches of "
+                f"{self.batch}: back to pending, or to the dead letters for those that have used all "
+                f"their attempts (now {p['exhausted']}). Rows a worker is finishing at that moment are "
+                "skipped (SKIP LOCKED) and the expiry is checked again on each locked row."
+            )
+            warning = self._holder_warning(p, (), snapshot)
+            return Plan(
+                "reap",
+                f"Reap {_plural(p['stuck'], 'expired lease')}",
+                description,
+                text,
+                (),
+                p["stuck"],
+                False,
+                warning is not None,
+                warning,
+            )
+
+        return self._planned("reap", text, (), "Reap expired leases", build)
+
+    def _holder_warning(
+        self, p: dict[str, Any], targets: tuple[int, ...], snapshot: Snapshot | None
+    ) -> str | None:
+        """Leases whose holder is still connected may still be running: say so (live and snapshot)."""
+        ids = set(p["connected_ids"] or [])
+        holders = set(p["connected_holders"] or [])
+        if snapshot is not None:
+            for lease in snapshot.expired.rows:
+                if lease.holder_connected and (not targets or lease.id in targets):
+                    ids.add(lease.id)
+                    holders.add(f"{lease.locked_by} (pid {lease.holder_pid})")
+        count = max(p["connected"], len(ids))
+        if not count:
+            return None
+        return (
+            f"{count} of these jobs may still be running: the worker holding them is still connected "
+            f"({', '.join(sorted(holders)[:5])}). Requeueing lets another worker run them a second time."
+        )
+
+    def plan_retry(self, ids: Iterable[int]) -> Plan:
+        return self._plan_failed("retry", _ids(ids))
+
+    def plan_discard(self, ids: Iterable[int]) -> Plan:
+        return self._plan_failed("discard", _ids(ids))
+
+    def _plan_failed(self, action: str, targets: tuple[int, ...]) -> Plan:
+        text = self._sql(qst.RETRY if action == "retry" else qst.DISCARD).as_string(None)
+        verb = "Retry" if action == "retry" else "Discard"
+        title = f"{verb} {_plural(len(targets), 'dead job')}"
+
+        def build() -> Plan:
+            reason = self._check(action)
+            p = self._rows(ast.PREVIEW_FAILED, {"ids": list(targets)})[0]
+            if reason or not p["failed"]:
+                reason = reason or (
+                    f"none of the {_plural(len(targets), 'selected job')} is dead "
+                    f"(status 'failed'): nothing to {action}"
+                )
+                return Plan(
+                    action, title, reason, text, targets, 0, action == "discard", False, None, refused=reason
+                )
+            n = p["failed"]
+            if action == "retry":
+                what = (
+                    f"Put {_plural(n, 'dead job')} back to pending, runnable now, with a fresh budget "
+                    "of attempts (last_error is kept)."
+                )
+            else:
+                what = f"Delete {_plural(n, 'dead job')} for good."
+            others = len(targets) - n
+            description = (
+                what
+                + " Only rows still in status 'failed' are touched."
+                + (f" {_plural(others, 'selected job')} not dead will be left alone." if others else "")
+            )
+            return Plan(
+                action,
+                f"{verb} {_plural(n, 'dead job')}",
+                description,
+                text,
+                targets,
+                n,
+                action == "discard",
+                False,
+                None,
+            )
+
+        return self._planned(action, text, targets, title, build)
+
+    # -- session actions ------------------------------------------------------------------------
+    def plan_cancel(
+        self, pids: Iterable[int], snapshot: Snapshot | None = None, *, allow_pgq_top: bool = False
+    ) -> Plan:
+        """pg_cancel_backend: the running statement fails, the session stays."""
+        return self._plan_signal("cancel", _ids(pids), snapshot, allow_pgq_top)
+
+    def plan_terminate(
+        self, pids: Iterable[int], snapshot: Snapshot | None = None, *, allow_pgq_top: bool = False
+    ) -> Plan:
+        """pg_terminate_backend: the session's transaction rolls back and it is disconnected."""
+        return self._plan_signal("terminate", _ids(pids), snapshot, allow_pgq_top)
+
+    def _signal_sql(self, action: str) -> str:
+        if action == "cancel":
+            return ast.CANCEL
+        return ast.TERMINATE if self.conn.info.server_version >= 130000 else ast.TERMINATE_PRE_130000
+
+    def _plan_signal(
+        self, action: str, pids: tuple[int, ...], snapshot: Snapshot | None, allow_pgq_top: bool
+    ) -> Plan:
+        verb = "Cancel the query of" if action == "cancel" else "Terminate"
+        title = f"{verb} {_plural(len(pids), 'session')}"
+        text = (ast.CANCEL if action == "cancel" else ast.TERMINATE).strip()
+
+        def build() -> Plan:
+            own = {self.conn.info.backend_pid}
+            if snapshot is not None:
+                own.add(snapshot.server.monitor_pid)
+            rows = self._rows(ast.PREVIEW_SESSIONS, {"pids": list(pids)})
+            return signal_plan(
+                action,
+                pids,
+                rows,
+                own=own,
+                allow_pgq_top=allow_pgq_top,
+                sql_text=self._signal_sql(action).strip(),
+                role=self._role,
+            )
+
+        return self._planned(action, text, pids, title, build)
+
+    # -- execution ------------------------------------------------------------------------------
+    def _batches(self, plan: Plan) -> Iterator[int]:
+        """Run the plan, yielding what each batch (one transaction) changed."""
+        if plan.action == "reap":
+            while True:
+                n = len(self._rows(qst.REAP, {"batch": self.batch}))
+                yield n
+                if n < self.batch:
+                    return
+        if plan.action in ("cancel", "terminate"):
+            statement = self._signal_sql(plan.action)
+            for pid in plan.targets:  # one pid per statement: signals cannot be rolled back
+                rows = self._rows(
+                    statement, {"pid": pid, "allow_pgq_top": plan.allow_pgq_top, "wait_ms": SIGNAL_WAIT_MS}
+                )
+                yield sum(1 for r in rows if r["signalled"])
+            return
+        statement = {"requeue": qst.REQUEUE, "retry": qst.RETRY, "discard": qst.DISCARD}[plan.action]
+        ids = list(plan.targets)
+        for start in range(0, len(ids), self.batch):
+            yield len(self._rows(statement, {"ids": ids[start : start + self.batch]}))
+
+    def execute(self, plan: Plan) -> Outcome:
+        """Run a plan; never raises. `changed` counts what really changed, even when a batch failed."""
+        requested = plan.count if plan.action == "reap" else len(plan.targets)
+        noun = _NOUN.get(plan.action, "job")
+        if plan.action not in ACTIONS:
+            return Outcome(
+                plan.action, requested, 0, "unknown action", error=f"unknown action {plan.action!r}"
+            )
+        if self.read_only or plan.refused:
+            reason = "read-only mode" if self.read_only else str(plan.refused)
+            return Outcome(plan.action, requested, 0, f"not run: {reason}", error=reason)
+        changed, error = 0, None
+        try:
+            for n in self._batches(plan):
+                changed += n
+        except Exception as exc:  # the UI shows a line, never a traceback
+            error = explain(
+                exc,
+                action=plan.action,
+                role=self._role,
+                table=self.qualified_table,
+                lock_timeout_ms=self.lock_timeout_ms,
+            )
+        if plan.action == "reap":
+            message = f"{_VERB['reap']} {_plural(changed, noun)}"
+        else:
+            message = f"{_VERB[plan.action]} {changed} of {_plural(requested, noun)}"
+        if error:
+            message += " before an error"
+        elif changed < requested and plan.action != "reap":
+            message += (
+                " (the others had ended or did not exit in time)"
+                if plan.action in ("cancel", "terminate")
+                else " (the others had changed state meanwhile and were left alone)"
+            )
+        return Outcome(plan.action, requested, changed, message, error)
+
+    # -- reading --------------------------------------------------------------------------------
+    def job_detail(self, job_id: int) -> dict[str, Any] | None:
+        """The full row (payload, last_error, timestamps), or None if it is gone. Read-only.
+
+        Raises PgqError (one line) when the database cannot be read.
+        """
+        try:
+            rows = self._rows(qst.GET_JOB, {"id": int(job_id)})
+        except psycopg.Error as exc:
+            raise describe(exc, table=self.qualified_table) from None
+        return rows[0] if rows else None

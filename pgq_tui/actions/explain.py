@@ -1,0 +1,48 @@
+"""Turn a failure during an action into one line an operator can act on (never a traceback)."""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from pgq_tui.errors import first_line
+
+SIGNALS = ("cancel", "terminate")
+# The privilege each table action needs besides SELECT.
+PRIVILEGE = {"requeue": "UPDATE", "reap": "UPDATE", "retry": "UPDATE", "discard": "DELETE"}
+
+
+def signal_privilege_hint(role: str) -> str:
+    return (
+        f"role {role} may signal only its own sessions: grant pg_signal_backend "
+        f"(GRANT pg_signal_backend TO {role}); a superuser's session needs a superuser"
+    )
+
+
+def table_privilege_hint(action: str, role: str, table: str) -> str:
+    need = PRIVILEGE.get(action, "UPDATE")
+    return f"role {role} needs SELECT and {need} on {table} (GRANT SELECT, {need} ON {table} TO {role})"
+
+
+def explain(exc: BaseException, *, action: str, role: str, table: str, lock_timeout_ms: int | None) -> str:
+    """One line for Outcome.error."""
+    line = first_line(exc)
+    if isinstance(exc, pg_errors.InsufficientPrivilege):
+        hint = signal_privilege_hint(role) if action in SIGNALS else table_privilege_hint(action, role, table)
+        return f"permission denied ({line}): {hint}"
+    if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
+        return f"the session is read-only (read-only mode or a standby), nothing was written: {line}"
+    if isinstance(exc, pg_errors.LockNotAvailable):
+        return (
+            f"lock timeout ({lock_timeout_ms} ms): another session holds these rows; "
+            "that batch was rolled back, try again"
+        )
+    if isinstance(exc, pg_errors.QueryCanceled):
+        return f"statement timeout or cancelled: {line}; that batch was rolled back"
+    if isinstance(exc, pg_errors.UndefinedTable):
+        return f"table {table} does not exist: {line}"
+    if isinstance(exc, psycopg.OperationalError):
+        return f"lost the connection to the server ({line}); the last batch may or may not have committed"
+    if isinstance(exc, psycopg.Error):
+        return f"database error: {line}"
+    return f"{type(exc).__name__}: {line}"

@@ -1,0 +1,40 @@
+"""What an action will do (Plan) and what it did (Outcome): plain frozen data for any front end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ACTIONS = ("requeue", "reap", "retry", "discard", "cancel", "terminate")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a confirmation dialog shows before anything is written."""
+
+    action: str  # one of ACTIONS
+    title: str  # e.g. "Requeue 3 stuck jobs"
+    description: str  # what will change, in words, incl. the precondition
+    sql: str  # the exact SQL that will run, placeholders shown (e.g. %(ids)s)
+    targets: tuple[int, ...]  # job ids or backend pids (empty for reap: "every expired lease")
+    count: int  # how many rows/sessions it will touch at most (as seen when planning)
+    destructive: bool
+    needs_second_confirmation: bool  # e.g. a requeue of a lease whose holder is still connected
+    warning: str | None
+    refused: str | None = None  # set when the plan cannot run at all; the UI shows it instead of a confirm
+    allow_pgq_top: bool = False  # cancel/terminate: the caller explicitly targets a pgq-top session
+
+
+@dataclass(frozen=True)
+class Outcome:
+    action: str
+    requested: int
+    changed: int  # rows/sessions really changed (from RETURNING / the signal functions' results)
+    message: str  # one line for a toast, e.g. "requeued 3 of 3 jobs"
+    error: str | None = None  # one line; execute() never raises
+
+
+def plural(n: int, noun: str) -> str:
+    """>>> plural(1, "job"), plural(3, "job")
+    ('1 job', '3 jobs')
+    """
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,0 +1,219 @@
+"""Actions against a real server: each guard holds, counts are what really changed, errors are lines."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from psycopg.conninfo import make_conninfo
+
+from pgq_tui.actions import Actions, Plan
+from pgq_tui.queue import Job, JobQueue
+
+
+@pytest.fixture
+def actions(dsn: str) -> Iterator[Actions]:
+    with Actions(dsn) as a:
+        yield a
+
+
+def _status(sql: psycopg.Connection, ids: list[int]) -> dict[int, str]:
+    rows = sql.execute("SELECT id, status FROM jobs WHERE id = ANY(%s)", (ids,)).fetchall()
+    return dict(rows)
+
+
+def _expire(sql: psycopg.Connection, ids: list[int]) -> None:
+    sql.execute("UPDATE jobs SET locked_until = now() - interval '1 second' WHERE id = ANY(%s)", (ids,))
+
+
+def _stuck(dsn: str, n: int, *, keep_holder: bool = False) -> tuple[list[int], JobQueue, list[Job]]:
+    """n running jobs whose lease expired; the holder's session is closed unless keep_holder."""
+    worker = JobQueue(dsn)
+    ids = worker.enqueue("mail", [{"n": i} for i in range(n)])
+    jobs = worker.claim("mail", limit=n, lease=60)
+    assert len(jobs) == n
+    with psycopg.connect(dsn, autocommit=True) as c:
+        _expire(c, ids)
+    if not keep_holder:
+        worker.close()
+    return ids, worker, jobs
+
+
+def _dead(queue: JobQueue, n: int) -> list[int]:
+    ids = queue.enqueue("dead", [{"n": i} for i in range(n)], max_attempts=1)
+    for job in queue.claim("dead", limit=n):
+        assert queue.fail(job, "boom") == "failed"
+    return ids
+
+
+def test_requeue_stuck_jobs(dsn: str, queue: JobQueue, sql: psycopg.Connection, actions: Actions) -> None:
+    ids, _, _ = _stuck(dsn, 3)
+    pending = queue.enqueue("mail", [{"other": True}])
+    plan = actions.plan_requeue([*ids, *pending])
+    assert plan.refused is None, plan.refused
+    assert (plan.count, plan.needs_second_confirmation, plan.warning) == (3, False, None)
+    assert "locked_until < now()" in plan.sql and "%(ids)s" in plan.sql and '"public"."jobs"' in plan.sql
+    assert "1 selected job not stuck" in plan.description
+    outcome = actions.execute(plan)
+    assert (outcome.changed, outcome.requested, outcome.error) == (3, 4, None)
+    assert _status(sql, [*ids, *pending]) == dict.fromkeys([*ids, *pending], "pending")
+    # Nothing stuck any more: the next plan says so instead of asking.
+    assert "nothing to requeue" in (actions.plan_requeue(ids).refused or "")
+
+
+def test_job_completed_between_plan_and_execute_is_untouched(
+    dsn: str, sql: psycopg.Connection, actions: Actions
+) -> None:
+    ids, worker, jobs = _stuck(dsn, 2, keep_holder=True)
+    plan = actions.plan_requeue(ids)
+    # The holder is still connected: it may still be working, so a second confirmation is required.
+    assert plan.needs_second_confirmation and plan.count == 2
+    assert plan.warning and worker.worker_id in plan.warning
+    # It finishes one of them before the operator confirms.
+    assert worker.complete([next(j for j in jobs if j.id == ids[0])], keep=True) == 1
+    outcome = actions.execute(plan)
+    assert (outcome.changed, outcome.requested, outcome.error) == (1, 2, None)
+    assert "changed state meanwhile" in outcome.message
+    assert _status(sql, ids) == {ids[0]: "done", ids[1]: "pending"}
+    worker.close()
+
+
+def test_reap_every_expired_lease(dsn: str, sql: psycopg.Connection, actions: Actions) -> None:
+    ids, _, _ = _stuck(dsn, 5)
+    sql.execute("UPDATE jobs SET max_attempts = 1 WHERE id = %s", (ids[0],))  # out of attempts: dead
+    plan = actions.plan_reap()
+    assert (plan.refused, plan.count, plan.targets) == (None, 5, ())
+    assert "now 1" in plan.description  # one goes to the dead letters
+    outcome = actions.execute(plan)
+    assert (outcome.changed, outcome.error) == (5, None)
+    assert _status(sql, ids) == {ids[0]: "failed", **dict.fromkeys(ids[1:], "pending")}
+    assert "nothing to reap" in (actions.plan_reap().refused or "")
+
+
+def test_retry_and_discard_touch_only_failed_rows(
+    queue: JobQueue, sql: psycopg.Connection, actions: Actions
+) -> None:
+    dead = _dead(queue, 3)
+    pending = queue.enqueue("other", [{}])
+    running = queue.enqueue("busy", [{}])
+    queue.claim("busy")
+    everything = [*dead, *pending, *running]
+    retry = actions.plan_retry([dead[0], *pending, *running])
+    assert (retry.count, retry.destructive, retry.refused) == (1, False, None)
+    assert actions.execute(retry).changed == 1
+    discard = actions.plan_discard(everything)
+    assert (discard.count, discard.destructive) == (2, True)
+    out = actions.execute(discard)
+    assert (out.changed, out.requested, out.error) == (2, 5, None)
+    assert _status(sql, everything) == {dead[0]: "pending", pending[0]: "pending", running[0]: "running"}
+    row = sql.execute("SELECT attempts, last_error FROM jobs WHERE id = %s", (dead[0],)).fetchone()
+    assert row == (0, "boom")  # a fresh budget, the last error kept
+    assert "nothing to retry" in (actions.plan_retry(pending).refused or "")
+
+
+def test_terminate_idle_in_transaction_session(dsn: str, sql: psycopg.Connection, actions: Actions) -> None:
+    idle = psycopg.connect(dsn, application_name="test idle-in-tx")
+    idle.execute("SELECT txid_current()")
+    pid = idle.info.backend_pid
+    state = sql.execute("SELECT state FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+    assert state == ("idle in transaction",)
+    plan = actions.plan_terminate([pid])
+    assert (plan.refused, plan.targets, plan.destructive) == (None, (pid,), True)
+    assert "test idle-in-tx" in plan.description and "pg_backend_pid()" in plan.sql
+    outcome = actions.execute(plan)
+    assert (outcome.changed, outcome.error) == (1, None), outcome
+    assert sql.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone() == (0,)
+    idle.close()
+
+
+def test_own_and_pgq_top_sessions_are_refused(dsn: str, actions: Actions) -> None:
+    own = actions.conn.info.backend_pid
+    assert "own session" in (actions.plan_terminate([own]).refused or "")
+    with psycopg.connect(dsn, application_name="pgq-top monitor") as monitor:
+        pid = monitor.info.backend_pid
+        plan = actions.plan_cancel([pid, own])
+        assert plan.refused and "pgq-top session" in plan.refused
+        allowed = actions.plan_cancel([pid, own], allow_pgq_top=True)
+        assert allowed.targets == (pid,) and allowed.warning and "own session" in allowed.warning
+        assert actions.execute(allowed).error is None
+        # A hand-made plan aimed at our own session is still stopped by the SQL guard.
+        forged = Plan("terminate", "x", "x", "", (own,), 1, True, False, None, allow_pgq_top=True)
+        assert actions.execute(forged).changed == 0
+        assert actions.conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_read_only_refuses_and_cannot_write(dsn: str, queue: JobQueue, actions: Actions) -> None:
+    ids, _, _ = _stuck(dsn, 1)
+    writable = actions.plan_requeue(ids)
+    with Actions(dsn, read_only=True) as ro:
+        for plan in (
+            ro.plan_requeue(ids),
+            ro.plan_reap(),
+            ro.plan_retry(ids),
+            ro.plan_discard(ids),
+            ro.plan_cancel([1]),
+            ro.plan_terminate([1]),
+        ):
+            assert plan.refused == "read-only mode"
+        assert ro.execute(writable).error == "read-only mode"
+        # Even a bug that bypasses the plans cannot write through this session.
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            ro.conn.execute("UPDATE jobs SET status = 'pending' WHERE id = %s", (ids[0],))
+        assert ro.job_detail(ids[0])["status"] == "running"  # reading still works
+
+
+def test_role_without_privileges_gets_a_clear_error(
+    dsn: str, sql: psycopg.Connection, actions: Actions
+) -> None:
+    role = f"pgq_weak_{uuid.uuid4().hex[:8]}"
+    sql.execute(psycopg.sql.SQL("CREATE ROLE {} NOLOGIN").format(psycopg.sql.Identifier(role)))
+    sql.execute(psycopg.sql.SQL("GRANT SELECT ON jobs TO {}").format(psycopg.sql.Identifier(role)))
+    superuser_idle = psycopg.connect(dsn, application_name="test superuser idle")
+    superuser_idle.execute("SELECT txid_current()")
+    weak = Actions(make_conninfo(dsn, options=f"-c role={role}"))
+    try:
+        ids, _, _ = _stuck(dsn, 1)
+        refused = weak.plan_requeue(ids)
+        assert refused.refused and "UPDATE" in refused.refused and "GRANT SELECT, UPDATE" in refused.refused
+        outcome = weak.execute(actions.plan_requeue(ids))  # a plan made by a privileged session
+        assert outcome.changed == 0 and outcome.error and outcome.error.startswith("permission denied")
+        assert "GRANT SELECT, UPDATE" in outcome.error
+        pid = superuser_idle.info.backend_pid
+        assert "pg_signal_backend" in (weak.plan_terminate([pid]).refused or "")
+        outcome = weak.execute(actions.plan_terminate([pid]))
+        assert outcome.changed == 0 and outcome.error and "pg_signal_backend" in outcome.error
+        assert superuser_idle.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        weak.close()
+        superuser_idle.close()
+        sql.execute(psycopg.sql.SQL("REVOKE ALL ON jobs FROM {}").format(psycopg.sql.Identifier(role)))
+        sql.execute(psycopg.sql.SQL("DROP ROLE {}").format(psycopg.sql.Identifier(role)))
+
+
+def test_lock_timeout_and_lost_connection_are_errors(
+    dsn: str, queue: JobQueue, sql: psycopg.Connection
+) -> None:
+    dead = _dead(queue, 2)
+    with Actions(dsn, lock_timeout_ms=100) as actions, psycopg.connect(dsn) as locker:
+        plan = actions.plan_retry(dead)
+        locker.execute("SELECT id FROM jobs WHERE id = %s FOR UPDATE", (dead[1],))
+        outcome = actions.execute(plan)
+        assert outcome.changed == 0 and outcome.error and outcome.error.startswith("lock timeout")
+        locker.rollback()
+        sql.execute("SELECT pg_terminate_backend(%s)", (actions.conn.info.backend_pid,))
+        time.sleep(0.1)
+        outcome = actions.execute(plan)
+        assert outcome.error and "lost the connection" in outcome.error
+        assert actions.execute(plan).changed == 2  # reconnects on the next call
+
+
+def test_job_detail(queue: JobQueue, actions: Actions) -> None:
+    (job_id,) = _dead(queue, 1)
+    detail = actions.job_detail(job_id)
+    assert detail is not None
+    assert (detail["payload"], detail["last_error"], detail["status"]) == ({"n": 0}, "boom", "failed")
+    assert detail["finished_at"] is not None and detail["created_at"] is not None
+    assert actions.job_detail(10**12) is None
