@@ -34,7 +34,9 @@ class Outcome:
 
 
 def plural(n: int, noun: str) -> str:
-    """>>> plural(1, "job"), plural(3, "job")
+    """A count with its noun.
+
+    >>> plural(1, "job"), plural(3, "job")
     ('1 job', '3 jobs')
     """
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
