@@ -1,0 +1,149 @@
+"""The demo backend on real servers: clean stop, crash -> expired leases -> reap, idle-in-tx -> terminate."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psutil
+import psycopg
+import pytest
+
+from pgq_tui.actions import Actions
+from pgq_tui.demo import DemoController, DemoSession
+from pgq_tui.demo.controller import IDLE_TX_APPLICATION
+from pgq_tui.demo.load import HOSTILE, payload
+from pgq_tui.monitor.collect import collect
+
+
+def _wait(cond: Callable[[], object], timeout: float = 20.0, what: str = "condition") -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _descendants() -> set[int]:
+    """Our child processes, minus multiprocessing's own resource tracker (it lives as long as we do)."""
+    return {
+        p.pid
+        for p in psutil.Process().children(recursive=True)
+        if "resource_tracker" not in " ".join(p.cmdline())
+    }
+
+
+@pytest.fixture
+def controller(dsn: str) -> Iterator[DemoController]:
+    ctl = DemoController(dsn, workers=2, rate=100.0, lease=1.0, reap_interval=0)
+    ctl.start()
+    yield ctl
+    ctl.stop()
+
+
+def test_two_sessions_start_and_stop_cleanly() -> None:
+    before = _descendants()
+    demos = [DemoSession(workers=1, rate=50.0, lease=2.0).start() for _ in range(2)]
+    try:
+        assert demos[0].dsn != demos[1].dsn  # separate servers side by side
+        for demo in demos:
+            assert demo.controller is not None
+            _wait(lambda d=demo: d.controller.status().counts["completed"] > 0, what="completed jobs")
+        dirs = [demo.server.socket_dir for demo in demos]
+        postmasters = [int((demo.data_dir / "postmaster.pid").read_text().split()[0]) for demo in demos]
+        started = [pid for demo in demos for pid in demo.controller.processes()]
+        assert len(started) == 4  # a load generator and a worker each
+    finally:
+        for demo in demos:
+            demo.stop()
+    for pid in [*started, *postmasters]:
+        assert _gone(pid), f"process {pid} outlived the demo"
+    assert not any(Path(d).exists() for d in dirs)
+    assert _descendants() <= before
+
+
+def test_kept_demo_dir_survives(tmp_path: Path) -> None:
+    with DemoSession(tmp_path / "demo", workers=1, rate=0.0) as demo:
+        assert demo.controller is not None and demo.controller.status().running
+    assert (tmp_path / "demo" / "data" / "PG_VERSION").exists()
+    assert not (tmp_path / "demo" / "data" / "postmaster.pid").exists()
+
+
+def test_controls(controller: DemoController) -> None:
+    assert controller.raise_load() == 200.0 and controller.lower_load() == 100.0
+    assert controller.toggle_slow() is True and controller.status().slow
+    assert controller.toggle_slow() is False
+    controller.add_worker()
+    assert controller.status().workers == 3
+    assert controller.remove_worker() is not None
+    status = controller.status()
+    assert (status.workers, status.rate, status.lease, status.fail_share) == (2, 100.0, 1.0, 0.1)
+    _wait(lambda: controller.status().enqueued > 0, what="enqueued jobs")
+
+
+def test_crash_leaves_expired_leases_that_a_reap_recovers(
+    dsn: str, sql: psycopg.Connection, controller: DemoController
+) -> None:
+    controller.toggle_slow()  # each job takes ~1 s: the victim surely dies holding a lease
+    pid = controller.crash_worker()
+    assert pid is not None and _gone(pid)
+    victim = controller.last_crashed
+    assert controller.status().workers == 1
+
+    def expired() -> int:
+        query = (
+            "SELECT count(*) FROM jobs WHERE locked_by = %s AND status = 'running' AND locked_until < now()"
+        )
+        return sql.execute(query, (victim,)).fetchone()[0]
+
+    stuck = _wait(expired, timeout=10, what="the crashed worker's leases to expire")
+    holder = sql.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (victim,))
+    assert holder.fetchone() == (0,)
+    snapshot = collect(dsn)
+    assert any(lease.locked_by == victim and not lease.holder_connected for lease in snapshot.expired.rows)
+    with Actions(dsn) as actions:
+        outcome = actions.execute(actions.plan_reap(snapshot))
+    assert outcome.error is None and outcome.changed >= stuck
+    running = sql.execute("SELECT count(*) FROM jobs WHERE locked_by = %s AND status = 'running'", (victim,))
+    assert running.fetchone() == (0,)
+
+
+def test_idle_transaction_pins_xmin_until_terminated(
+    dsn: str, sql: psycopg.Connection, controller: DemoController
+) -> None:
+    pid = controller.open_idle_transaction()
+    assert controller.open_idle_transaction() == pid  # one at a time
+    row = sql.execute(
+        "SELECT state, application_name, backend_xmin IS NOT NULL FROM pg_stat_activity WHERE pid = %s",
+        (pid,),
+    ).fetchone()
+    assert row == ("idle in transaction", IDLE_TX_APPLICATION, True)
+    snapshot = collect(dsn)
+    assert any(s.pid == pid for s in snapshot.sessions.idle_in_transaction)
+    assert any(h.kind == "backend" and h.name == str(pid) for h in snapshot.sessions.xmin_holders)
+    assert controller.status().idle_tx_pid == pid
+    with Actions(dsn) as actions:
+        outcome = actions.execute(actions.plan_terminate([pid], snapshot))
+    assert (outcome.changed, outcome.error) == (1, None)
+    assert sql.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone() == (0,)
+    _wait(lambda: controller.status().idle_tx_pid is None, timeout=5, what="the controller to notice")
+    assert controller.close_idle_transaction() is False
+
+
+def test_payloads_are_varied_and_some_are_hostile() -> None:
+    import random
+
+    rng = random.Random(1)
+    bodies = [payload(rng, q, n) for n in range(200) for q in ("emails", "reports", "webhooks", "thumbnails")]
+    assert any(isinstance(b.get("vars"), dict) for b in bodies)  # nested objects
+    assert any(b.get("comment") == HOSTILE for b in bodies)  # markup and an ANSI escape, to be escaped
