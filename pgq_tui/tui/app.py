@@ -1,0 +1,325 @@
+"""PgqTopApp: polls a snapshot source in a thread worker and renders each Snapshot into the panels.
+
+Data flows one way: source.collect() (thread) -> SnapshotReady message -> widgets. Writes go through
+`pgq_tui.actions` (see fixes.py), demo controls through the DemoController (see demo_keys.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Container
+from textual.widget import Widget
+from textual.widgets import DataTable, Footer, Input, Static
+
+from pgq_tui.errors import describe
+from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.tui import keys
+from pgq_tui.tui.demo_keys import DemoKeys
+from pgq_tui.tui.fixes import Fixes
+from pgq_tui.tui.messages import CollectFailed, SnapshotReady
+from pgq_tui.tui.screens.detail import DetailScreen
+from pgq_tui.tui.screens.help import HelpScreen
+from pgq_tui.tui.source import as_source
+from pgq_tui.tui.widgets.chart import ThroughputChart
+from pgq_tui.tui.widgets.health import HealthPanel
+from pgq_tui.tui.widgets.jobs import DeadTable, LeasesTable, StuckTable
+from pgq_tui.tui.widgets.queues import QueuesTable
+from pgq_tui.tui.widgets.sessions import SessionsTable
+from pgq_tui.tui.widgets.status import Banner, Connection, DemoBar, Header, VerdictLine, header_text
+from pgq_tui.tui.widgets.table import PanelTable
+
+INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+COMPACT_WIDTH = 120  # below this the panels no longer fit side by side
+COMPACT_HEIGHT = 34
+
+
+def step_interval(current: float, direction: int) -> float:
+    """The next preset interval up or down from `current`.
+
+    >>> step_interval(2.0, 1), step_interval(2.0, -1), step_interval(0.5, -1), step_interval(3.0, 1)
+    (5.0, 1.0, 0.5, 5.0)
+    """
+    if direction > 0:
+        return next((i for i in INTERVALS if i > current), INTERVALS[-1])
+    return next((i for i in reversed(INTERVALS) if i < current), INTERVALS[0])
+
+
+class PgqTopApp(DemoKeys, Fixes, App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "pgq-top"
+    ENABLE_COMMAND_PALETTE = False
+    # ctrl+c quits too (with a clean demo teardown): at 3 a.m. nobody should have to remember ctrl+q.
+    BINDINGS = [*keys.BINDINGS, Binding("ctrl+c", "quit", "Quit", show=False, priority=True)]
+
+    def __init__(
+        self,
+        source: Any,
+        *,
+        actions: Any | None = None,
+        target: str = "public.jobs",
+        interval: float = 2.0,
+        read_only: bool = False,
+        demo: Any | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        poll: bool = True,
+        initial: Snapshot | None = None,
+    ) -> None:
+        super().__init__()
+        self.source = as_source(source)
+        self.actions = actions
+        self.target = target
+        self.interval = max(0.2, float(interval))
+        self.read_only = read_only
+        self.demo = demo
+        self.clock = clock
+        self.poll = poll  # False: tests drive refresh() themselves
+        self.snapshot: Snapshot | None = None
+        self.paused = False
+        self.connected: bool | None = None
+        self.error: str | None = None
+        self.filter_text = ""
+        self.collects = 0  # polls started (tests check that pause stops them)
+        self._data_at: float | None = None
+        self._in_flight = False
+        self._timer: Any = None
+        self.current_panel = "stuck"  # the panel shown under the queues when the terminal is small
+        self._initial = initial  # the launcher's check poll: the first frame already has data
+
+    # -- layout ----------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header(id="header")
+        yield Banner(id="banner")
+        if self.demo is not None:
+            yield DemoBar("demo starting…", id="demo")
+        yield Static(id="tabs")
+        with Container(id="grid"):
+            yield QueuesTable(id="queues", classes="panel")
+            yield ThroughputChart(id="chart", classes="panel")
+            yield StuckTable(id="stuck", classes="panel")
+            yield LeasesTable(id="leases", classes="panel")
+            yield DeadTable(id="dead", classes="panel")
+            yield SessionsTable(id="sessions", classes="panel")
+            yield HealthPanel(id="health", classes="panel")
+        yield VerdictLine("health: waiting for data…", id="verdict")
+        yield Input(
+            placeholder="filter: queue, job id, worker, error text (enter keeps, esc clears)", id="filter"
+        )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(Banner).show(None)
+        self.query_one("#filter").display = False
+        self._apply_size(self.size.width, self.size.height)
+        self.query_one("#queues").focus()
+        self._update_header()
+        self.set_interval(1.0, self._update_header)  # the data-age counter keeps moving while we wait
+        if self._initial is not None:
+            self.post_message(SnapshotReady(self._initial))
+        if self.poll:
+            self._timer = self.set_interval(self.interval, self._tick)
+            if self._initial is None:
+                self._tick()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            # A terminal that closes sends SIGHUP: leave cleanly so the demo is torn down.
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self.exit)
+
+    def on_resize(self, event: Any) -> None:
+        self._apply_size(event.size.width, event.size.height)
+
+    def _apply_size(self, width: int, height: int) -> None:
+        compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
+        self.query_one("#grid").set_class(compact, "-compact")
+        self.query_one("#tabs").display = compact
+        self._show_current()
+        if self.snapshot is not None:
+            self._render_snapshot()
+
+    def _show_current(self) -> None:
+        for panel in self.query(".panel"):
+            panel.set_class(panel.id == self.current_panel, "-current")
+        tabs = []
+        for i, panel_id in enumerate(keys.PANEL_IDS, 1):
+            mark = "▸" if panel_id == self.current_panel else " "
+            tabs.append(f"{mark}{i} {panel_id}")
+        self.query_one("#tabs", Static).update(" ".join(tabs))
+
+    def panel(self, panel_id: str) -> Any:
+        return self.query_one(f"#{panel_id}")
+
+    # -- polling ---------------------------------------------------------------------------------
+    def _tick(self, force: bool = False) -> None:
+        if self._in_flight or (self.paused and not force):
+            return  # never pile polls up behind a slow server
+        self._in_flight = True
+        self.collects += 1
+        self._collect()
+
+    @work(thread=True, exclusive=True, group="collect", exit_on_error=False)
+    def _collect(self) -> None:
+        try:
+            snap = self.source.collect()
+        except Exception as exc:  # PgqError when the server is gone; anything else must not kill the UI
+            self.post_message(CollectFailed(str(describe(exc))))
+            return
+        status = None
+        if self.demo is not None:
+            try:
+                status = self.demo.status()
+            except Exception:  # the demo line is a nicety; the dashboard goes on without it
+                status = None
+        self.post_message(SnapshotReady(snap, status))
+
+    @on(SnapshotReady)
+    def _on_snapshot(self, message: SnapshotReady) -> None:
+        self._in_flight = False
+        self.snapshot = message.snapshot
+        self.connected = True
+        self.error = None
+        self._data_at = self.clock()
+        self.query_one("#grid").remove_class("-stale")
+        self.query_one(Banner).show(None)
+        if message.demo_status is not None and self.demo is not None:
+            self.query_one(DemoBar).show(message.demo_status)
+        self._render_snapshot()
+        self._update_header()
+
+    @on(CollectFailed)
+    def _on_failed(self, message: CollectFailed) -> None:
+        self._in_flight = False
+        self.connected = False
+        self.error = message.error
+        self.query_one("#grid").add_class("-stale")
+        self._update_header()
+
+    def _render_snapshot(self) -> None:
+        snap = self.snapshot
+        if snap is None:
+            return
+        for panel_id in keys.PANEL_IDS:
+            self.panel(panel_id).update_from(snap, self.filter_text)
+        self.query_one(VerdictLine).update_from(snap)
+
+    def connection(self) -> Connection:
+        age = None if self._data_at is None else max(0.0, self.clock() - self._data_at)
+        return Connection(
+            target=self.target,
+            interval_s=self.interval,
+            paused=self.paused,
+            connected=self.connected,
+            data_age_s=age,
+            read_only=self.read_only,
+            error=self.error,
+        )
+
+    def _update_header(self) -> None:
+        c = self.connection()
+        text = header_text(self.snapshot, c)
+        if self.filter_text:
+            text.append(f"  filter: {self.filter_text}", style="bold magenta")
+        self.query_one(Header).update(text)
+        self.query_one(Banner).show(c if self.connected is False else None)
+
+    # -- view keys -------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Hidden, not greyed out: with --read-only the write keys do not exist at all.
+        if action in keys.WRITE_ACTIONS and (self.read_only or self.actions is None):
+            return False
+        return not (action in keys.DEMO_ACTIONS and self.demo is None)
+
+    def action_refresh(self) -> None:
+        self._tick(force=True)
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self.notify("paused: data will not refresh" if self.paused else "resumed", timeout=2)
+        self._update_header()
+
+    def action_interval(self, direction: int) -> None:
+        self.interval = step_interval(self.interval, direction)
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = self.set_interval(self.interval, self._tick)
+        self._update_header()
+
+    def action_help(self) -> None:
+        active = [ab.binding for ab in self.screen.active_bindings.values() if keys.section(ab.binding)]
+        note = "read-only: write keys are disabled" if self.read_only else ""
+        self.push_screen(HelpScreen(active, keys.TABLE_KEYS, note))
+
+    def action_focus_panel(self, panel_id: str) -> None:
+        if panel_id != "queues":
+            self.current_panel = panel_id
+            self._show_current()
+        self.panel(panel_id).focus()
+
+    def action_cycle_panel(self, direction: int) -> None:
+        focused = self.focused.id if self.focused is not None else None
+        ids = keys.PANEL_IDS
+        index = ids.index(focused) if focused in ids else 0
+        self.action_focus_panel(ids[(index + direction) % len(ids)])
+
+    def action_mark(self) -> None:
+        if isinstance(self.focused, PanelTable):
+            self.focused.toggle_mark()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.has_focus:
+            box.value = ""
+            self._set_filter("")
+            self._close_filter()
+        elif self.filter_text:
+            self._set_filter("")
+        elif isinstance(self.focused, PanelTable):
+            self.focused.clear_marks()
+
+    def _set_filter(self, text: str) -> None:
+        self.filter_text = text.strip()
+        self._render_snapshot()
+        self._update_header()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self._set_filter(event.value)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        self._close_filter()
+
+    def _close_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = False
+        target: Widget = self.panel(self.current_panel)
+        (target if target.display else self.panel("queues")).focus()
+
+    # -- detail ----------------------------------------------------------------------------------
+    @on(DataTable.RowSelected)
+    def _open_detail(self, event: DataTable.RowSelected) -> None:
+        table = event.data_table
+        if not isinstance(table, PanelTable):
+            return
+        row = table.cursor_row_data()
+        if row is None or row.job_id is None:
+            return
+        fetch = getattr(self.actions, "job_detail", None)
+        self.push_screen(DetailScreen(row.job_id, fetch))
+
+    # -- shutdown --------------------------------------------------------------------------------
+    def action_quit(self) -> None:  # type: ignore[override]
+        self.exit(0)

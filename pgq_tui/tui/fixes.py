@@ -1,0 +1,117 @@
+"""The write keys (requeue, reap, retry, discard, cancel, terminate): plan in a worker, confirm, execute
+in a worker, toast the Outcome, refresh. The SQL itself lives in `pgq_tui.actions`, never here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual import work
+
+from pgq_tui.tui.messages import ActionFinished, PlanReady
+from pgq_tui.tui.screens.confirm import ConfirmScreen
+from pgq_tui.tui.widgets.jobs import LeasesTable
+from pgq_tui.tui.widgets.table import PanelTable
+
+
+class Fixes:
+    """Mixed into PgqTopApp; uses its `actions`, `snapshot`, `panel()` and `_tick()`."""
+
+    actions: Any
+    snapshot: Any
+
+    def _targets(self, panel_id: str, what: str) -> list[Any] | None:
+        table: PanelTable = self.panel(panel_id)  # type: ignore[attr-defined]
+        targets = table.targets()
+        if not targets:
+            self.notify(
+                f"no {what} selected: move to the {table.TITLE[2:]} panel "  # type: ignore[attr-defined]
+                f"(key {table.TITLE[0]}), mark rows with space",
+                severity="warning",
+            )
+            return None
+        return targets
+
+    def action_requeue(self) -> None:
+        focused = self.focused  # type: ignore[attr-defined]
+        # Requeue acts on the job table the user is looking at; by default the stuck jobs.
+        panel_id = "leases" if isinstance(focused, LeasesTable) else "stuck"
+        ids = self._targets(panel_id, "stuck job")
+        if ids is not None:
+            self._plan(lambda a: a.plan_requeue(ids, self.snapshot), panel_id)
+
+    def action_reap(self) -> None:
+        self._plan(lambda a: a.plan_reap(self.snapshot), "stuck")
+
+    def action_retry(self) -> None:
+        ids = self._targets("dead", "dead job")
+        if ids is not None:
+            self._plan(lambda a: a.plan_retry(ids), "dead")
+
+    def action_discard(self) -> None:
+        ids = self._targets("dead", "dead job")
+        if ids is not None:
+            self._plan(lambda a: a.plan_discard(ids), "dead")
+
+    def action_cancel(self) -> None:
+        pids = self._targets("sessions", "session")
+        if pids is not None:
+            self._plan(lambda a: a.plan_cancel(pids, self.snapshot), "sessions")
+
+    def action_terminate(self) -> None:
+        pids = self._targets("sessions", "session")
+        if pids is not None:
+            self._plan(lambda a: a.plan_terminate(pids, self.snapshot), "sessions")
+
+    @work(thread=True, group="actions", exit_on_error=False)
+    def _plan(self, make: Callable[[Any], Any], panel_id: str) -> None:
+        try:
+            plan = make(self.actions)
+        except Exception as exc:  # planning should not raise; if it does, it is a message, not a crash
+            self.call_from_thread(self.notify, f"could not plan: {exc}", severity="error")  # type: ignore
+            return
+        self.post_message(PlanReady(plan, panel_id))  # type: ignore[attr-defined]
+
+    # Named handlers, not @on: @on is collected by Textual's metaclass, which never sees a mixin's body.
+    def on_plan_ready(self, message: PlanReady) -> None:
+        plan = message.plan
+        if getattr(plan, "refused", None):
+            self.notify(str(plan.refused), title=str(plan.title), severity="warning", timeout=8)  # type: ignore
+            return
+        if not plan.count:
+            self.notify(f"nothing to do: {plan.description}", title=str(plan.title))  # type: ignore
+            return
+        panel_id = message.panel_id
+
+        def first(yes: bool | None) -> None:
+            if not yes:
+                self.notify("aborted: nothing was changed", timeout=3)  # type: ignore[attr-defined]
+            elif plan.needs_second_confirmation:
+                self.push_screen(ConfirmScreen(plan, second=True), second)  # type: ignore[attr-defined]
+            else:
+                self._execute(plan, panel_id)
+
+        def second(yes: bool | None) -> None:
+            if yes:
+                self._execute(plan, panel_id)
+            else:
+                self.notify("aborted: nothing was changed", timeout=3)  # type: ignore[attr-defined]
+
+        self.push_screen(ConfirmScreen(plan), first)  # type: ignore[attr-defined]
+
+    @work(thread=True, group="actions", exit_on_error=False)
+    def _execute(self, plan: Any, panel_id: str | None) -> None:
+        outcome = self.actions.execute(plan)  # never raises, by contract
+        self.post_message(ActionFinished(outcome, panel_id))  # type: ignore[attr-defined]
+
+    def on_action_finished(self, message: ActionFinished) -> None:
+        o = message.outcome
+        if getattr(o, "error", None):
+            self.notify(str(o.message or o.error), title=f"{o.action} failed", severity="error", timeout=10)  # type: ignore
+        else:
+            self.notify(str(o.message), title=f"{o.action}: {o.changed} of {o.requested} changed", timeout=6)  # type: ignore
+        panel_id = message.panel_id
+        if panel_id:
+            self.panel(panel_id).clear_marks()  # type: ignore[attr-defined]
+        self._tick(force=True)  # type: ignore[attr-defined]

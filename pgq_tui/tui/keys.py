@@ -1,0 +1,75 @@
+"""Every key the dashboard answers to, in one list. The footer and the help screen are generated from
+these bindings, so what a key does and what the help says can never drift apart.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+# Help-screen sections. Not Binding.Group: the footer would fold a group into one unlabelled chip.
+VIEW = "View"
+PANELS = "Panels"
+FIX = "Fix (writes, always confirmed)"
+DEMO = "Demo controls"
+
+# Actions that write to the database: absent (not just greyed out) with --read-only.
+WRITE_ACTIONS = frozenset({"requeue", "reap", "retry", "discard", "cancel", "terminate"})
+DEMO_ACTIONS = frozenset(
+    {
+        "demo_add_worker",
+        "demo_remove_worker",
+        "demo_raise_load",
+        "demo_lower_load",
+        "demo_crash",
+        "demo_idle_tx",
+        "demo_slow",
+    }
+)
+
+PANEL_IDS = ("queues", "stuck", "leases", "dead", "sessions", "chart", "health")
+
+_SECTIONED: list[tuple[str, Binding]] = [
+    (VIEW, Binding("question_mark", "help", "Help", key_display="?")),
+    (VIEW, Binding("q", "quit", "Quit")),
+    (VIEW, Binding("slash", "filter", "Filter", key_display="/")),
+    (VIEW, Binding("escape", "clear_filter", "Clear filter/marks", show=False)),
+    (VIEW, Binding("p", "pause", "Pause")),
+    (VIEW, Binding("plus,equals_sign", "interval(1)", "Slower refresh", show=False, key_display="+")),
+    (VIEW, Binding("minus", "interval(-1)", "Faster refresh", show=False, key_display="-")),
+    (VIEW, Binding("f5,ctrl+r", "refresh", "Refresh now", show=False)),
+    (PANELS, Binding("tab", "cycle_panel(1)", "Next panel", show=False)),
+    (PANELS, Binding("shift+tab", "cycle_panel(-1)", "Previous panel", show=False)),
+    *[
+        (PANELS, Binding(str(i), f"focus_panel('{panel}')", f"{panel.capitalize()} panel", show=False))
+        for i, panel in enumerate(PANEL_IDS, 1)
+    ],
+    (PANELS, Binding("space", "mark", "Mark row", key_display="space")),
+    (FIX, Binding("r", "requeue", "Requeue stuck")),
+    (FIX, Binding("R", "reap", "Reap all expired", show=False)),
+    (FIX, Binding("t", "retry", "Retry dead", show=False)),
+    (FIX, Binding("D", "discard", "Discard dead", show=False)),
+    (FIX, Binding("C", "cancel", "Cancel query", show=False)),
+    (FIX, Binding("K", "terminate", "Terminate session", show=False)),
+    (DEMO, Binding("w", "demo_add_worker", "Add worker", show=False)),
+    (DEMO, Binding("W", "demo_remove_worker", "Remove worker", show=False)),
+    (DEMO, Binding("l", "demo_raise_load", "Raise load", show=False)),
+    (DEMO, Binding("L", "demo_lower_load", "Lower load", show=False)),
+    (DEMO, Binding("x", "demo_crash", "Crash a worker (kill -9)", show=False)),
+    (DEMO, Binding("i", "demo_idle_tx", "Open/close idle-in-tx session", show=False)),
+    (DEMO, Binding("s", "demo_slow", "Slow handler on/off", show=False)),
+]
+
+BINDINGS: list[Binding] = [b for _, b in _SECTIONED]
+SECTION: dict[str, str] = {b.action: section for section, b in _SECTIONED}
+
+
+def section(binding: Binding) -> str | None:
+    """The help section of one of our bindings; None for Textual's own (cursor keys, palette)."""
+    return SECTION.get(binding.action)
+
+
+# Keys that live on the tables themselves (DataTable): listed in help as well.
+TABLE_KEYS: list[tuple[str, str]] = [
+    ("enter", "Open job detail (job tables)"),
+    ("↑ ↓ pgup pgdn home end", "Move the cursor"),
+]

@@ -1,0 +1,92 @@
+"""Job detail: the full row (payload pretty-printed, attempts, last error, lease, timestamps)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from rich.console import Group
+from rich.json import JSON
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from pgq_tui.tui.format import DASH, payload_json, safe
+
+
+def _when(value: datetime | None) -> Text:
+    return Text(value.isoformat(sep=" ", timespec="seconds")) if value else Text(DASH, style="dim")
+
+
+def detail_renderable(job: dict[str, Any]) -> Group:
+    """Pure: a job row as rich renderables; every text value from the row goes through `safe`."""
+    facts = Table.grid(padding=(0, 2))
+    facts.add_column(style="bold")
+    facts.add_column()
+    facts.add_row("id", Text(str(job.get("id"))))
+    facts.add_row("queue", safe(job.get("queue")))
+    facts.add_row("status", safe(job.get("status")))
+    facts.add_row("priority", Text(str(job.get("priority", DASH))))
+    facts.add_row("attempts", Text(f"{job.get('attempts', '?')} of {job.get('max_attempts', '?')}"))
+    facts.add_row("locked_by", safe(job.get("locked_by")))
+    facts.add_row("locked_until", _when(job.get("locked_until")))
+    facts.add_row("run_at", _when(job.get("run_at")))
+    facts.add_row("created_at", _when(job.get("created_at")))
+    facts.add_row("finished_at", _when(job.get("finished_at")))
+    error = job.get("last_error")
+    parts: list[Any] = [facts, Text("\nlast error", style="bold")]
+    # Multi-line errors (tracebacks) keep their lines; other control characters are made visible.
+    if error:
+        parts.extend(safe(line, style="yellow") for line in str(error).splitlines())
+    else:
+        parts.append(Text(DASH, style="dim"))
+    parts.append(Text("\npayload", style="bold"))
+    parts.append(JSON(payload_json(job.get("payload"))))
+    return Group(*parts)
+
+
+class DetailScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Close"),
+        Binding("q", "app.pop_screen", "Close", show=False),
+        Binding("enter", "app.pop_screen", "Close", show=False),
+    ]
+
+    def __init__(self, job_id: int, fetch: Any | None) -> None:
+        super().__init__()
+        self.job_id = job_id
+        self._fetch = fetch  # actions.job_detail, or None when there is no database (tests)
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail-box") as box:
+            box.border_title = f"Job {self.job_id}"
+            box.border_subtitle = "esc to close"
+            yield Static("loading…", id="detail-body")
+
+    def on_mount(self) -> None:
+        self.query_one("#detail-box").focus()
+        if self._fetch is None:
+            self.query_one("#detail-body", Static).update(Text("no database connection for details"))
+        else:
+            self._load()
+
+    @work(thread=True, exclusive=True, group="detail")
+    def _load(self) -> None:
+        try:
+            job = self._fetch(self.job_id)  # type: ignore[misc]
+        except Exception as exc:  # job_detail should not raise; still never crash the UI
+            body: Any = safe(f"could not load job {self.job_id}: {exc}", style="red")
+        else:
+            body = (
+                detail_renderable(job) if job else Text(f"job {self.job_id} no longer exists", style="yellow")
+            )
+        self.app.call_from_thread(self._show, body)
+
+    def _show(self, body: Any) -> None:
+        if self.is_attached:
+            self.query_one("#detail-body", Static).update(body)

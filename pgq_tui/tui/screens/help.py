@@ -1,0 +1,71 @@
+"""Help, generated from the active bindings (so it lists exactly the keys that work right now)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from pgq_tui.tui.keys import section
+
+
+def key_label(binding: Binding) -> str:
+    if binding.key_display:
+        return binding.key_display
+    return binding.key.replace("question_mark", "?").replace("slash", "/")
+
+
+def help_table(bindings: Iterable[Binding], extra: Iterable[tuple[str, str]] = ()) -> Table:
+    """One row per binding, grouped by Binding.group in first-seen order; multi-key bindings merged."""
+    groups: dict[str, dict[str, list[str]]] = {}
+    for b in bindings:
+        title = section(b)
+        if not b.description or title is None:
+            continue
+        keys = groups.setdefault(title, {}).setdefault(b.description, [])
+        label = key_label(b)
+        if label not in keys:
+            keys.append(label)
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold cyan", justify="right", no_wrap=True)
+    table.add_column()
+    for title, rows in groups.items():
+        table.add_row(Text(""), Text(""))
+        table.add_row(Text(""), Text(title, style="bold underline"))
+        for description, keys in rows.items():
+            table.add_row(Text(" ".join(keys)), Text(description))
+    if extra:
+        table.add_row(Text(""), Text(""))
+        table.add_row(Text(""), Text("Tables", style="bold underline"))
+        for keys, description in extra:
+            table.add_row(Text(keys), Text(description))
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("escape,q,question_mark", "app.pop_screen", "Close"),
+    ]
+
+    def __init__(self, bindings: list[Binding], extra: list[tuple[str, str]], note: str = "") -> None:
+        super().__init__()
+        self._bindings_shown = bindings
+        self._extra = extra
+        self._note = note
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-box") as box:
+            box.border_title = "pgq-top keys"
+            box.border_subtitle = "esc to close"
+            yield Static(help_table(self._bindings_shown, self._extra), id="help-body")
+            if self._note:
+                yield Static(Text(self._note, style="dim"), id="help-note")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-box").focus()

@@ -1,0 +1,1 @@
+"""Panels and status lines; each renders from a Snapshot."""

@@ -1,0 +1,46 @@
+"""Throughput chart: enqueued, completed and failed per second over the history window (plotext)."""
+
+from __future__ import annotations
+
+from textual_plotext import PlotextPlot
+
+from pgq_tui.monitor.snapshot import Snapshot
+
+
+class ThroughputChart(PlotextPlot, can_focus=True):
+    PANEL = "throughput"
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.border_title = "6 Throughput /s"
+        self._empty()
+
+    def _empty(self) -> None:
+        plt = self.plt
+        plt.clear_figure()
+        plt.title("waiting for data…")
+
+    def update_from(self, snap: Snapshot, filter_text: str = "") -> None:
+        error = snap.errors.get(self.PANEL)
+        self.set_class(error is not None, "-stale")
+        self.border_subtitle = f"STALE: {error[:60]}" if error else ""
+        if error is not None:
+            return
+        hist = snap.throughput.history
+        plt = self.plt
+        plt.clear_figure()
+        if not hist:
+            plt.title("no throughput yet")
+            self.refresh()
+            return
+        now = snap.server.now
+        # x is "seconds ago" so the axis reads the same whatever the wall clock says.
+        xs = [round((p.at - now).total_seconds()) for p in hist]
+        plt.plot(xs, [p.enqueued for p in hist], label="enqueued", color="cyan", marker="braille")
+        plt.plot(xs, [p.completed for p in hist], label="completed", color="green", marker="braille")
+        plt.plot(xs, [p.failed for p in hist], label="failed", color="red", marker="braille")
+        t = snap.throughput.total
+        plt.title(f"in {t.enqueued:.0f}/s  done {t.completed:.0f}/s  failed {t.failed:.1f}/s")
+        plt.xlabel("seconds ago")
+        plt.ylim(0, None)
+        self.refresh()

@@ -1,0 +1,121 @@
+"""Job tables: leases (running), stuck jobs (expired leases) and dead letters (failed jobs)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+from pgq_tui.monitor.snapshot import Lease, LeaseList, Snapshot
+from pgq_tui.tui.format import fmt_age, fmt_ago, safe
+from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
+
+
+def _holder(lease: Lease) -> Text:
+    # A connected holder of an expired lease may still be running the job: requeueing risks a duplicate.
+    if lease.holder_connected:
+        pid = f" {lease.holder_pid}" if lease.holder_pid else ""
+        return Text(f"alive{pid}", style="bold yellow")
+    return Text("gone", style="dim")
+
+
+class _LeaseTable(PanelTable):
+    PANEL = "leases"
+    MARKABLE = True
+
+    def _list(self, snap: Snapshot) -> LeaseList:
+        raise NotImplementedError
+
+    def total(self, snap: Snapshot) -> int | None:
+        return self._list(snap).total
+
+    def _left(self, lease: Lease) -> Text:
+        raise NotImplementedError
+
+    def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
+        out = []
+        for lease in self._list(snap).rows:
+            if not matches(filter_text, lease.queue, lease.id, lease.locked_by):
+                continue
+            cells: list[object] = [
+                Text(str(lease.id), justify="right"),
+                safe(lease.queue, limit=14),
+                Text(f"{lease.attempts}/{lease.max_attempts}", justify="right"),
+                self._left(lease),
+                _holder(lease),
+            ]
+            if self.wide:
+                cells.append(safe(lease.locked_by, style="dim", limit=26))
+            out.append(Row(key=str(lease.id), cells=tuple(cells), target=lease.id, job_id=lease.id))
+        return out
+
+
+class StuckTable(_LeaseTable):
+    TITLE = "2 Stuck jobs"
+    COLUMNS = (
+        Column("id", 9),
+        Column("queue", 14),
+        Column("try", 5),
+        Column("expired", 8),
+        Column("holder", 11),
+        Column("locked_by", 26, wide_only=True),
+    )
+
+    def _list(self, snap: Snapshot) -> LeaseList:
+        return snap.expired
+
+    def _left(self, lease: Lease) -> Text:
+        return Text(fmt_age(-lease.seconds_left), style="red", justify="right")
+
+
+class LeasesTable(_LeaseTable):
+    TITLE = "3 Leases"
+    COLUMNS = (
+        Column("id", 9),
+        Column("queue", 14),
+        Column("try", 5),
+        Column("left", 8),
+        Column("holder", 11),
+        Column("locked_by", 26, wide_only=True),
+    )
+
+    def _list(self, snap: Snapshot) -> LeaseList:
+        return snap.leases
+
+    def _left(self, lease: Lease) -> Text:
+        style = "red" if lease.seconds_left < 0 else ""
+        return Text(fmt_age(lease.seconds_left), style=style, justify="right")
+
+
+class DeadTable(PanelTable):
+    """Failed jobs (dead letters) from `Snapshot.dead`: `t` retries them, `D` discards them."""
+
+    TITLE = "4 Dead jobs"
+    PANEL = "dead"
+    MARKABLE = True
+    COLUMNS = (
+        Column("id", 9),
+        Column("queue", 14),
+        Column("try", 5),
+        Column("failed", 9),
+        Column("last error", None),
+    )
+
+    def total(self, snap: Snapshot) -> int | None:
+        # A monitor that does not list dead jobs still counts them per queue: show "0 of N".
+        return snap.dead.total or sum(q.failed for q in snap.queues)
+
+    def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
+        out = []
+        for job in snap.dead.rows:
+            if not matches(filter_text, job.queue, job.id, job.last_error):
+                continue
+            cells = (
+                Text(str(job.id), justify="right"),
+                safe(job.queue, limit=14),
+                Text(f"{job.attempts}/{job.max_attempts}", justify="right"),
+                Text(fmt_ago(job.finished_at, snap.server.now).replace(" ago", ""), justify="right"),
+                safe(job.last_error, style="yellow", limit=120 if self.wide else 40),
+            )
+            out.append(Row(key=str(job.id), cells=cells, target=job.id, job_id=job.id))
+        return out

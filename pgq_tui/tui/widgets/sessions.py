@@ -1,0 +1,75 @@
+"""Sessions panel: idle-in-transaction sessions, xmin-horizon holders and lock blockers, with ages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.tui.format import fmt_age, fmt_count, safe
+from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
+
+
+def _pid(value: int | str) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+class SessionsTable(PanelTable):
+    TITLE = "5 Sessions"
+    PANEL = "sessions"
+    MARKABLE = True
+    COLUMNS = (
+        Column("pid", 7),
+        Column("what", 9),
+        Column("age", 7),
+        Column("xmin", 6),
+        Column("application", 18),
+        Column("query", None),
+    )
+
+    def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
+        s = snap.sessions
+        out: list[Row] = []
+        qlimit = 80 if self.wide else 30
+        for b in s.blocked:
+            if matches(filter_text, b.blocking_pid, b.blocking_application, b.blocking_query):
+                what = Text("blocker", style="bold red")
+                cells = (
+                    Text(str(b.blocking_pid)),
+                    what,
+                    Text(fmt_age(b.blocked_wait_s)),
+                    Text("—", style="dim"),
+                    safe(b.blocking_application, limit=18),
+                    safe(f"blocks {b.blocked_pid}: {b.blocking_query or ''}", limit=qlimit),
+                )
+                out.append(Row(key=f"b:{b.blocking_pid}:{b.blocked_pid}", cells=cells, target=b.blocking_pid))
+        for x in s.idle_in_transaction:
+            if matches(filter_text, x.pid, x.application, x.query, x.user):
+                own = " (us)" if x.is_pgq_top else ""
+                cells = (
+                    Text(str(x.pid)),
+                    Text("idle-tx" + own, style="yellow"),
+                    Text(fmt_age(x.xact_age_s)),
+                    Text(fmt_count(x.backend_xmin_age)),
+                    safe(x.application, limit=18),
+                    safe(x.query, style="dim", limit=qlimit),
+                )
+                out.append(Row(key=f"i:{x.pid}", cells=cells, target=x.pid))
+        for h in s.xmin_holders:
+            if matches(filter_text, h.kind, h.name, h.detail):
+                pid = _pid(h.name) if h.kind == "backend" else None
+                label = {"backend": "xmin", "prepared transaction": "prepared", "replication slot": "slot"}
+                cells = (
+                    safe(h.name, limit=7),
+                    Text(label.get(h.kind, h.kind[:9]), style="magenta"),
+                    Text(fmt_age(h.age_s)),
+                    Text(fmt_count(h.xmin_age)),
+                    Text("—", style="dim"),
+                    safe(h.detail, style="dim", limit=qlimit),
+                )
+                out.append(Row(key=f"x:{h.kind}:{h.name}", cells=cells, target=pid))
+        return out

@@ -1,0 +1,107 @@
+"""One-line status widgets: the header, the disconnect banner, the verdict line and the demo line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Static
+
+from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.tui.format import fmt_age, fmt_rate, safe
+from pgq_tui.tui.verdict import verdict_text
+
+
+@dataclass(frozen=True)
+class Connection:
+    """What the header needs besides the Snapshot; built by the app on each tick."""
+
+    target: str  # schema.table
+    interval_s: float
+    paused: bool
+    connected: bool | None  # None: first poll still in flight
+    data_age_s: float | None
+    read_only: bool
+    error: str | None = None
+
+
+def header_text(snap: Snapshot | None, c: Connection) -> Text:
+    out = Text()
+    out.append(" pgq-top ", style="bold reverse")
+    if snap is not None:
+        s = snap.server
+        out.append(" PG ")
+        out.append_text(safe(s.version))
+        out.append(" ")
+        out.append_text(safe(s.database, style="bold"))
+        if s.in_recovery:
+            out.append(" (replica)", style="yellow")
+    out.append(" ")
+    out.append_text(safe(c.target))
+    if c.connected is None:
+        out.append("  ◌ connecting…", style="yellow")
+    elif c.connected:
+        out.append("  ● up", style="green")
+    else:
+        out.append("  ✖ DOWN", style="bold red")
+    if c.paused:
+        out.append("  ⏸ PAUSED", style="bold yellow")
+    else:
+        out.append(f"  every {c.interval_s:g}s")
+    if c.data_age_s is not None:
+        old = c.data_age_s > 2 * c.interval_s + 1
+        out.append(f"  data {fmt_age(int(c.data_age_s))} old", style="bold yellow" if old else "")
+    if snap is not None:
+        out.append(f"  poll {snap.server.collect_ms:.0f}ms", style="dim")
+    if c.read_only:
+        out.append("  READ-ONLY", style="bold cyan")
+    return out
+
+
+def banner_text(c: Connection) -> Text:
+    age = f"; showing data from {fmt_age(c.data_age_s)} ago (stale)" if c.data_age_s is not None else ""
+    text = Text(f" disconnected — retrying every {c.interval_s:g}s{age}: ", style="bold")
+    text.append_text(safe(c.error or "no answer", limit=200))
+    return text
+
+
+def demo_text(status: Any) -> Text:
+    """The demo line (duck-typed on demo.DemoStatus so the tui does not depend on its internals)."""
+    out = Text(" demo ", style="bold reverse magenta")
+    workers = getattr(status, "workers", "?")
+    rate = getattr(status, "rate", None)
+    out.append(f" workers {workers}  load {fmt_rate(rate) if isinstance(rate, int | float) else '?'}")
+    share = getattr(status, "fail_share", None)
+    if isinstance(share, int | float):
+        out.append(f"  fail {share:.0%}")
+    if getattr(status, "slow", False):
+        out.append("  SLOW", style="bold yellow")
+    pid = getattr(status, "idle_tx_pid", None)
+    if pid:
+        out.append(f"  idle-tx pid {pid}", style="bold yellow")
+    out.append("  (w/W workers  l/L load  x crash  i idle-tx  s slow)", style="dim")
+    return out
+
+
+class Header(Static):
+    pass
+
+
+class Banner(Static):
+    def show(self, c: Connection | None) -> None:
+        self.display = c is not None
+        if c is not None:
+            self.update(banner_text(c))
+
+
+class VerdictLine(Static):
+    def update_from(self, snap: Snapshot, filter_text: str = "") -> None:
+        text = Text("health: ", style="bold")
+        text.append_text(verdict_text(snap))
+        self.update(text)
+
+
+class DemoBar(Static):
+    def show(self, status: Any) -> None:
+        self.update(demo_text(status))

@@ -1,0 +1,182 @@
+"""PanelTable: a DataTable that re-renders from rows each poll without losing cursor, scroll or marks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.events import Resize
+from textual.widgets import DataTable
+
+from pgq_tui.monitor.snapshot import Snapshot
+
+MARK = "●"
+
+
+@dataclass(frozen=True)
+class Column:
+    label: str
+    width: int | None = None
+    wide_only: bool = False  # dropped when the terminal is narrow
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    cells: tuple[Any, ...]  # one per visible column (wide_only ones already dropped by the panel)
+    target: Any = None  # what an action acts on: a job id or a backend pid
+    job_id: int | None = None  # `enter` opens the detail screen for this job
+
+
+class PanelTable(DataTable):
+    """Subclasses define COLUMNS, TITLE and `rows(snapshot, filter_text)`."""
+
+    TITLE = ""
+    PANEL = ""  # the Snapshot.errors key that makes this panel stale
+    COLUMNS: tuple[Column, ...] = ()
+    MARKABLE = False
+    EMPTY = "nothing here"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        self.wide = True
+        self.marked: set[str] = set()
+        self._panel_rows: dict[str, Row] = {}
+        self._stale: str | None = None
+        self.border_title = self.TITLE
+        self._snapshot: Snapshot | None = None
+        self._filter = ""
+
+    # -- what subclasses implement ---------------------------------------------------------------
+    def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
+        raise NotImplementedError
+
+    def total(self, snap: Snapshot) -> int | None:
+        """The true total when `rows` is capped for display (None: len(rows) is the total)."""
+        return None
+
+    # -- rendering -------------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        self._set_columns()
+
+    def visible_columns(self) -> list[Column]:
+        return [c for c in self.COLUMNS if self.wide or not c.wide_only]
+
+    def _set_columns(self) -> None:
+        self.clear(columns=True)
+        if self.MARKABLE:
+            self.add_column(" ", width=1, key="mark")
+        for col in self.visible_columns():
+            self.add_column(col.label, width=col.width, key=col.label)
+
+    def full_width(self) -> int:
+        """Cells needed to show every column (auto-width columns count as 20)."""
+        cells = sum((c.width or 20) + 2 * self.cell_padding for c in self.COLUMNS)
+        return cells + (1 + 2 * self.cell_padding if self.MARKABLE else 0) + 2  # + scrollbar
+
+    def on_resize(self, event: Resize) -> None:
+        # Each table decides from its own width: a right-hand grid column can be narrower than a
+        # full-width panel on a small terminal.
+        self.set_wide(event.size.width >= self.full_width())
+
+    def set_wide(self, wide: bool) -> None:
+        if wide != self.wide:
+            self.wide = wide
+            self._set_columns()
+            if self._snapshot is not None:
+                self.update_from(self._snapshot, self._filter)
+
+    def update_from(self, snap: Snapshot, filter_text: str = "") -> None:
+        """Re-render from `snap`, unless the monitor said this panel's query failed (then: stale)."""
+        error = snap.errors.get(self.PANEL) if self.PANEL else None
+        self.set_stale(error)
+        if error is not None:
+            return
+        self._snapshot, self._filter = snap, filter_text
+        rows = list(self.build_rows(snap, filter_text))
+        total = self.total(snap)
+        self._render_rows(rows)
+        shown = f"{len(rows)}" if total is None or total == len(rows) else f"{len(rows)} of {total}"
+        self.border_title = f"{self.TITLE} ({shown})"
+        self._update_subtitle()
+
+    def set_stale(self, error: str | None) -> None:
+        self._stale = error
+        self.set_class(error is not None, "-stale")
+        self._update_subtitle()
+
+    def _update_subtitle(self) -> None:
+        parts = []
+        if self.marked:
+            parts.append(f"{len(self.marked)} marked")
+        if self._stale is not None:
+            parts.append(f"STALE: {self._stale[:60]}")
+        self.border_subtitle = Text(" · ".join(parts)) if parts else ""
+
+    def _render_rows(self, rows: list[Row]) -> None:
+        cursor_key = self.cursor_key()
+        scroll_y = self.scroll_y
+        self._panel_rows = {r.key: r for r in rows}
+        self.marked &= set(self._panel_rows)  # a row that left (finished, requeued) cannot stay marked
+        self.clear()
+        for row in rows:
+            cells = row.cells
+            if self.MARKABLE:
+                cells = (self._mark_cell(row.key), *cells)
+            self.add_row(*cells, key=row.key)
+        if cursor_key in self._panel_rows:
+            self.move_cursor(row=self.get_row_index(cursor_key), scroll=False)
+        self.scroll_to(y=scroll_y, animate=False, immediate=True)
+
+    def _mark_cell(self, key: str) -> Text:
+        return Text(MARK if key in self.marked else " ", style="bold magenta")
+
+    # -- cursor and marks ------------------------------------------------------------------------
+    def cursor_key(self) -> str | None:
+        if not self.row_count:
+            return None
+        try:
+            return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        except Exception:  # cursor outside the table after a shrink
+            return None
+
+    def cursor_row_data(self) -> Row | None:
+        key = self.cursor_key()
+        return self._panel_rows.get(key) if key is not None else None
+
+    def toggle_mark(self) -> None:
+        key = self.cursor_key()
+        if key is None or not self.MARKABLE:
+            return
+        self.marked ^= {key}
+        self.update_cell(key, "mark", self._mark_cell(key))
+        self._update_subtitle()
+        if self.cursor_row < self.row_count - 1:  # like mutt/htop: mark and move on
+            self.move_cursor(row=self.cursor_row + 1)
+
+    def clear_marks(self) -> None:
+        for key in list(self.marked):
+            if key in self._panel_rows:
+                self.update_cell(key, "mark", Text(" "))
+        self.marked.clear()
+        self._update_subtitle()
+
+    def targets(self) -> list[Any]:
+        """Marked rows' targets, else the cursor row's; each target once, in table order."""
+        keys = [k for k in self._panel_rows if k in self.marked] or [k for k in [self.cursor_key()] if k]
+        out: list[Any] = []
+        for k in keys:
+            t = self._panel_rows[k].target
+            if t is not None and t not in out:
+                out.append(t)
+        return out
+
+
+def matches(filter_text: str, *fields: object) -> bool:
+    """Case-insensitive substring match of the filter against any field (empty filter: all)."""
+    if not filter_text:
+        return True
+    needle = filter_text.lower()
+    return any(needle in str(f).lower() for f in fields if f is not None)
