@@ -14,35 +14,51 @@ _LEVEL_ORDER = {OK: 0, WARN: 1, CRIT: 2}
 
 
 # -- counting above the cap -------------------------------------------------------------------------
-def fill_capped(counts: Sequence[int], cap: int, estimate: float | None) -> list[tuple[int, bool]]:
+def fill_capped(
+    counts: Sequence[int], cap: int, estimate: float | None, weights: Sequence[float] | None = None
+) -> list[tuple[int, bool]]:
     """Counts taken with `LIMIT cap + 1`: those above `cap` only say "more than cap". Share what the
-    size estimate leaves after the exact ones among them, never below cap + 1. Returns (value, approximate).
+    size estimate leaves after the exact ones among them, in proportion to `weights` (e.g. a sample's
+    counts; equal shares without), never below cap + 1. Returns (value, approximate).
 
     >>> fill_capped([5, 101, 101], 100, 1005.0)
     [(5, False), (500, True), (500, True)]
+    >>> fill_capped([5, 101, 101], 100, 1005.0, weights=[1, 3, 1])
+    [(5, False), (750, True), (250, True)]
     >>> fill_capped([101], 100, None)
     [(101, True)]
     """
-    over = [c for c in counts if c > cap]
-    exact = sum(c for c in counts if c <= cap)
-    share = (estimate - exact) / len(over) if over and estimate is not None else 0.0
-    return [(c, False) if c <= cap else (max(cap + 1, round(share)), True) for c in counts]
+    over = [i for i, c in enumerate(counts) if c > cap]
+    remainder = (estimate or 0.0) - sum(c for c in counts if c <= cap)
+    w = [float(weights[i]) if weights else 1.0 for i in over]
+    if sum(w) <= 0:
+        w = [1.0] * len(over)
+    share = {i: remainder * wi / sum(w) for i, wi in zip(over, w, strict=True)}
+    return [(c, False) if c <= cap else (max(cap + 1, round(share[i])), True) for i, c in enumerate(counts)]
 
 
-def scale_sample(sample: Mapping[str, int], cap: int, estimate: float | None) -> dict[str, tuple[int, bool]]:
-    """Per-queue counts from a sample of at most cap + 1 rows: exact when the sample was not cut,
-    else the estimated total split in the sample's proportions.
+def scale_sample(
+    sample: Mapping[str, int], cap: int, estimate: float | None, weights: Mapping[str, float] | None = None
+) -> dict[str, tuple[int, bool]]:
+    """Per-queue counts from a capped read of at most cap + 1 rows: exact when the read was not cut,
+    else the estimated total split in the proportions of `weights` (an unbiased sample), or of the
+    capped read itself when there is none.
 
     >>> scale_sample({"a": 3, "b": 1}, 100, None)
     {'a': (3, False), 'b': (1, False)}
     >>> scale_sample({"a": 75, "b": 26}, 100, 1000.0)
     {'a': (743, True), 'b': (257, True)}
+    >>> scale_sample({"a": 101}, 100, 1000.0, weights={"a": 1, "b": 1})
+    {'a': (500, True), 'b': (500, True)}
     """
     seen = sum(sample.values())
     if seen <= cap:
         return {q: (n, False) for q, n in sample.items()}
     total = max(float(seen), estimate or 0.0)
-    return {q: (round(total * n / seen), True) for q, n in sample.items()}
+    share = {q: float(n) for q, n in (weights or {}).items() if n > 0} or {
+        q: float(n) for q, n in sample.items()
+    }
+    return {q: (round(total * n / sum(share.values())), True) for q, n in share.items()}
 
 
 def index_estimate(reltuples: float, relpages: int, pages: int) -> float | None:

@@ -33,55 +33,68 @@ def index_size(row: Row) -> float | None:
     return health.index_estimate(float(row["reltuples"]), int(row["relpages"]), int(row["pages"]))
 
 
+def sample_weights(sample: Sequence[Row]) -> dict[tuple[str, str], float]:
+    """(queue, field) -> rows in the page sample, field being a QueueStats count name."""
+    out: dict[tuple[str, str], float] = defaultdict(float)
+    for r in sample:
+        status = r["status"]
+        if status == "pending":
+            field = "ready" if r["ready"] else "scheduled"
+        elif status == "running":
+            field = "expired" if r["expired"] else "running"
+        else:
+            field = status
+        out[(r["queue"], field)] += int(r["n"])
+    return out
+
+
 def queue_stats(
     rows: Sequence[Row],
     estimates: Mapping[str, float | None],
     table: str,
     cap: int,
     throughput_queues: Mapping[str, Rates],
+    sample: Sequence[Row] = (),
 ) -> tuple[QueueStats, ...]:
-    """Merge the per-(queue, priority) pending rows, the per-queue state rows and the done sample.
+    """Merge the per-queue pending rows, the per-queue state rows and the capped done read.
 
-    Counts above `cap` are estimated from the partial index they were read from (`health.fill_capped`);
-    queues seen only in the throughput window are listed with zeros, so a queue that drains as fast as
-    it fills still shows.
+    Counts above `cap` are estimated from the partial index they were read from, shared out in the
+    proportions of a page sample (`health.fill_capped`); queues seen only in the throughput window are
+    listed with zeros, so a queue that drains as fast as it fills still shows.
     """
-    pending = [r for r in rows if r["kind"] == "pending"]
-    states = [r for r in rows if r["kind"] == "states"]
-    done_sample = {r["queue"]: int(r["n"]) for r in rows if r["kind"] == "done"}
+    weights = sample_weights(sample)
     values: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     approx: set[str] = set()
-    oldest: dict[str, float] = {}
 
     def add(entries: list[tuple[str, str, int]], index: str) -> None:
-        filled = health.fill_capped([n for _, _, n in entries], cap, estimates.get(f"{table}_{index}_idx"))
+        filled = health.fill_capped(
+            [n for _, _, n in entries],
+            cap,
+            estimates.get(f"{table}_{index}_idx"),
+            [weights.get((q, f), 0.0) for q, f, _ in entries] if weights else None,
+        )
         for (queue, field, _), (n, is_approx) in zip(entries, filled, strict=True):
             values[queue][field] += n
             if is_approx:
                 approx.add(queue)
 
-    # ready and scheduled share the claim index's estimate (it holds all pending rows)
-    add([(r["queue"], f, int(r[f])) for r in pending for f in ("ready", "scheduled")], "claim")
-    add(
-        [
-            (r["queue"], f, int(r[f]))
-            for r in states
-            if r["running"] is not None
-            for f in ("running", "expired")
-        ],
-        "lease",
-    )
-    add([(r["queue"], "failed", int(r["failed"])) for r in states if r["failed"] is not None], "failed")
+    def of(kind: str, *fields: str) -> list[tuple[str, str, int]]:
+        return [
+            (r["queue"], f, int(r[f])) for r in rows if r["kind"] == kind for f in fields if r[f] is not None
+        ]
+
+    add(of("pending", "ready", "scheduled"), "claim")  # the claim index holds every pending row
+    add(of("states", "running", "expired"), "lease")
+    add(of("states", "failed"), "failed")
+    done_read = {r["queue"]: int(r["n"]) for r in rows if r["kind"] == "done"}
+    done_weights = {q: n for (q, f), n in weights.items() if f == "done"}
     for queue, (n, is_approx) in health.scale_sample(
-        done_sample, cap, estimates.get(f"{table}_done_idx")
+        done_read, cap, estimates.get(f"{table}_done_idx"), done_weights
     ).items():
         values[queue]["done"] = n
         if is_approx:
             approx.add(queue)
-    for r in pending:
-        age = r["oldest_ready_age_s"]
-        if age is not None:
-            oldest[r["queue"]] = max(oldest.get(r["queue"], age), age)
+    oldest = {r["queue"]: r["oldest_ready_age_s"] for r in rows if r["kind"] == "pending"}
     for queue in throughput_queues:
         _ = values[queue]  # listed with zeros
     return tuple(

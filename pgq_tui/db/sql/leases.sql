@@ -1,25 +1,45 @@
--- The most urgent leases: for each queue (skip-scan over the lease index) the first %(rows)s rows by
--- locked_until, valid and expired separately; then the first %(rows)s of each overall. Each holder is
--- matched to a live session of this database whose application_name is the worker id in locked_by.
+-- The most urgent leases, valid (least time left first) and expired (longest expired first), at most
+-- %(rows)s of each. Queues come from a skip-scan over the lease index (queue, locked_until)
+-- WHERE status = 'running'. Two phases keep heap reads near %(rows)s however many queues there are:
+-- the cutoff (the %(rows)s-th smallest locked_until) from the index alone, then the rows up to it.
+-- Each holder is matched to a live session of this database whose application_name is locked_by.
 WITH RECURSIVE run AS (
     (SELECT queue FROM {jobs} WHERE status = 'running' ORDER BY queue LIMIT 1)
     UNION ALL
     SELECT (SELECT j.queue FROM {jobs} j WHERE j.status = 'running' AND j.queue > run.queue
             ORDER BY j.queue LIMIT 1)
     FROM run WHERE run.queue IS NOT NULL
+), valid_cut AS (
+    SELECT max(c.locked_until) AS locked_until FROM (
+        SELECT l.locked_until FROM run
+        CROSS JOIN LATERAL (SELECT j.locked_until FROM {jobs} j
+                            WHERE j.status = 'running' AND j.queue = run.queue AND j.locked_until >= now()
+                            ORDER BY j.locked_until LIMIT %(rows)s) l
+        WHERE run.queue IS NOT NULL
+        ORDER BY l.locked_until LIMIT %(rows)s) c
+), expired_cut AS (
+    SELECT max(c.locked_until) AS locked_until FROM (
+        SELECT l.locked_until FROM run
+        CROSS JOIN LATERAL (SELECT j.locked_until FROM {jobs} j
+                            WHERE j.status = 'running' AND j.queue = run.queue AND j.locked_until < now()
+                            ORDER BY j.locked_until LIMIT %(rows)s) l
+        WHERE run.queue IS NOT NULL
+        ORDER BY l.locked_until LIMIT %(rows)s) c
 ), valid AS (
     SELECT l.*, false AS expired FROM run
     CROSS JOIN LATERAL (SELECT j.id, j.queue, j.locked_by, j.attempts, j.max_attempts, j.locked_until
-                        FROM {jobs} j WHERE j.status = 'running' AND j.queue = run.queue
-                          AND j.locked_until >= now()
+                        FROM {jobs} j
+                        WHERE j.status = 'running' AND j.queue = run.queue AND j.locked_until >= now()
+                          AND j.locked_until <= (SELECT locked_until FROM valid_cut)
                         ORDER BY j.locked_until LIMIT %(rows)s) l
     WHERE run.queue IS NOT NULL
     ORDER BY l.locked_until, l.id LIMIT %(rows)s
-), gone AS (
+), expired AS (
     SELECT l.*, true AS expired FROM run
     CROSS JOIN LATERAL (SELECT j.id, j.queue, j.locked_by, j.attempts, j.max_attempts, j.locked_until
-                        FROM {jobs} j WHERE j.status = 'running' AND j.queue = run.queue
-                          AND j.locked_until < now()
+                        FROM {jobs} j
+                        WHERE j.status = 'running' AND j.queue = run.queue AND j.locked_until < now()
+                          AND j.locked_until <= (SELECT locked_until FROM expired_cut)
                         ORDER BY j.locked_until LIMIT %(rows)s) l
     WHERE run.queue IS NOT NULL
     ORDER BY l.locked_until, l.id LIMIT %(rows)s
@@ -31,6 +51,6 @@ WITH RECURSIVE run AS (
 SELECT x.id, x.queue, x.locked_by, x.attempts, x.max_attempts, x.locked_until,
        extract(epoch FROM x.locked_until - now())::float8 AS seconds_left,
        h.pid IS NOT NULL AS holder_connected, h.pid AS holder_pid, x.expired
-FROM (SELECT * FROM valid UNION ALL SELECT * FROM gone) x
+FROM (SELECT * FROM valid UNION ALL SELECT * FROM expired) x
 LEFT JOIN holders h ON h.application_name = x.locked_by
 ORDER BY x.expired, x.locked_until, x.id

@@ -1,0 +1,189 @@
+"""`pgq-top snapshot`: one Snapshot as JSON (`--json`, stable keys) or as a readable rich summary.
+
+Every string that came from the database (queue names, queries, worker ids, errors) is rendered as
+rich `Text`, never parsed as markup: a queue called "[red]x" must print as itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TextIO
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from pgq_tui.db import resolve_dsn
+from pgq_tui.errors import EXIT_OK
+from pgq_tui.monitor import health
+from pgq_tui.monitor.collect import Monitor
+from pgq_tui.monitor.snapshot import LeaseList, Snapshot
+
+_STYLE = {health.WARN: "yellow", health.CRIT: "bold red"}
+
+
+def run_snapshot(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Collect once and print; PgqError (bad DSN, no table, no privilege) propagates to main()."""
+    dsn = resolve_dsn(args.dsn)
+    with Monitor(dsn, args.table, args.schema, read_only=True) as monitor:
+        snap = monitor.collect()
+    stream = out or sys.stdout
+    if args.json:
+        json.dump(snap.to_dict(), stream, indent=2)
+        stream.write("\n")
+    else:
+        Console(file=stream, highlight=False, soft_wrap=False).print(render(snap))
+    return EXIT_OK
+
+
+def _t(value: object, style: str = "") -> Text:
+    return Text("-" if value is None else str(value), style=style)
+
+
+def _queues(snap: Snapshot) -> Table:
+    table = Table(title="queues", title_justify="left", expand=False)
+    for col in (
+        "queue",
+        "ready",
+        "scheduled",
+        "running",
+        "expired",
+        "failed",
+        "done",
+        "oldest ready",
+        "done/s",
+        "in/s",
+    ):
+        table.add_column(col, justify="left" if col == "queue" else "right")
+    th = health.Thresholds()
+    for q in snap.queues:
+        rates = snap.throughput.per_queue.get(q.queue)
+        level = health.latency_level(q.oldest_ready_age_s, th.latency_warn_s, th.latency_crit_s)
+        table.add_row(
+            _t(q.queue),
+            *(_t(health.fmt_count(n, q.approximate)) for n in (q.ready, q.scheduled, q.running)),
+            _t(health.fmt_count(q.expired, q.approximate), "bold red" if q.expired else ""),
+            *(_t(health.fmt_count(n, q.approximate)) for n in (q.failed, q.done)),
+            _t(health.fmt_age(q.oldest_ready_age_s), _STYLE.get(level, "")),
+            _t(f"{rates.completed:.1f}" if rates else "-"),
+            _t(f"{rates.enqueued:.1f}" if rates else "-"),
+        )
+    return table
+
+
+def _leases(title: str, leases: LeaseList) -> Table:
+    table = Table(title=f"{title} ({leases.total})", title_justify="left")
+    for col in ("id", "queue", "locked by", "attempt", "left", "holder"):
+        table.add_column(col)
+    for lease in leases.rows[:10]:
+        holder = f"pid {lease.holder_pid}" if lease.holder_connected else "gone"
+        table.add_row(
+            _t(lease.id),
+            _t(lease.queue),
+            _t(lease.locked_by),
+            _t(f"{lease.attempts}/{lease.max_attempts}"),
+            _t(health.fmt_age(lease.seconds_left)),
+            _t(holder, "" if lease.holder_connected else "red"),
+        )
+    return table
+
+
+def _table_health(snap: Snapshot) -> Text:
+    t = snap.table
+    vac = f"vacuum running (pid {t.vacuum.pid}, {t.vacuum.phase}" if t.vacuum else "no vacuum running"
+    if t.vacuum and t.vacuum.percent is not None:
+        vac += f", {t.vacuum.percent:.0f}%"
+    vac += ")" if t.vacuum else ""
+    av = (
+        "autovacuum off"
+        if not t.autovacuum_enabled
+        else (
+            f"autovacuum at {health.fmt_count(round(t.vacuum_threshold))} dead "
+            f"({health.fmt_count(max(0, round(t.until_autovacuum)))} to go)"
+        )
+    )
+    line = (
+        f"{t.table}: {health.fmt_count(t.live_tuples)} live, {health.fmt_count(t.dead_tuples)} dead "
+        f"({t.dead_ratio:.0%}), table {health.fmt_bytes(t.table_bytes)}, "
+        f"indexes {health.fmt_bytes(t.index_bytes)}; "
+        f"{av}; {vac}"
+    )
+    return Text(line)
+
+
+def _sessions(snap: Snapshot) -> Group:
+    s = snap.sessions
+    parts: list[Table | Text] = [
+        Text(f"{s.total_backends} client backends; monitor pid {snap.server.monitor_pid}")
+    ]
+    if s.idle_in_transaction:
+        table = Table(title="idle in transaction", title_justify="left")
+        for col in ("pid", "user", "application", "xact age", "query"):
+            table.add_column(col)
+        for sess in s.idle_in_transaction:
+            app = (sess.application or "") + (" (pgq-top)" if sess.is_pgq_top else "")
+            table.add_row(
+                _t(sess.pid),
+                _t(sess.user),
+                _t(app),
+                _t(health.fmt_age(sess.xact_age_s)),
+                _t((sess.query or "")[:60]),
+            )
+        parts.append(table)
+    if s.xmin_holders:
+        table = Table(title="xmin horizon holders", title_justify="left")
+        for col in ("kind", "name", "xmin age", "held", "detail"):
+            table.add_column(col)
+        for h in s.xmin_holders[:10]:
+            table.add_row(_t(h.kind), _t(h.name), _t(h.xmin_age), _t(health.fmt_age(h.age_s)), _t(h.detail))
+        parts.append(table)
+    if s.blocked:
+        table = Table(title="blocked sessions", title_justify="left")
+        for col in ("blocked pid", "waiting", "blocked by", "blocker state", "blocker query"):
+            table.add_column(col)
+        for b in s.blocked:
+            table.add_row(
+                _t(b.blocked_pid),
+                _t(health.fmt_age(b.blocked_wait_s)),
+                _t(b.blocking_pid),
+                _t(b.blocking_state),
+                _t((b.blocking_query or "")[:60]),
+            )
+        parts.append(table)
+    return Group(*parts)
+
+
+def render(snap: Snapshot) -> Group:
+    """The whole summary as rich renderables (also used by tests)."""
+    srv = snap.server
+    tp = snap.throughput
+    header = Text(
+        f"pgq-top snapshot: PostgreSQL {srv.version}, database {srv.database}"
+        f"{' (standby)' if srv.in_recovery else ''}, at {srv.now:%Y-%m-%d %H:%M:%S %Z}, "
+        f"collected in {srv.collect_ms:.1f} ms",
+        style="bold",
+    )
+    rates = Text(
+        f"throughput over the last {tp.interval_s:.0f} s: {tp.total.enqueued:.1f} enqueued/s, "
+        f"{tp.total.completed:.1f} completed/s, {tp.total.failed:.1f} failed/s"
+    )
+    verdicts = [
+        Text(f"{v.level.upper()}: ", style=_STYLE.get(v.level, "")) + Text(v.message)
+        for v in health.verdicts(snap)
+    ] or [Text("healthy", style="green")]
+    errors = [
+        Text(f"{panel} unavailable: ", style="yellow") + Text(why) for panel, why in snap.errors.items()
+    ]
+    return Group(
+        header,
+        *verdicts,
+        *errors,
+        _queues(snap),
+        rates,
+        _leases("running leases", snap.leases),
+        _leases("expired leases", snap.expired),
+        _table_health(snap),
+        _sessions(snap),
+    )
