@@ -1,0 +1,60 @@
+"""Server restart under load: workers reconnect and carry on, and no job is lost."""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+
+from pgq_tui.demo.embedded import FAST_UNSAFE_SETTINGS, EmbeddedPostgres
+from pgq_tui.queue import JobQueue
+from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+
+N_JOBS = 3000
+
+
+DONE = "SELECT count(*) FROM jobs WHERE status = 'done'"
+NOT_DONE = "SELECT count(*) FROM jobs WHERE status <> 'done'"
+
+
+def _count(dsn: str, query: str) -> int | None:
+    """The count, or None while the server is down."""
+    try:
+        with psycopg.connect(dsn, connect_timeout=2) as conn:
+            return conn.execute(query).fetchone()[0]
+    except psycopg.OperationalError:
+        return None
+
+
+def test_workers_survive_a_server_restart_and_lose_nothing() -> None:
+    # A server of its own: restarting the shared test server would disturb other tests.
+    with EmbeddedPostgres(settings=FAST_UNSAFE_SETTINGS) as server:
+        dsn = server.dsn()
+        with JobQueue(dsn) as q:
+            q.install()
+            q.enqueue("r", [{"ms": 2} for _ in range(N_JOBS)], max_attempts=50)
+        config = WorkerConfig(
+            conninfo=dsn,
+            queues=("r",),
+            handler="pgq_tui.queue.handlers:sleep",
+            batch=10,
+            lease=1.0,
+            keep=True,
+            idle_sleep=0.05,
+            reconnect_max=0.5,
+        )
+        with WorkerPool(config, concurrency=2, reap_interval=0.5) as pool:
+            deadline = time.monotonic() + 30
+            while (_count(dsn, DONE) or 0) < N_JOBS // 5:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            server.restart(down_for_s=2.0)
+            done_after_restart = _count(dsn, DONE)
+            deadline = time.monotonic() + 90
+            while _count(dsn, NOT_DONE) != 0:
+                assert time.monotonic() < deadline, "workers did not carry on after the restart"
+                time.sleep(0.2)
+            counts = pool.counts()
+        assert _count(dsn, DONE) == N_JOBS, "a job was lost"
+        assert done_after_restart is not None and done_after_restart < N_JOBS, "the restart came too late"
+        assert counts["completed"] >= N_JOBS - done_after_restart
