@@ -1,0 +1,137 @@
+"""Pure monitor functions: no database. Formatters, cap arithmetic, autovacuum rules, rates, verdicts."""
+
+from __future__ import annotations
+
+import dataclasses
+import doctest
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from pgq_tui.monitor import health, panels, queries
+from pgq_tui.monitor.snapshot import (
+    Lease,
+    LeaseList,
+    QueueStats,
+    ServerInfo,
+    Sessions,
+    Snapshot,
+    XminHolder,
+)
+
+NOW = datetime(2026, 1, 1, 12, 0, 0, 500_000, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("module", [health, queries])
+def test_doctests(module: object) -> None:
+    result = doctest.testmod(module)  # type: ignore[arg-type]
+    assert result.attempted > 0 and result.failed == 0
+
+
+def snapshot(**changes: object) -> Snapshot:
+    base = Snapshot(
+        server=ServerInfo("18.6", 180006, NOW, "db", False, 1.0, 42),
+        queues=(),
+        leases=LeaseList((), 0),
+        expired=LeaseList((), 0),
+        throughput=panels.empty_throughput(10),
+        table=dataclasses.replace(
+            panels.empty_table("public.jobs"), vacuum_threshold=100.0, until_autovacuum=100.0
+        ),
+        sessions=Sessions((), (), (), 1),
+    )
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+def queue(name: str, **counts: object) -> QueueStats:
+    values: dict[str, object] = dict.fromkeys(
+        ("ready", "scheduled", "running", "expired", "failed", "done"), 0
+    )
+    values["oldest_ready_age_s"] = None
+    values.update(counts)
+    return QueueStats(queue=name, **values)  # type: ignore[arg-type]
+
+
+def test_healthy_snapshot_has_no_verdicts() -> None:
+    assert health.verdicts(snapshot(queues=(queue("a", ready=3, oldest_ready_age_s=1.0),))) == []
+
+
+def test_verdicts_name_each_problem_worst_first() -> None:
+    gone = Lease(1, "a", "w1", 1, 5, NOW, -30.0, False, None)
+    snap = snapshot(
+        queues=(queue("a", ready=1, oldest_ready_age_s=400.0, failed=2), queue("b", oldest_ready_age_s=40.0)),
+        expired=LeaseList((gone,), 1),
+        sessions=Sessions((), (XminHolder("backend", "77", 1000, 4000.0, None),), (), 3),
+        table=dataclasses.replace(panels.empty_table("public.jobs"), dead_tuples=500, until_autovacuum=-1.0),
+        errors={"throughput": "permission denied"},
+    )
+    found = [(v.level, v.panel) for v in health.verdicts(snap)]
+    assert found[0][0] == health.CRIT
+    assert ("crit", "queues") in found and ("warn", "queues") in found  # 400 s crit, 40 s warn
+    assert ("crit", "leases") in found  # stuck with no live holder
+    assert ("crit", "sessions") in found  # xmin held over an hour
+    assert ("warn", "dead") in found and ("warn", "table") in found and ("warn", "throughput") in found
+    messages = " ".join(v.message for v in health.verdicts(snap))
+    assert "1 stuck jobs" in messages and "xmin held for 1h06m by backend 77" in messages
+
+
+def test_autovacuum_off_is_a_verdict() -> None:
+    snap = snapshot(table=dataclasses.replace(panels.empty_table("public.jobs"), autovacuum_enabled=False))
+    assert [v.message for v in health.verdicts(snap)] == ["autovacuum is off for public.jobs"]
+
+
+def test_backlog_trend_and_eta() -> None:
+    prev = snapshot(queues=(queue("a", ready=100),))
+    cur = dataclasses.replace(
+        snapshot(queues=(queue("a", ready=80, scheduled=10), queue("new", ready=5))),
+        server=dataclasses.replace(prev.server, now=NOW + timedelta(seconds=2)),
+    )
+    assert health.backlog_trend(prev, cur) == {"a": -5.0, "new": 2.5}
+    assert health.drain_eta_s(90, 10.0, 5.0) == 18.0
+
+
+def test_table_health_effective_settings_from_reloptions() -> None:
+    row = {
+        "reltuples": 1000.0, "live_tuples": 900, "dead_tuples": 100, "table_bytes": 8192,
+        "index_bytes": 16384,
+        "last_vacuum": None, "last_autovacuum": NOW, "last_analyze": None, "last_autoanalyze": None,
+        "vacuum_count": 0, "autovacuum_count": 2, "n_tup_ins": 1, "n_tup_upd": 2, "n_tup_del": 3,
+        "n_tup_hot_upd": 1, "reloptions": ["autovacuum_vacuum_threshold=10", "autovacuum_enabled=off"],
+        "autovacuum": "on", "track_counts": "on", "vacuum_threshold": "50", "vacuum_scale_factor": "0.2",
+        "vacuum_max_threshold": "150",
+    }  # fmt: skip
+    progress = [{"pid": 9, "phase": "scanning heap", "heap_blks_total": 200, "heap_blks_scanned": 50,
+                 "dead_tuples": 7}]  # fmt: skip
+    t = panels.table_health(row, progress, "public.jobs")
+    assert (t.vacuum_base_threshold, t.vacuum_scale_factor, t.vacuum_max_threshold) == (10, 0.2, 150)
+    assert t.vacuum_threshold == 150.0  # min(10 + 0.2 * 1000, 150)
+    assert t.until_autovacuum == 50.0 and t.dead_ratio == 0.1 and not t.autovacuum_enabled
+    assert t.vacuum is not None and t.vacuum.percent == 25.0 and t.vacuum.dead_tuples == 7
+
+
+def test_throughput_window_excludes_the_current_second() -> None:
+    until, since = panels.window(NOW, 300)
+    assert until == NOW.replace(microsecond=0) and since == until - timedelta(seconds=300)
+    rows = [
+        {
+            "queue": "a",
+            "bucket": until - timedelta(seconds=s),
+            "enqueued": 10,
+            "completed": 7,
+            "failed": 1,
+            "dead": 0,
+        }
+        for s in range(1, 21)
+    ]
+    tp = panels.throughput(rows, until, history_s=30, rate_window_s=10)
+    assert tp.total.completed == 7.0 and tp.total.enqueued == 10.0 and tp.per_queue["a"].failed == 1.0
+    assert len(tp.history) == 30 and tp.history[-1].at == until - timedelta(seconds=1)
+    assert sum(p.completed for p in tp.history) == 140 and sum(tp.queue_history["a"]) == 140
+
+
+def test_queue_version_bands() -> None:
+    assert queries.filename("blocked", 130000) == "blocked_pre_140000.sql"
+    assert queries.filename("blocked", 140000) == "blocked.sql"
+    assert queries.filename("vacuum_progress", 180000) == "vacuum_progress.sql"
+    with pytest.raises(KeyError):
+        queries.filename("nope", 180000)
