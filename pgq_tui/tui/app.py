@@ -88,6 +88,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self.error: str | None = None
         self.filter_text = ""
         self.collects = 0  # polls started (tests check that pause stops them)
+        self.received = 0  # snapshots rendered (tests wait on it)
         self._data_at: float | None = None
         self._in_flight = False
         self._timer: Any = None
@@ -183,6 +184,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
     @on(SnapshotReady)
     def _on_snapshot(self, message: SnapshotReady) -> None:
         self._in_flight = False
+        self.received += 1
         self.snapshot = message.snapshot
         self.connected = True
         self.error = None

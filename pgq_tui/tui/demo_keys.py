@@ -28,10 +28,14 @@ class DemoKeys:
         self._tick(force=True)  # type: ignore[attr-defined]
 
     def action_demo_add_worker(self) -> None:
-        self._demo(lambda d: f"worker added ({_workers(d.add_worker(), d)})")
+        self._demo(lambda d: f"worker {d.add_worker()} added ({_workers(d)})")
 
     def action_demo_remove_worker(self) -> None:
-        self._demo(lambda d: f"worker removed ({_workers(d.remove_worker(), d)})")
+        self._demo(
+            lambda d: (
+                "no worker to remove" if d.remove_worker() is None else f"worker removed ({_workers(d)})"
+            )
+        )
 
     def action_demo_raise_load(self) -> None:
         self._demo(lambda d: f"load raised to {d.raise_load():.0f} jobs/s")
@@ -63,6 +67,5 @@ class DemoKeys:
         self._demo(lambda d: "slow handler ON" if d.toggle_slow() else "slow handler off")
 
 
-def _workers(result: Any, demo: Any) -> str:
-    count = result if isinstance(result, int) else getattr(demo.status(), "workers", "?")
-    return f"{count} workers"
+def _workers(demo: Any) -> str:
+    return f"{getattr(demo.status(), 'workers', '?')} workers"

@@ -11,6 +11,7 @@ VIEW = "View"
 PANELS = "Panels"
 FIX = "Fix (writes, always confirmed)"
 DEMO = "Demo controls"
+SECTIONS = (VIEW, PANELS, FIX, DEMO)
 
 # Actions that write to the database: absent (not just greyed out) with --read-only.
 WRITE_ACTIONS = frozenset({"requeue", "reap", "retry", "discard", "cancel", "terminate"})
@@ -37,8 +38,8 @@ _SECTIONED: list[tuple[str, Binding]] = [
     (VIEW, Binding("plus,equals_sign", "interval(1)", "Slower refresh", show=False, key_display="+")),
     (VIEW, Binding("minus", "interval(-1)", "Faster refresh", show=False, key_display="-")),
     (VIEW, Binding("f5,ctrl+r", "refresh", "Refresh now", show=False)),
-    (PANELS, Binding("tab", "cycle_panel(1)", "Next panel", show=False)),
-    (PANELS, Binding("shift+tab", "cycle_panel(-1)", "Previous panel", show=False)),
+    (PANELS, Binding("tab", "cycle_panel(1)", "Next panel", show=False, priority=True)),
+    (PANELS, Binding("shift+tab", "cycle_panel(-1)", "Previous panel", show=False, priority=True)),
     *[
         (PANELS, Binding(str(i), f"focus_panel('{panel}')", f"{panel.capitalize()} panel", show=False))
         for i, panel in enumerate(PANEL_IDS, 1)

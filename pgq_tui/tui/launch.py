@@ -111,8 +111,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
 
         print("pgq-top: starting embedded PostgreSQL…", file=sys.stderr, flush=True)
         with DemoSession(args.demo_dir) as session:
-            table = getattr(session, "table", "jobs")
-            schema = getattr(session, "schema", "public")
+            table = getattr(session.controller, "table", "jobs")
+            schema = getattr(session.controller, "schema", "public")
             try:
                 return open_dashboard(
                     session.dsn,

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from pgq_tui.tui.keys import section
+from pgq_tui.tui.keys import SECTIONS, section
 
 
 def key_label(binding: Binding) -> str:
@@ -35,11 +35,11 @@ def help_table(bindings: Iterable[Binding], extra: Iterable[tuple[str, str]] = (
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold cyan", justify="right", no_wrap=True)
     table.add_column()
-    for title, rows in groups.items():
+    for title in sorted(groups, key=lambda t: SECTIONS.index(t) if t in SECTIONS else len(SECTIONS)):
         table.add_row(Text(""), Text(""))
         table.add_row(Text(""), Text(title, style="bold underline"))
-        for description, keys in rows.items():
-            table.add_row(Text(" ".join(keys)), Text(description))
+        for description, keys in groups[title].items():
+            table.add_row(Text(" ".join(sorted(keys, key=len))), Text(description))
     if extra:
         table.add_row(Text(""), Text(""))
         table.add_row(Text(""), Text("Tables", style="bold underline"))

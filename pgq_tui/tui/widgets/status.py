@@ -71,7 +71,7 @@ def demo_text(status: Any) -> Text:
     out = Text(" demo ", style="bold reverse magenta")
     workers = getattr(status, "workers", "?")
     rate = getattr(status, "rate", None)
-    out.append(f" workers {workers}  load {fmt_rate(rate) if isinstance(rate, int | float) else '?'}")
+    out.append(f" {workers} workers  load {fmt_rate(rate) if isinstance(rate, int | float) else '?'}")
     share = getattr(status, "fail_share", None)
     if isinstance(share, int | float):
         out.append(f"  fail {share:.0%}")
@@ -80,7 +80,7 @@ def demo_text(status: Any) -> Text:
     pid = getattr(status, "idle_tx_pid", None)
     if pid:
         out.append(f"  idle-tx pid {pid}", style="bold yellow")
-    out.append("  (w/W workers  l/L load  x crash  i idle-tx  s slow)", style="dim")
+    out.append("   keys: w W l L x i s (? explains)", style="dim")
     return out
 
 
