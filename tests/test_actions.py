@@ -217,3 +217,11 @@ def test_job_detail(queue: JobQueue, actions: Actions) -> None:
     assert (detail["payload"], detail["last_error"], detail["status"]) == ({"n": 0}, "boom", "failed")
     assert detail["finished_at"] is not None and detail["created_at"] is not None
     assert actions.job_detail(10**12) is None
+
+
+def test_unreachable_server_is_a_refusal_not_a_crash() -> None:
+    with Actions("host=/nonexistent-pgq-top port=1") as actions:
+        assert "cannot connect" in (actions.plan_reap().refused or "")
+        forged = Plan("reap", "x", "x", "", (), 1, False, False, None)
+        outcome = actions.execute(forged)
+        assert outcome.changed == 0 and "cannot connect" in (outcome.error or "")

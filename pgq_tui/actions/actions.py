@@ -164,7 +164,7 @@ class Actions:
 
         def build() -> Plan:
             reason = self._check("requeue")
-            p = self._rows(ast.PREVIEW_STUCK, {"ids": list(targets)})[0]
+            p = {} if reason else self._rows(ast.PREVIEW_STUCK, {"ids": list(targets)})[0]
             if reason or not p["stuck"]:
                 reason = reason or (
                     f"none of the {_plural(len(targets), 'selected job')} is stuck "
@@ -198,7 +198,7 @@ class Actions:
 
         def build() -> Plan:
             reason = self._check("reap")
-            p = self._rows(ast.PREVIEW_STUCK, {"ids": None})[0]
+            p = {} if reason else self._rows(ast.PREVIEW_STUCK, {"ids": None})[0]
             if reason or not p["stuck"]:
                 reason = reason or "no expired leases right now: nothing to reap"
                 return Plan(
@@ -257,7 +257,7 @@ class Actions:
 
         def build() -> Plan:
             reason = self._check(action)
-            p = self._rows(ast.PREVIEW_FAILED, {"ids": list(targets)})[0]
+            p = {} if reason else self._rows(ast.PREVIEW_FAILED, {"ids": list(targets)})[0]
             if reason or not p["failed"]:
                 reason = reason or (
                     f"none of the {_plural(len(targets), 'selected job')} is dead "

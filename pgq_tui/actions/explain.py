@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 from psycopg import errors as pg_errors
 
-from pgq_tui.errors import first_line
+from pgq_tui.errors import PgqError, first_line
 
 SIGNALS = ("cancel", "terminate")
 # The privilege each table action needs besides SELECT.
@@ -26,6 +26,8 @@ def table_privilege_hint(action: str, role: str, table: str) -> str:
 
 def explain(exc: BaseException, *, action: str, role: str, table: str, lock_timeout_ms: int | None) -> str:
     """One line for Outcome.error."""
+    if isinstance(exc, PgqError):  # already one line, e.g. "cannot connect to PostgreSQL: ..."
+        return str(exc)
     line = first_line(exc)
     if isinstance(exc, pg_errors.InsufficientPrivilege):
         hint = signal_privilege_hint(role) if action in SIGNALS else table_privilege_hint(action, role, table)
