@@ -64,7 +64,7 @@ def queue_stats(
     """
     weights = sample_weights(sample)
     values: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    approx: set[str] = set()
+    approx: dict[str, list[str]] = defaultdict(list)
 
     def add(entries: list[tuple[str, str, int]], index: str) -> None:
         filled = health.fill_capped(
@@ -76,7 +76,7 @@ def queue_stats(
         for (queue, field, _), (n, is_approx) in zip(entries, filled, strict=True):
             values[queue][field] += n
             if is_approx:
-                approx.add(queue)
+                approx[queue].append(field)
 
     def of(kind: str, *fields: str) -> list[tuple[str, str, int]]:
         return [
@@ -93,7 +93,7 @@ def queue_stats(
     ).items():
         values[queue]["done"] = n
         if is_approx:
-            approx.add(queue)
+            approx[queue].append("done")
     oldest = {r["queue"]: r["oldest_ready_age_s"] for r in rows if r["kind"] == "pending"}
     for queue in throughput_queues:
         _ = values[queue]  # listed with zeros
@@ -107,7 +107,8 @@ def queue_stats(
             failed=v["failed"],
             done=v["done"],
             oldest_ready_age_s=oldest.get(q),
-            approximate=q in approx,
+            approximate=bool(approx.get(q)),
+            approximate_fields=tuple(dict.fromkeys(approx.get(q, ()))),
         )
         for q, v in sorted(values.items())
     )

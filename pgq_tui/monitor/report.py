@@ -34,7 +34,8 @@ def run_snapshot(args: argparse.Namespace, out: TextIO | None = None) -> int:
         json.dump(snap.to_dict(), stream, indent=2)
         stream.write("\n")
     else:
-        Console(file=stream, highlight=False, soft_wrap=False).print(render(snap))
+        width = None if stream.isatty() else 120  # rich would assume 80 columns for a pipe
+        Console(file=stream, highlight=False, soft_wrap=False, width=width).print(render(snap))
     return EXIT_OK
 
 
@@ -63,9 +64,15 @@ def _queues(snap: Snapshot) -> Table:
         level = health.latency_level(q.oldest_ready_age_s, th.latency_warn_s, th.latency_crit_s)
         table.add_row(
             _t(q.queue),
-            *(_t(health.fmt_count(n, q.approximate)) for n in (q.ready, q.scheduled, q.running)),
-            _t(health.fmt_count(q.expired, q.approximate), "bold red" if q.expired else ""),
-            *(_t(health.fmt_count(n, q.approximate)) for n in (q.failed, q.done)),
+            *(
+                _t(health.fmt_count(getattr(q, f), f in q.approximate_fields))
+                for f in ("ready", "scheduled", "running")
+            ),
+            _t(
+                health.fmt_count(q.expired, "expired" in q.approximate_fields),
+                "bold red" if q.expired else "",
+            ),
+            *(_t(health.fmt_count(getattr(q, f), f in q.approximate_fields)) for f in ("failed", "done")),
             _t(health.fmt_age(q.oldest_ready_age_s), _STYLE.get(level, "")),
             _t(f"{rates.completed:.1f}" if rates else "-"),
             _t(f"{rates.enqueued:.1f}" if rates else "-"),

@@ -35,6 +35,7 @@ class QueueStats:
     done: int  # kept finished rows (0 when completed jobs are deleted)
     oldest_ready_age_s: float | None  # now() - min(run_at) over ready jobs; None when none is ready
     approximate: bool = False  # a count hit its cap and is an estimate
+    approximate_fields: tuple[str, ...] = ()  # which counts are estimates (e.g. ("ready", "done"))
 
 
 @dataclass(frozen=True)

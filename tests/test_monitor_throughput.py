@@ -1,0 +1,67 @@
+"""Throughput under a real worker pool agrees with the pool's own counters."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from pgq_tui.monitor.collect import Monitor
+from pgq_tui.queue import JobQueue
+from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+
+JOBS = 1500
+
+
+def test_throughput_matches_the_pool(dsn: str, queue: JobQueue) -> None:
+    queue.enqueue("tp", [{"n": i} for i in range(JOBS)])
+    config = WorkerConfig(conninfo=dsn, queues=("tp",), batch=10, lease=30.0, idle_sleep=0.05)
+    with Monitor(dsn, history_s=120) as monitor:
+        pool = WorkerPool(config, concurrency=2, reap_interval=0).start()
+        try:
+            deadline = time.monotonic() + 60
+            while pool.counts()["completed"] < JOBS and time.monotonic() < deadline:
+                snap = monitor.collect()  # polling while the workers run must not disturb them
+                assert snap.errors == {}
+                time.sleep(0.05)
+        finally:
+            pool.stop(timeout=10)
+        completed = pool.counts()["completed"]
+        assert completed == JOBS
+        time.sleep(1.05)  # let the last second's bucket complete
+        snap = monitor.collect()
+    tp = snap.throughput
+    assert sum(p.completed for p in tp.history) == completed
+    assert sum(tp.queue_history["tp"]) == completed
+    assert sum(p.enqueued for p in tp.history) == JOBS and sum(p.failed for p in tp.history) == 0
+    # the rate is the window's count over its length
+    window = [p.completed for p in tp.history[-int(tp.interval_s) :]]
+    assert tp.per_queue["tp"].completed == sum(window) / tp.interval_s
+    (q,) = snap.queues
+    assert (q.ready, q.running, q.done) == (0, 0, 0)  # completed jobs are deleted: counters still count
+
+
+def test_steady_load_rate_within_five_percent(dsn: str, queue: JobQueue) -> None:
+    """A producer paced by the clock at 200 jobs/s while two workers drain: the monitor's enqueue
+    and completion rates over a 3 s window agree with 200/s within 5%."""
+    rate, step, seconds = 200, 0.1, 5.0
+    stop = threading.Event()
+
+    def produce() -> None:
+        with JobQueue(dsn) as producer:
+            next_at = time.monotonic()
+            while not stop.is_set():
+                producer.enqueue("steady", [{}] * int(rate * step))
+                next_at += step
+                time.sleep(max(0.0, next_at - time.monotonic()))
+
+    config = WorkerConfig(conninfo=dsn, queues=("steady",), batch=10, idle_sleep=0.02)
+    with WorkerPool(config, concurrency=2, reap_interval=0), Monitor(dsn, rate_window_s=3) as monitor:
+        thread = threading.Thread(target=produce, daemon=True)
+        thread.start()
+        time.sleep(seconds)
+        snap = monitor.collect()
+        stop.set()
+        thread.join(5)
+    rates = snap.throughput.per_queue["steady"]
+    assert abs(rates.enqueued - rate) <= 0.05 * rate, rates
+    assert abs(rates.completed - rate) <= 0.05 * rate, rates
