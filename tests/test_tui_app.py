@@ -171,6 +171,28 @@ async def test_requeue_stuck_jobs_with_r_and_reap_with_shift_r(dsn: str, sql: ps
         assert app.panel("stuck").row_count == 0
 
 
+async def test_requeue_of_a_live_holder_needs_a_second_explicit_yes(
+    dsn: str, queue: JobQueue, sql: psycopg.Connection
+) -> None:
+    queue.enqueue("alpha", [{"n": 1}])
+    [job] = queue.claim("alpha", limit=1, lease=0.01)  # `queue`'s session (the holder) stays connected
+    time.sleep(0.05)
+    async with dashboard(dsn) as (app, pilot):
+        assert "alive" in cells(app.panel("stuck"))[0][5]
+        await pilot.press("2", "r")
+        await pilot.pause(0.5)
+        await pilot.press("y")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.second
+        await pilot.press("enter")  # not enough on the second confirmation
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert sql.execute("SELECT status FROM jobs WHERE id = %s", (job.id,)).fetchone()[0] == "running"
+        await pilot.press("y")
+        await settle(pilot, app)
+        assert sql.execute("SELECT status FROM jobs WHERE id = %s", (job.id,)).fetchone()[0] == "pending"
+
+
 async def test_terminate_an_idle_in_transaction_session_with_k(dsn: str, sql: psycopg.Connection) -> None:
     idle = psycopg.connect(dsn, application_name="test idle-tx")
     idle.execute("SELECT txid_current()")  # a transaction now left open

@@ -1,0 +1,107 @@
+"""Dashboard behaviour that needs no database: a fixed Snapshot source, driven through Pilot."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from test_tui_app import plain
+from test_tui_sample import HOSTILE, make_snapshot
+
+from pgq_tui.tui.app import PgqTopApp, step_interval
+from pgq_tui.tui.screens.detail import DetailScreen, detail_renderable
+from pgq_tui.tui.widgets.table import PanelTable
+
+
+def app_on(snapshots: list, **kwargs: object) -> PgqTopApp:  # type: ignore[type-arg]
+    """An app whose source returns the given snapshots in turn (the last one forever)."""
+    it = iter(snapshots)
+    last = {"snap": snapshots[0]}
+
+    def collect():  # type: ignore[no-untyped-def]
+        last["snap"] = next(it, last["snap"])
+        return last["snap"]
+
+    return PgqTopApp(collect, clock=lambda: 0.0, interval=60, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_failed_panel_keeps_its_last_rows_and_says_stale() -> None:
+    good = make_snapshot()
+    bad = dataclasses.replace(
+        good,
+        sessions=dataclasses.replace(good.sessions, idle_in_transaction=()),
+        errors={"sessions": "canceling statement due to statement timeout"},
+    )
+    app = app_on([good, bad])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.3)
+        sessions: PanelTable = app.panel("sessions")
+        before = sessions.row_count
+        app.action_refresh()
+        await pilot.pause(0.3)
+        assert app.received == 2
+        assert sessions.has_class("-stale") and "statement timeout" in str(sessions.border_subtitle)
+        assert sessions.row_count == before  # last good rows kept, not emptied
+        assert not app.panel("queues").has_class("-stale")
+
+
+async def test_marks_survive_a_refresh_and_act_on_marked_rows() -> None:
+    app = app_on([make_snapshot()])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("2", "space", "down", "space")
+        stuck: PanelTable = app.panel("stuck")
+        assert stuck.targets() == [77, 91]  # rows 1 and 3 (space moves down, like htop)
+        app.action_refresh()
+        await pilot.pause(0.3)
+        assert stuck.targets() == [77, 91]
+        await pilot.press("escape")  # clears marks: the cursor row is the target again
+        assert stuck.targets() == [91]
+
+
+async def test_hostile_text_in_tables_is_literal() -> None:
+    app = app_on([make_snapshot()])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.3)
+        dead = [str(c) for c in app.panel("dead").get_row_at(1)]
+        assert any("[bold red]pwned[/]" in c and "\\e[31m" in c for c in dead)
+        svg = app.export_screenshot()
+        assert "pwned" in svg and "\x1b" not in svg
+
+
+def test_detail_renders_untrusted_fields_as_text() -> None:
+    text = plain(
+        detail_renderable(
+            {
+                "id": 1,
+                "queue": HOSTILE,
+                "last_error": "Traceback\n  \x1b[2J boom",
+                "payload": {"k": HOSTILE},
+                "attempts": 1,
+                "max_attempts": 5,
+            }
+        )
+    )
+    assert "[bold red]pwned[/]" in text and "\x1b" not in text
+    assert "Traceback" in text and "\\e[2J boom" in text  # a traceback keeps its lines
+
+
+async def test_detail_without_a_database_says_so() -> None:
+    app = app_on([make_snapshot()])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("2", "enter")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, DetailScreen)
+
+
+async def test_interval_keys_and_small_terminal() -> None:
+    assert step_interval(2.0, 1) == 5.0
+    app = app_on([make_snapshot()])
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("plus")
+        assert app.interval == 60.0  # the largest step
+        await pilot.press("minus", "minus")
+        assert app.interval < 60
+        await pilot.press("tab", "tab", "7")
+        assert app.current_panel == "health"
