@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -70,6 +75,47 @@ def test_two_sessions_start_and_stop_cleanly() -> None:
         assert _gone(pid), f"process {pid} outlived the demo"
     assert not any(Path(d).exists() for d in dirs)
     assert _descendants() <= before
+
+
+_SCRIPT = """
+import json, time
+from pgq_tui.demo import DemoSession
+with DemoSession(workers=1, rate=20.0) as demo:
+    pids = demo.controller.processes()
+    pids.append(int((demo.data_dir / "postmaster.pid").read_text().split()[0]))
+    print(json.dumps({"dir": str(demo.server.socket_dir), "pids": pids}), flush=True)
+    time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize(
+    ("sig", "group"),
+    [(signal.SIGTERM, False), (signal.SIGINT, True), (signal.SIGHUP, True)],
+    ids=["sigterm", "ctrl-c", "terminal-closed"],
+)
+def test_signals_stop_everything(sig: signal.Signals, group: bool) -> None:
+    """SIGTERM to pgq-top, or Ctrl-C / a closed terminal hitting its whole process group."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SCRIPT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        started = json.loads(proc.stdout.readline())
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    for pid in started["pids"]:
+        assert _gone(pid), f"process {pid} outlived the demo"
+    assert not Path(started["dir"]).exists()
 
 
 def test_kept_demo_dir_survives(tmp_path: Path) -> None:

@@ -9,13 +9,17 @@ jobs stay visibly stuck long enough to be fixed by hand, and are recovered anywa
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing as mp
 import select
 import shutil
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import sql
@@ -28,6 +32,20 @@ from pgq_tui.queue.worker import WorkerConfig, WorkerPool
 
 HANDLER = "pgq_tui.demo.handler:handle"
 IDLE_TX_APPLICATION = "pgq-demo idle-in-tx"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _locked(method: F) -> F:
+    """Serialise calls: a front end may press keys (worker threads) while it polls status()."""
+
+    @functools.wraps(method)
+    def wrapper(self: DemoController, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 RATE_STEPS = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0)
 
 
@@ -77,8 +95,10 @@ class DemoController:
         self.pool: WorkerPool | None = None
         self._idle: psycopg.Connection | None = None
         self.last_crashed: str | None = None  # worker id of the last crash_worker() victim
+        self._lock = threading.RLock()
 
     # -- lifecycle ------------------------------------------------------------------------------
+    @_locked
     def start(self) -> None:
         if self.pool is not None:
             return
@@ -110,6 +130,7 @@ class DemoController:
         with spawning_with(self._control.path):
             self.pool.start()
 
+    @_locked
     def stop(self) -> None:
         """Stop everything started here, in order, and wait for it: no process is left behind."""
         self.close_idle_transaction()
@@ -137,6 +158,7 @@ class DemoController:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    @_locked
     def processes(self) -> list[int]:
         """Pids of every process this controller runs (for tests and an orphan check)."""
         pids = [s.process.pid for s in self.pool.workers] if self.pool else []
@@ -150,19 +172,22 @@ class DemoController:
             raise RuntimeError("the demo is not running")
         return self.pool
 
+    @_locked
     def add_worker(self) -> str:
         pool = self._pool()
         assert self._control is not None
         with spawning_with(self._control.path):
             return pool.add_worker()
 
+    @_locked
     def remove_worker(self) -> str | None:
         return self._pool().remove_worker()
 
     def crash_worker(self) -> int | None:
         """kill -9 the newest worker, waiting (up to 3 s) until it holds a lease so it dies mid-lease."""
-        pool = self._pool()
-        victim = next((s for s in reversed(pool.workers) if s.process.is_alive()), None)
+        with self._lock:
+            pool = self._pool()
+            victim = next((s for s in reversed(pool.workers) if s.process.is_alive()), None)
         if victim is None:
             return None
         query = sql.SQL("SELECT 1 FROM {} WHERE status = 'running' AND locked_by = %s LIMIT 1").format(
@@ -172,22 +197,26 @@ class DemoController:
             deadline = time.monotonic() + 3.0
             while time.monotonic() < deadline and not conn.execute(query, (victim.worker_id,)).fetchone():
                 time.sleep(0.005)
-        self.last_crashed = victim.worker_id
-        return pool.kill_worker()
+        with self._lock:
+            self.last_crashed = victim.worker_id
+            return pool.kill_worker()
 
     # -- load and handler -----------------------------------------------------------------------
     @property
     def rate(self) -> float:
         return float(self._rate.value)
 
+    @_locked
     def raise_load(self) -> float:
         self._rate.value = next((r for r in RATE_STEPS if r > self.rate), RATE_STEPS[-1])
         return self.rate
 
+    @_locked
     def lower_load(self) -> float:
         self._rate.value = next((r for r in reversed(RATE_STEPS) if r < self.rate), 0.0)
         return self.rate
 
+    @_locked
     def toggle_slow(self) -> bool:
         control = self._control
         if control is None:
@@ -197,6 +226,7 @@ class DemoController:
         return slow
 
     # -- the xmin holder ------------------------------------------------------------------------
+    @_locked
     def open_idle_transaction(self) -> int:
         """A session that takes a snapshot and an xid, then sits idle in transaction: it pins the
         xmin horizon, so dead tuples pile up until it ends. Returns its backend pid.
@@ -220,6 +250,7 @@ class DemoController:
         readable, _, _ = select.select([conn.fileno()], [], [], 0)
         return not readable
 
+    @_locked
     def close_idle_transaction(self) -> bool:
         """End the idle transaction (rollback). False when there was none still open."""
         conn, self._idle = self._idle, None
@@ -231,6 +262,7 @@ class DemoController:
         return alive
 
     # -- status ---------------------------------------------------------------------------------
+    @_locked
     def status(self) -> DemoStatus:
         pool, control = self.pool, self._control
         slow, fail_share = control.read() if control else (False, self._fail_share)
