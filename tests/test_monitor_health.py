@@ -135,3 +135,15 @@ def test_queue_version_bands() -> None:
     assert queries.filename("vacuum_progress", 180000) == "vacuum_progress.sql"
     with pytest.raises(KeyError):
         queries.filename("nope", 180000)
+
+
+def test_monitor_never_imports_textual() -> None:
+    """The monitor is presentation-agnostic: importing all of it must not pull in textual."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pgq_tui.monitor.collect, pgq_tui.monitor.health, pgq_tui.monitor.report, "
+        "pgq_tui.monitor.codec; sys.exit(1 if any(m.split('.')[0] == 'textual' for m in sys.modules) else 0)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
