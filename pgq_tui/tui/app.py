@@ -142,6 +142,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
         self.query_one("#grid").set_class(compact, "-compact")
         self.query_one("#tabs").display = compact
+        # The queues keep at most half of a small screen: the panel under them must stay visible.
+        self.query_one("#queues").styles.max_height = min(9, max(4, (height - 4) // 2)) if compact else None
         self._show_current()
         if self.snapshot is not None:
             self._render_snapshot()

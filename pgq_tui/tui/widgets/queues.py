@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from pgq_tui.monitor.health import Thresholds
-from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.monitor.snapshot import QueueStats, Snapshot
 from pgq_tui.tui.format import fmt_age, fmt_count, fmt_rate, level, leveled, safe, sparkline
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
 
@@ -18,6 +18,12 @@ LATENCY_CRIT_S = Thresholds().latency_crit_s
 
 def _num(n: int, style: str = "", approximate: bool = False) -> Text:
     return Text(fmt_count(n, approximate=approximate), style=style if n else "dim", justify="right")
+
+
+def _approx(q: QueueStats, name: str) -> bool:
+    """Is this count an estimate (above the monitor's cap)? "~" marks it."""
+    fields = getattr(q, "approximate_fields", ())
+    return name in fields if fields else q.approximate
 
 
 class QueuesTable(PanelTable):
@@ -48,12 +54,12 @@ class QueuesTable(PanelTable):
             spark = sparkline(snap.throughput.queue_history.get(q.queue, ()), width=8)
             cells: list[object] = [
                 safe(q.queue, style="bold", limit=12),
-                _num(q.ready, approximate=q.approximate),
-                _num(q.scheduled),
-                _num(q.running),
-                _num(q.expired, "bold red"),
-                _num(q.failed, "yellow"),
-                _num(q.done),
+                _num(q.ready, approximate=_approx(q, "ready")),
+                _num(q.scheduled, approximate=_approx(q, "scheduled")),
+                _num(q.running, approximate=_approx(q, "running")),
+                _num(q.expired, "bold red", approximate=_approx(q, "expired")),
+                _num(q.failed, "yellow", approximate=_approx(q, "failed")),
+                _num(q.done, approximate=_approx(q, "done")),
                 leveled(fmt_age(q.oldest_ready_age_s), lvl) if q.ready else Text("—", style="dim"),
             ]
             if self.wide:
