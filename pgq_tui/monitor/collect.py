@@ -33,21 +33,10 @@ from pgq_tui.monitor.snapshot import (
 )
 
 APPLICATION_NAME = "pgq-top"
-REQUIRED_COLUMNS = frozenset(
-    (
-        "id",
-        "queue",
-        "status",
-        "priority",
-        "run_at",
-        "attempts",
-        "max_attempts",
-        "locked_until",
-        "locked_by",
-        "finished_at",
-        "last_error",
-    )
-)
+# fmt: off
+REQUIRED_COLUMNS = frozenset(("id", "queue", "status", "priority", "run_at", "attempts", "max_attempts",
+                              "locked_until", "locked_by", "finished_at", "last_error"))
+# fmt: on
 SAMPLE_ROWS = 3000  # rows in the page sample that shares out estimates above the cap (read only then)
 PANELS = ("queues", "leases", "throughput", "table", "sessions", "dead")
 
@@ -55,7 +44,14 @@ T = TypeVar("T")
 
 
 class Monitor:
-    """Polls one jobs table. Not thread-safe: give each thread its own Monitor."""
+    """Polls one jobs table. Not thread-safe: give each thread its own Monitor.
+
+    count_cap: counts are exact up to this many rows per queue and state, estimated above (each count
+    walks up to count_cap index entries, so this bounds a poll's cost; 500 keeps a 5M-row table's poll
+    within 2x of a 10k-row one's). lease_rows: rows listed per lease and dead-letter list (the totals
+    are true). history_s: seconds of per-second throughput history; rate_window_s: the window the
+    rates are averaged over. read_only: the session refuses writes (the monitor never writes anyway).
+    """
 
     def __init__(
         self,
@@ -151,8 +147,8 @@ class Monitor:
         """One Snapshot. Raises PgqError when the server is unreachable or the table unusable."""
         started = time.perf_counter()
         try:
-            server = self._rows("server", 0)[0]
-            version = int(server["version_num"])
+            version = self._connection().info.server_version  # picks each file's version band
+            server = self._rows("server", version)[0]
             target = self._check(version)
         except psycopg.Error as exc:
             if self._conn is not None and (self._conn.broken or self._conn.closed):
