@@ -102,6 +102,13 @@ class DemoController:
     def start(self) -> None:
         if self.pool is not None:
             return
+        try:
+            self._start()
+        except BaseException:
+            self.stop()  # whatever did start must not outlive a failed start
+            raise
+
+    def _start(self) -> None:
         with JobQueue(self.dsn, self.table, self.schema, application_name="pgq-demo setup") as q:
             q.install()
         self._dir = Path(tempfile.mkdtemp(prefix="pgq-demo-ctl-"))
@@ -135,12 +142,12 @@ class DemoController:
         """Stop everything started here, in order, and wait for it: no process is left behind."""
         self.close_idle_transaction()
         self._stop.set()
-        if self._load is not None:
+        if self._load is not None and self._load.pid is not None:
             self._load.join(10)
             if self._load.is_alive():
                 self._load.kill()
                 self._load.join(5)
-            self._load = None
+        self._load = None
         if self.pool is not None:
             self.pool.stop(timeout=10.0)  # a slow job finishes, the rest of its batch is released
             self.pool = None
