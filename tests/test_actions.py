@@ -86,7 +86,7 @@ def test_reap_every_expired_lease(dsn: str, sql: psycopg.Connection, actions: Ac
     sql.execute("UPDATE jobs SET max_attempts = 1 WHERE id = %s", (ids[0],))  # out of attempts: dead
     plan = actions.plan_reap()
     assert (plan.refused, plan.count, plan.targets) == (None, 5, ())
-    assert "now 1" in plan.description  # one goes to the dead letters
+    assert "(1 now)" in plan.description  # one goes to the dead letters
     outcome = actions.execute(plan)
     assert (outcome.changed, outcome.error) == (5, None)
     assert _status(sql, ids) == {ids[0]: "failed", **dict.fromkeys(ids[1:], "pending")}
@@ -225,3 +225,12 @@ def test_unreachable_server_is_a_refusal_not_a_crash() -> None:
         forged = Plan("reap", "x", "x", "", (), 1, False, False, None)
         outcome = actions.execute(forged)
         assert outcome.changed == 0 and "cannot connect" in (outcome.error or "")
+
+
+def test_bulk_actions_run_in_batches(dsn: str, sql: psycopg.Connection) -> None:
+    ids, _, _ = _stuck(dsn, 5)
+    with Actions(dsn, batch=2) as actions:
+        outcome = actions.execute(actions.plan_requeue(ids[:3]))
+        assert (outcome.changed, outcome.error) == (3, None)
+        assert actions.execute(actions.plan_reap()).changed == 2
+    assert _status(sql, ids) == dict.fromkeys(ids, "pending")

@@ -173,7 +173,7 @@ class Actions:
                 return Plan("requeue", title, reason, text, targets, 0, False, False, None, refused=reason)
             others = len(targets) - p["stuck"]
             description = (
-                f"Set {_plural(p['stuck'], 'job')} back to pending so any worker can claim it again. "
+                f"Set {_plural(p['stuck'], 'job')} back to pending so any worker can claim them again. "
                 "Only rows still running with an expired lease (locked_until < now()) are touched; "
                 "the condition is checked again on each locked row when it runs."
                 + (f" {_plural(others, 'selected job')} not stuck will be left alone." if others else "")
@@ -206,9 +206,9 @@ class Actions:
                 )
             description = (
                 f"Requeue every lease that has expired when this runs (now {p['stuck']}), in batches of "
-                f"{self.batch}: back to pending, or to the dead letters for those that have used all "
-                f"their attempts (now {p['exhausted']}). Rows a worker is finishing at that moment are "
-                "skipped (SKIP LOCKED) and the expiry is checked again on each locked row."
+                f"{self.batch}: back to pending, or to the dead letters when out of attempts "
+                f"({p['exhausted']} now). Rows a worker is finishing at that moment are skipped "
+                "(SKIP LOCKED) and the expiry is checked again on each locked row."
             )
             warning = self._holder_warning(p, (), snapshot)
             return Plan(
