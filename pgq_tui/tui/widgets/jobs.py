@@ -53,10 +53,10 @@ class _LeaseTable(PanelTable):
 class StuckTable(_LeaseTable):
     TITLE = "2 Stuck jobs"
     COLUMNS = (
-        Column("id", 9),
+        Column("id", 8, right=True),
         Column("queue", 14),
-        Column("try", 5),
-        Column("expired", 8),
+        Column("try", 5, right=True),
+        Column("expired", 8, right=True),
         Column("holder", 11),
         Column("locked_by", 26, wide_only=True),
     )
@@ -71,10 +71,10 @@ class StuckTable(_LeaseTable):
 class LeasesTable(_LeaseTable):
     TITLE = "3 Leases"
     COLUMNS = (
-        Column("id", 9),
+        Column("id", 8, right=True),
         Column("queue", 14),
-        Column("try", 5),
-        Column("left", 8),
+        Column("try", 5, right=True),
+        Column("left", 8, right=True),
         Column("holder", 11),
         Column("locked_by", 26, wide_only=True),
     )
@@ -94,10 +94,10 @@ class DeadTable(PanelTable):
     PANEL = "dead"
     MARKABLE = True
     COLUMNS = (
-        Column("id", 9),
+        Column("id", 8, right=True),
         Column("queue", 14),
-        Column("try", 5),
-        Column("failed", 9),
+        Column("try", 5, right=True),
+        Column("failed", 7, right=True),
         Column("last error", None),
     )
 
@@ -107,7 +107,7 @@ class DeadTable(PanelTable):
 
     def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
         out = []
-        for job in snap.dead.rows:
+        for job in snap.dead.rows:  # newest first
             if not matches(filter_text, job.queue, job.id, job.last_error):
                 continue
             cells = (
@@ -115,7 +115,7 @@ class DeadTable(PanelTable):
                 safe(job.queue, limit=14),
                 Text(f"{job.attempts}/{job.max_attempts}", justify="right"),
                 Text(fmt_ago(job.finished_at, snap.server.now).replace(" ago", ""), justify="right"),
-                safe(job.last_error, style="yellow", limit=120 if self.wide else 40),
+                safe(job.last_error, style="yellow", limit=self.flex_width()),
             )
             out.append(Row(key=str(job.id), cells=cells, target=job.id, job_id=job.id))
         return out

@@ -31,15 +31,15 @@ class QueuesTable(PanelTable):
     PANEL = "queues"
     COLUMNS = (
         Column("queue", 12),
-        Column("ready", 6),
-        Column("sched", 5),
-        Column("run", 4),
-        Column("stuck", 5),
-        Column("dead", 5),
-        Column("done", 5),
+        Column("ready", 6, right=True),
+        Column("sched", 5, right=True),
+        Column("run", 4, right=True),
+        Column("stuck", 5, right=True),
+        Column("dead", 5, right=True),
+        Column("done", 5, right=True),
         Column("wait", 8),
-        Column("done/s", 7, wide_only=True),
-        Column("in/s", 7, wide_only=True),
+        Column("done/s", 7, wide_only=True, right=True),
+        Column("in/s", 7, wide_only=True, right=True),
         Column("trend", 8),
     )
 

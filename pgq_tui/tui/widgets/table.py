@@ -18,8 +18,9 @@ MARK = "●"
 @dataclass(frozen=True)
 class Column:
     label: str
-    width: int | None = None
+    width: int | None = None  # None: the flexible column, sized to what is left (see flex_width)
     wide_only: bool = False  # dropped when the terminal is narrow
+    right: bool = False  # numbers: header aligned with the values
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,14 @@ class PanelTable(DataTable):
         if self.MARKABLE:
             self.add_column(" ", width=1, key="mark")
         for col in self.visible_columns():
-            self.add_column(col.label, width=col.width, key=col.label)
+            label = Text(col.label, justify="right" if col.right else "left")
+            self.add_column(label, width=col.width, key=col.label)
+
+    def flex_width(self) -> int:
+        """Room left for the flexible column, so long text is cut with "…" instead of by the border."""
+        pad = 2 * self.cell_padding
+        used = sum((c.width or 0) + pad for c in self.visible_columns()) + (1 + pad if self.MARKABLE else 0)
+        return max(12, self.size.width - used - pad)
 
     def full_width(self) -> int:
         """Cells needed to show every column (auto-width columns count as 20)."""
@@ -80,13 +88,13 @@ class PanelTable(DataTable):
         # Each table decides from its own width: a right-hand grid column can be narrower than a
         # full-width panel on a small terminal.
         self.set_wide(event.size.width >= self.full_width())
+        if self._snapshot is not None:  # the flexible column's text is cut to the new width
+            self.update_from(self._snapshot, self._filter)
 
     def set_wide(self, wide: bool) -> None:
         if wide != self.wide:
             self.wide = wide
             self._set_columns()
-            if self._snapshot is not None:
-                self.update_from(self._snapshot, self._filter)
 
     def update_from(self, snap: Snapshot, filter_text: str = "") -> None:
         """Re-render from `snap`, unless the monitor said this panel's query failed (then: stale)."""
