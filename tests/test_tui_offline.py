@@ -105,3 +105,14 @@ async def test_interval_keys_and_small_terminal() -> None:
         assert app.interval < 60
         await pilot.press("tab", "tab", "7")
         assert app.current_panel == "health"
+
+
+async def test_enter_on_a_queue_filters_to_it() -> None:
+    app = app_on([make_snapshot()])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("1", "down", "enter")  # the second queue: reports
+        assert app.filter_text == "reports"
+        assert [r.target for r in app.panel("stuck")._panel_rows.values()] == [91]
+        await pilot.press("enter")
+        assert app.filter_text == ""

@@ -319,7 +319,14 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         if not isinstance(table, PanelTable):
             return
         row = table.cursor_row_data()
-        if row is None or row.job_id is None:
+        if row is None:
+            return
+        if table.id == "queues":  # enter on a queue narrows every table to it (enter again: all)
+            name = str(row.target)
+            self._set_filter("" if self.filter_text == name else name)
+            self.query_one("#filter", Input).value = self.filter_text
+            return
+        if row.job_id is None:
             return
         fetch = getattr(self.actions, "job_detail", None)
         self.push_screen(DetailScreen(row.job_id, fetch))

@@ -71,6 +71,6 @@ def section(binding: Binding) -> str | None:
 
 # Keys that live on the tables themselves (DataTable): listed in help as well.
 TABLE_KEYS: list[tuple[str, str]] = [
-    ("enter", "Open job detail (job tables)"),
+    ("enter", "Job tables: open the job detail. Queues: show only that queue (again: all)"),
     ("↑ ↓ pgup pgdn home end", "Move the cursor"),
 ]

@@ -30,7 +30,10 @@ def plan_renderable(plan: Any, *, second: bool = False) -> Group:
     targets = list(plan.targets or ())
     shown = ", ".join(str(t) for t in targets[:MAX_TARGETS_SHOWN])
     more = f" … and {len(targets) - MAX_TARGETS_SHOWN} more" if len(targets) > MAX_TARGETS_SHOWN else ""
-    parts.append(Text(f"\nrows/sessions: {plan.count}", style="bold"))
+    noun = "session" if plan.action in ("cancel", "terminate") else "job"
+    parts.append(
+        Text(f"\nwill change at most {plan.count} {noun}{'' if plan.count == 1 else 's'}", style="bold")
+    )
     if targets:
         parts.append(safe(f"targets: {shown}{more}", style="dim"))
     if plan.warning:
