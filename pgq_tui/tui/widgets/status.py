@@ -60,7 +60,7 @@ def header_text(snap: Snapshot | None, c: Connection) -> Text:
 
 
 def banner_text(c: Connection) -> Text:
-    age = f"; showing data from {fmt_age(c.data_age_s)} ago (stale)" if c.data_age_s is not None else ""
+    age = f"; data below is {fmt_age(int(c.data_age_s))} old (stale)" if c.data_age_s is not None else ""
     text = Text(f" disconnected — retrying every {c.interval_s:g}s{age}: ", style="bold")
     text.append_text(safe(c.error or "no answer", limit=200))
     return text
