@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from textual_plotext import PlotextPlot
 
-from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.monitor.snapshot import Snapshot, ThroughputPoint
+
+MIN_POINTS = 30
+
+
+def trim_quiet_start(history: tuple[ThroughputPoint, ...]) -> tuple[ThroughputPoint, ...]:
+    """Drop the all-zero seconds before the first activity (a fresh server), keeping at least 30 s,
+    so a new demo's first minute is not squeezed into the right edge of a 5-minute axis."""
+    first = next((i for i, p in enumerate(history) if p.enqueued or p.completed or p.failed), len(history))
+    return history[max(0, min(first, len(history) - MIN_POINTS)) :]
 
 
 class ThroughputChart(PlotextPlot, can_focus=True):
@@ -26,7 +35,7 @@ class ThroughputChart(PlotextPlot, can_focus=True):
         self.border_subtitle = f"STALE: {error[:60]}" if error else ""
         if error is not None:
             return
-        hist = snap.throughput.history
+        hist = trim_quiet_start(snap.throughput.history)
         plt = self.plt
         plt.clear_figure()
         if not hist:
