@@ -123,3 +123,17 @@ def test_runs_as_a_normal_user_too(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "postgres"
+
+
+def test_kill_9_of_the_owner_still_stops_the_server() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    base = Path(proc.stdout.readline().strip())
+    assert _postgres_running_in(base)
+    proc.kill()
+    proc.wait(10)
+    deadline = time.monotonic() + 30
+    while _postgres_running_in(base) or base.exists():
+        assert time.monotonic() < deadline, "the watchdog did not stop the orphaned server"
+        time.sleep(0.2)

@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
 import psycopg
 
@@ -189,3 +190,32 @@ def test_worker_cli_bad_input_is_one_line(dsn: str) -> None:
         assert proc.returncode == code, (args, proc.stderr)
         assert text in proc.stderr and "Traceback" not in proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+ORPHAN_SCRIPT = """
+import sys, time
+from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+pool = WorkerPool(WorkerConfig(conninfo=sys.argv[1], queues=("q",), idle_sleep=0.1), concurrency=2).start()
+print(" ".join(str(s.process.pid) for s in pool.workers), flush=True)
+time.sleep(120)
+"""
+
+
+def test_workers_exit_when_their_pool_is_killed(dsn: str) -> None:
+    parent = subprocess.Popen([sys.executable, "-c", ORPHAN_SCRIPT, dsn], stdout=subprocess.PIPE, text=True)
+    pids = [int(p) for p in parent.stdout.readline().split()]
+    assert len(pids) == 2
+    parent.kill()
+    parent.wait(10)
+    deadline = time.monotonic() + 15
+    for pid in pids:
+        while _alive(pid):
+            assert time.monotonic() < deadline, f"worker {pid} outlived its pool"
+            time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False

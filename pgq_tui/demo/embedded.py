@@ -17,6 +17,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -98,6 +99,7 @@ class EmbeddedPostgres:
     _temporary: bool = False
     _ids: tuple[int, int] | None = None
     _running: bool = False
+    _watchdog: subprocess.Popen | None = None
 
     @property
     def data_dir(self) -> Path:
@@ -170,12 +172,35 @@ class EmbeddedPostgres:
         log = self._dir / "server.log"
         self._run(["pg_ctl", "-D", str(self.data_dir), "-l", str(log), "-w", "-t", "60", "start"], timeout=90)
         self._running = True
+        self._start_watchdog()
         return self.dsn()
+
+    def _start_watchdog(self) -> None:
+        """A tiny process that stops the server (and removes a temporary directory) if we die without
+        stopping it, e.g. kill -9: no orphan postmaster, nothing left in /tmp."""
+        self._watchdog = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pgq_tui.demo.watchdog",
+                str(os.getpid()),
+                str(self._dir),
+                "temporary" if self._temporary else "kept",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def stop(self) -> None:
         """Stop the server (fast shutdown) and remove a temporary directory. Safe to call twice."""
         if self._dir is None:
             return
+        if self._watchdog is not None:
+            self._watchdog.terminate()
+            self._watchdog.wait(5)
+            self._watchdog = None
         if self._running or (self.data_dir / "postmaster.pid").exists():
             try:
                 self._run(

@@ -139,7 +139,7 @@ SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'pending'
     locked_until = NULL, locked_by = NULL
 FROM expired
 WHERE j.id = expired.id AND j.status = 'running' AND j.locked_until < now()
-RETURNING j.id
+RETURNING j.id, j.status
 """
 
 # Operator requeue of chosen stuck jobs: same guard as the reaper, but always back to pending.

@@ -52,9 +52,17 @@ def _bump(counters: SynchronizedArray | None, index: int, n: int = 1) -> None:
 
 
 def run_worker(
-    config: WorkerConfig, stop: Event, counters: SynchronizedArray | None = None, worker_id: str | None = None
+    config: WorkerConfig,
+    stop: Event,
+    counters: SynchronizedArray | None = None,
+    worker_id: str | None = None,
+    parent_pid: int | None = None,
 ) -> None:
-    """The body of one worker process (also usable in a thread, with its own stop event)."""
+    """The body of one worker process (also usable in a thread, with its own stop event).
+
+    parent_pid: the pool's pid; the worker stops once it is orphaned (the pool was killed). Passed in
+    rather than read at start-up, since the pool may already be gone by the time a spawned child runs.
+    """
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
@@ -63,6 +71,10 @@ def run_worker(
     retry_in = 0.1
     try:
         while not stop.is_set():
+            if parent_pid is not None and os.getppid() != parent_pid:
+                # The pool's process died without stopping us (kill -9): don't run on as an orphan.
+                stop.set()
+                break
             try:
                 worked = False
                 for queue in config.queues:
@@ -143,7 +155,7 @@ class WorkerPool:
         worker_id = make_worker_id()
         proc = self._ctx.Process(
             target=run_worker,
-            args=(self.config, stop, self._counters, worker_id),
+            args=(self.config, stop, self._counters, worker_id, os.getpid()),
             name=worker_id,
             daemon=True,
         )

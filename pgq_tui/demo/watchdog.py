@@ -1,0 +1,34 @@
+"""`python -m pgq_tui.demo.watchdog PID DIR temporary|kept`: stop an embedded server whose owner died.
+
+EmbeddedPostgres starts one per server. It watches its parent, the owner; once the owner is gone
+without having stopped the server (kill -9, OOM killer), it stops the server and removes a temporary
+directory. A normal stop terminates the watchdog first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from pgq_tui.demo.embedded import EmbeddedPostgres, _prepare_root_run
+
+
+def main(argv: list[str]) -> int:
+    owner, base, mode = int(argv[0]), Path(argv[1]), argv[2]
+    # We are the owner's child: once our parent is someone else, the owner is gone (even as a zombie).
+    while os.getppid() == owner:
+        time.sleep(0.5)
+    server = EmbeddedPostgres(base_dir=base)
+    server._dir = base
+    server._temporary = mode == "temporary"
+    server._running = (base / "data" / "postmaster.pid").exists()
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        server._ids = _prepare_root_run([])
+    server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
