@@ -50,16 +50,20 @@ class _LeaseTable(PanelTable):
         return out
 
 
-class StuckTable(_LeaseTable):
-    TITLE = "2 Stuck jobs"
-    COLUMNS = (
+def _lease_columns(time_label: str) -> tuple[Column, ...]:
+    return (
         Column("id", 8, right=True),
         Column("queue", 14),
         Column("try", 5, right=True),
-        Column("expired", 8, right=True),
+        Column(time_label, 8, right=True),
         Column("holder", 11),
         Column("locked_by", 26, wide_only=True),
     )
+
+
+class StuckTable(_LeaseTable):
+    TITLE = "2 Stuck jobs"
+    COLUMNS = _lease_columns("expired")
 
     def _list(self, snap: Snapshot) -> LeaseList:
         return snap.expired
@@ -70,14 +74,7 @@ class StuckTable(_LeaseTable):
 
 class LeasesTable(_LeaseTable):
     TITLE = "3 Leases"
-    COLUMNS = (
-        Column("id", 8, right=True),
-        Column("queue", 14),
-        Column("try", 5, right=True),
-        Column("left", 8, right=True),
-        Column("holder", 11),
-        Column("locked_by", 26, wide_only=True),
-    )
+    COLUMNS = _lease_columns("left")
 
     def _list(self, snap: Snapshot) -> LeaseList:
         return snap.leases
