@@ -116,3 +116,32 @@ async def test_enter_on_a_queue_filters_to_it() -> None:
         assert [r.target for r in app.panel("stuck")._panel_rows.values()] == [91]
         await pilot.press("enter")
         assert app.filter_text == ""
+
+
+async def test_a_poll_that_hangs_says_so_and_the_ui_stays_responsive() -> None:
+    import threading
+
+    release = threading.Event()
+    now = [0.0]
+    snap = make_snapshot()
+
+    def hanging():  # type: ignore[no-untyped-def]
+        release.wait(10)  # a silently dropped network: no error, no answer
+        return snap
+
+    app = PgqTopApp(hanging, clock=lambda: now[0], interval=1.0)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.2)
+            now[0] = 20.0
+            await pilot.press("question_mark")  # the UI still answers keys
+            assert app.screen.__class__.__name__ == "HelpScreen"
+            await pilot.press("escape")
+            app._update_header()
+            banner = app.query_one("#banner")
+            assert banner.display and "no answer from the server for 20s" in plain(banner.content)
+            release.set()
+            await pilot.pause(0.3)
+            assert app.received == 1 and not banner.display
+    finally:
+        release.set()

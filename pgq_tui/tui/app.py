@@ -40,6 +40,7 @@ from pgq_tui.tui.widgets.table import PanelTable
 INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 COMPACT_WIDTH = 120  # below this the panels no longer fit side by side
 COMPACT_HEIGHT = 34
+STUCK_POLL_S = 10.0  # a poll with no answer this long (a hung network, not a timeout): say so
 
 
 def step_interval(current: float, direction: int) -> float:
@@ -91,6 +92,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self.received = 0  # snapshots rendered (tests wait on it)
         self._data_at: float | None = None
         self._in_flight = False
+        self._flight_started = 0.0
         self._timer: Any = None
         self.current_panel = "stuck"  # the panel shown under the queues when the terminal is small
         self._initial = initial  # the launcher's check poll: the first frame already has data
@@ -165,6 +167,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         if self._in_flight or (self.paused and not force):
             return  # never pile polls up behind a slow server
         self._in_flight = True
+        self._flight_started = self.clock()
         self.collects += 1
         self._collect()
 
@@ -216,6 +219,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
 
     def connection(self) -> Connection:
         age = None if self._data_at is None else max(0.0, self.clock() - self._data_at)
+        waiting = self.clock() - self._flight_started if self._in_flight else 0.0
         return Connection(
             target=self.target,
             interval_s=self.interval,
@@ -224,6 +228,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             data_age_s=age,
             read_only=self.read_only,
             error=self.error,
+            waiting_s=waiting,
         )
 
     def _update_header(self) -> None:
@@ -232,7 +237,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         if self.filter_text:
             text.append(f"  filter: {self.filter_text}", style="bold magenta")
         self.query_one(Header).update(text)
-        self.query_one(Banner).show(c if self.connected is False else None)
+        stuck_poll = c.waiting_s >= max(STUCK_POLL_S, 3 * self.interval)
+        self.query_one(Banner).show(c if self.connected is False or stuck_poll else None)
 
     # -- view keys -------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

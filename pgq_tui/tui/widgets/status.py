@@ -24,6 +24,7 @@ class Connection:
     data_age_s: float | None
     read_only: bool
     error: str | None = None
+    waiting_s: float = 0.0  # how long the poll in flight has been waiting for the server
 
 
 def header_text(snap: Snapshot | None, c: Connection) -> Text:
@@ -45,6 +46,8 @@ def header_text(snap: Snapshot | None, c: Connection) -> Text:
         out.append("  ● up", style="green")
     else:
         out.append("  ✖ DOWN", style="bold red")
+    if c.waiting_s >= max(5.0, 2 * c.interval_s):
+        out.append(f"  ⌛ {fmt_age(int(c.waiting_s))}", style="bold yellow")
     if c.paused:
         out.append("  ⏸ PAUSED", style="bold yellow")
     else:
@@ -61,6 +64,10 @@ def header_text(snap: Snapshot | None, c: Connection) -> Text:
 
 def banner_text(c: Connection) -> Text:
     age = f"; data below is {fmt_age(int(c.data_age_s))} old (stale)" if c.data_age_s is not None else ""
+    if c.connected is not False:  # connected, but the poll hangs: a network that dropped silently
+        return Text(
+            f" no answer from the server for {fmt_age(int(c.waiting_s))}{age}; still waiting", style="bold"
+        )
     text = Text(f" disconnected — retrying every {c.interval_s:g}s{age}: ", style="bold")
     text.append_text(safe(c.error or "no answer", limit=200))
     return text
