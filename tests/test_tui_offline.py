@@ -145,3 +145,13 @@ async def test_a_poll_that_hangs_says_so_and_the_ui_stays_responsive() -> None:
             assert app.received == 1 and not banner.display
     finally:
         release.set()
+
+
+def test_detail_times_are_relative_to_the_server_clock() -> None:
+    from datetime import timedelta
+
+    from test_tui_sample import NOW
+
+    job = {"id": 7, "locked_until": NOW - timedelta(seconds=95), "run_at": NOW + timedelta(seconds=30)}
+    text = plain(detail_renderable(job, NOW))
+    assert "(1m35s ago)" in text and "(30s from now)" in text

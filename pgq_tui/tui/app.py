@@ -335,7 +335,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         if row.job_id is None:
             return
         fetch = getattr(self.actions, "job_detail", None)
-        self.push_screen(DetailScreen(row.job_id, fetch))
+        now = self.snapshot.server.now if self.snapshot is not None else None
+        self.push_screen(DetailScreen(row.job_id, fetch, now))
 
     # -- shutdown --------------------------------------------------------------------------------
     def action_quit(self) -> None:  # type: ignore[override]

@@ -16,14 +16,21 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from pgq_tui.tui.format import DASH, payload_json, safe
+from pgq_tui.tui.format import DASH, fmt_age, payload_json, safe
 
 
-def _when(value: datetime | None) -> Text:
-    return Text(value.isoformat(sep=" ", timespec="seconds")) if value else Text(DASH, style="dim")
+def _when(value: datetime | None, now: datetime | None) -> Text:
+    """An absolute time plus, against the server's clock of the last poll, how far away it is."""
+    if value is None:
+        return Text(DASH, style="dim")
+    text = Text(value.isoformat(sep=" ", timespec="seconds"))
+    if now is not None:
+        delta = (value - now).total_seconds()
+        text.append(f"  ({fmt_age(abs(delta))} {'from now' if delta > 0 else 'ago'})", style="dim")
+    return text
 
 
-def detail_renderable(job: dict[str, Any]) -> Group:
+def detail_renderable(job: dict[str, Any], now: datetime | None = None) -> Group:
     """Pure: a job row as rich renderables; every text value from the row goes through `safe`."""
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
@@ -34,10 +41,10 @@ def detail_renderable(job: dict[str, Any]) -> Group:
     facts.add_row("priority", Text(str(job.get("priority", DASH))))
     facts.add_row("attempts", Text(f"{job.get('attempts', '?')} of {job.get('max_attempts', '?')}"))
     facts.add_row("locked_by", safe(job.get("locked_by")))
-    facts.add_row("locked_until", _when(job.get("locked_until")))
-    facts.add_row("run_at", _when(job.get("run_at")))
-    facts.add_row("created_at", _when(job.get("created_at")))
-    facts.add_row("finished_at", _when(job.get("finished_at")))
+    facts.add_row("locked_until", _when(job.get("locked_until"), now))
+    facts.add_row("run_at", _when(job.get("run_at"), now))
+    facts.add_row("created_at", _when(job.get("created_at"), now))
+    facts.add_row("finished_at", _when(job.get("finished_at"), now))
     error = job.get("last_error")
     parts: list[Any] = [facts, Text("\nlast error", style="bold")]
     # Multi-line errors (tracebacks) keep their lines; other control characters are made visible.
@@ -57,9 +64,10 @@ class DetailScreen(ModalScreen[None]):
         Binding("enter", "app.pop_screen", "Close", show=False),
     ]
 
-    def __init__(self, job_id: int, fetch: Any | None) -> None:
+    def __init__(self, job_id: int, fetch: Any | None, now: datetime | None = None) -> None:
         super().__init__()
         self.job_id = job_id
+        self.now = now  # the server's clock at the last poll: "expired 1m35s ago" beats a timestamp
         self._fetch = fetch  # actions.job_detail, or None when there is no database (tests)
 
     def compose(self) -> ComposeResult:
@@ -75,16 +83,16 @@ class DetailScreen(ModalScreen[None]):
         else:
             self._load()
 
-    @work(thread=True, exclusive=True, group="detail")
+    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def _load(self) -> None:
         try:
             job = self._fetch(self.job_id)  # type: ignore[misc]
-        except Exception as exc:  # job_detail should not raise; still never crash the UI
-            body: Any = safe(f"could not load job {self.job_id}: {exc}", style="red")
-        else:
-            body = (
-                detail_renderable(job) if job else Text(f"job {self.job_id} no longer exists", style="yellow")
-            )
+            if job:
+                body: Any = detail_renderable(job, self.now)
+            else:
+                body = Text(f"job {self.job_id} no longer exists", style="yellow")
+        except Exception as exc:  # a lost connection (PgqError) or a bad row: a message, never a crash
+            body = safe(f"could not load job {self.job_id}: {exc}", style="red")
         self.app.call_from_thread(self._show, body)
 
     def _show(self, body: Any) -> None:
