@@ -6,6 +6,7 @@ import dataclasses
 
 from test_tui_app import plain
 from test_tui_sample import HOSTILE, make_snapshot
+from textual import events
 
 from pgq_tui.tui.app import PgqTopApp, step_interval
 from pgq_tui.tui.screens.detail import DetailScreen, detail_renderable
@@ -155,3 +156,13 @@ def test_detail_times_are_relative_to_the_server_clock() -> None:
     job = {"id": 7, "locked_until": NOW - timedelta(seconds=95), "run_at": NOW + timedelta(seconds=30)}
     text = plain(detail_renderable(job, NOW))
     assert "(1m35s ago)" in text and "(30s from now)" in text
+
+
+async def test_a_number_key_then_enter_in_one_read_opens_the_new_panels_row() -> None:
+    app = app_on([make_snapshot()])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.3)
+        app.post_message(events.Key("4", "4"))  # both queued before either is handled
+        app.post_message(events.Key("enter", "\r"))
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, DetailScreen) and app.screen.job_id == 501

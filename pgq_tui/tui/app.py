@@ -151,8 +151,11 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             self._render_snapshot()
 
     def _show_current(self) -> None:
+        compact = self.query_one("#grid").has_class("-compact")
         for panel in self.query(".panel"):
             panel.set_class(panel.id == self.current_panel, "-current")
+            # Inline display, not a CSS rule: it applies at once, so focus can move at once too.
+            panel.display = not compact or panel.id in ("queues", self.current_panel)
         tabs = []
         for i, panel_id in enumerate(keys.PANEL_IDS, 1):
             mark = "▸" if panel_id == self.current_panel else " "
@@ -271,7 +274,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         if panel_id != "queues":
             self.current_panel = panel_id
             self._show_current()
-        self.panel(panel_id).focus()
+        # Synchronous: over SSH "2⏎" often arrives in one read, and the ⏎ must reach the new panel.
+        self.screen.set_focus(self.panel(panel_id))
 
     def action_cycle_panel(self, direction: int) -> None:
         focused = self.focused.id if self.focused is not None else None
