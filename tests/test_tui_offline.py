@@ -166,3 +166,18 @@ async def test_a_number_key_then_enter_in_one_read_opens_the_new_panels_row() ->
         app.post_message(events.Key("enter", "\r"))
         await pilot.pause(0.3)
         assert isinstance(app.screen, DetailScreen) and app.screen.job_id == 501
+
+
+async def test_typing_after_slash_goes_to_the_filter_not_to_the_keys() -> None:
+    app = app_on([make_snapshot()])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.3)
+        for key, char in [("slash", "/"), ("r", "r"), ("e", "e"), ("p", "p")]:
+            app.post_message(events.Key(key, char))  # one read: all queued before any is handled
+        await pilot.pause(0.3)
+        assert app.filter_text == "rep"
+        assert app.screen is app.screen_stack[0]  # no confirmation opened by `r`
+        await pilot.press("ctrl+u", "9", "1", "slash")  # digits and "/" are text in the box, not keys
+        assert app.filter_text == "91/"
+        await pilot.press("backspace", "enter", "2")
+        assert [r.target for r in app.panel("stuck")._panel_rows.values()] == [91]

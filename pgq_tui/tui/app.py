@@ -270,7 +270,16 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         note = "read-only: write keys are disabled" if self.read_only else ""
         self.push_screen(HelpScreen(active, keys.TABLE_KEYS, note))
 
+    def _typing(self, char: str) -> bool:
+        """Priority keys are also text: while the filter box has focus, type them into it."""
+        box = self.query_one("#filter", Input)
+        if box.has_focus:
+            box.insert_text_at_cursor(char)
+        return box.has_focus
+
     def action_focus_panel(self, panel_id: str) -> None:
+        if self._typing(str(keys.PANEL_IDS.index(panel_id) + 1)):
+            return
         if panel_id != "queues":
             self.current_panel = panel_id
             self._show_current()
@@ -288,9 +297,12 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             self.focused.toggle_mark()
 
     def action_filter(self) -> None:
+        if self._typing("/"):
+            return
         box = self.query_one("#filter", Input)
         box.display = True
-        box.focus()
+        # At once, not deferred: "/reports" typed fast must not fire `r` (requeue) on the table.
+        self.screen.set_focus(box)
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#filter", Input)

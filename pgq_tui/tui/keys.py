@@ -32,7 +32,9 @@ PANEL_IDS = ("queues", "stuck", "leases", "dead", "sessions", "chart", "health")
 _SECTIONED: list[tuple[str, Binding]] = [
     (VIEW, Binding("question_mark", "help", "Help", key_display="?")),
     (VIEW, Binding("q", "quit", "Quit")),
-    (VIEW, Binding("slash", "filter", "Filter", key_display="/")),
+    # Priority (handled before the key is forwarded to a widget): the keys typed right after `/` or
+    # `2` in the same read (SSH) must reach the filter box or the new panel, not the old focus.
+    (VIEW, Binding("slash", "filter", "Filter", key_display="/", priority=True)),
     (VIEW, Binding("escape", "clear_filter", "Clear filter/marks", show=False)),
     (VIEW, Binding("p", "pause", "Pause")),
     (VIEW, Binding("plus,equals_sign", "interval(1)", "Slower refresh", show=False, key_display="+")),
@@ -41,7 +43,12 @@ _SECTIONED: list[tuple[str, Binding]] = [
     (PANELS, Binding("tab", "cycle_panel(1)", "Next panel", show=False, priority=True)),
     (PANELS, Binding("shift+tab", "cycle_panel(-1)", "Previous panel", show=False, priority=True)),
     *[
-        (PANELS, Binding(str(i), f"focus_panel('{panel}')", f"{panel.capitalize()} panel", show=False))
+        (
+            PANELS,
+            Binding(
+                str(i), f"focus_panel('{panel}')", f"{panel.capitalize()} panel", show=False, priority=True
+            ),
+        )
         for i, panel in enumerate(PANEL_IDS, 1)
     ],
     (PANELS, Binding("space", "mark", "Mark row", key_display="space")),
