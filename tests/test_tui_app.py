@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 from rich.console import Console
 
 from pgq_tui.actions import Actions
@@ -260,3 +262,33 @@ async def test_a_collect_error_is_a_banner_not_a_crash() -> None:
         await pilot.pause(0.5)
         assert app.connected is False
         assert "connection refused" in plain(app.query_one(Banner).content)
+
+
+async def test_a_role_without_privileges_gets_a_message_not_a_crash(
+    dsn: str, sql: psycopg.Connection
+) -> None:
+    role = f"pgq_weak_{uuid.uuid4().hex[:8]}"
+    ident = psycopg.sql.Identifier(role)
+    sql.execute(psycopg.sql.SQL("CREATE ROLE {} NOLOGIN").format(ident))
+    sql.execute(psycopg.sql.SQL("GRANT SELECT ON jobs TO {}").format(ident))
+    seed_stuck(dsn, n=1)
+    monitor = Monitor(dsn)
+    weak = Actions(make_conninfo(dsn, options=f"-c role={role}"))
+    app = PgqTopApp(monitor, actions=weak, interval=5)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot, app)
+            await pilot.press("2", "r")
+            deadline = time.monotonic() + 5
+            while not list(app._notifications):
+                assert time.monotonic() < deadline, "no message"
+                await pilot.pause(0.1)
+            [note] = list(app._notifications)
+            assert note.severity == "warning" and "GRANT SELECT, UPDATE" in note.message
+            assert not isinstance(app.screen, ConfirmScreen)  # refused: nothing to confirm
+            assert sql.execute("SELECT status FROM jobs").fetchone()[0] == "running"
+    finally:
+        weak.close()
+        monitor.close()
+        sql.execute(psycopg.sql.SQL("REVOKE ALL ON jobs FROM {}").format(ident))
+        sql.execute(psycopg.sql.SQL("DROP ROLE {}").format(ident))
