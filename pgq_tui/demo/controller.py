@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import multiprocessing as mp
+import os
+import random
 import select
 import shutil
 import tempfile
@@ -26,7 +28,7 @@ from psycopg import sql
 
 from pgq_tui.db.connect import connect
 from pgq_tui.demo.control import Control, spawning_with
-from pgq_tui.demo.load import QUEUES, LoadConfig, run_load
+from pgq_tui.demo.load import QUEUES, LoadConfig, enqueue_batch, run_load
 from pgq_tui.queue.jobqueue import JobQueue
 from pgq_tui.queue.worker import WorkerConfig, WorkerPool
 
@@ -109,17 +111,21 @@ class DemoController:
             raise
 
     def _start(self) -> None:
-        with JobQueue(self.dsn, self.table, self.schema, application_name="pgq-demo setup") as q:
-            q.install()
         self._dir = Path(tempfile.mkdtemp(prefix="pgq-demo-ctl-"))
         self._control = Control(self._dir / "control", create=True, fail_share=self._fail_share)
         self._stop.clear()
         load = LoadConfig(
             self.dsn, self.table, self.schema, self.queues, self.max_attempts, str(self._control.path)
         )
+        with JobQueue(self.dsn, self.table, self.schema, application_name="pgq-demo setup") as q:
+            q.install()
+            # A second's worth of jobs now, so the dashboard's first frame already has data.
+            seeded = enqueue_batch(q, random.Random(), max(1, int(self._rate.value)), load, 0.0, 0)
+        with self._enqueued.get_lock():
+            self._enqueued.value += seeded
         self._load = self._ctx.Process(
             target=run_load,
-            args=(load, self._rate, self._stop, self._enqueued),
+            args=(load, self._rate, self._stop, self._enqueued, os.getpid()),
             name="pgq-demo-load",
             daemon=True,
         )

@@ -92,11 +92,28 @@ def _batch(rng: random.Random, n: int, config: LoadConfig, poison_share: float, 
     return groups
 
 
-def run_load(config: LoadConfig, rate: Synchronized, stop: Event, enqueued: Synchronized) -> None:
-    """Process body: enqueue rate.value jobs per second until `stop` is set or our parent is gone."""
+def enqueue_batch(
+    q: JobQueue, rng: random.Random, n: int, config: LoadConfig, poison_share: float, counter: int
+) -> int:
+    """Enqueue n demo jobs (a few round trips, one per queue/priority/schedule group); returns n."""
+    for (queue, priority, scheduled), bodies in _batch(rng, n, config, poison_share, counter).items():
+        run_at = None
+        if scheduled:
+            run_at = datetime.now(timezone.utc) + timedelta(seconds=rng.uniform(5, 60))
+        q.enqueue(queue, bodies, run_at=run_at, priority=priority, max_attempts=config.max_attempts)
+    return n
+
+
+def run_load(
+    config: LoadConfig, rate: Synchronized, stop: Event, enqueued: Synchronized, parent: int | None = None
+) -> None:
+    """Process body: enqueue rate.value jobs per second until `stop` is set or our parent is gone.
+
+    parent: the controller's pid, passed in (the parent may already be gone when a spawned child starts).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    parent = os.getppid()
+    parent = parent if parent is not None else os.getppid()
     rng = random.Random(config.seed)
     control = Control(config.control_path) if config.control_path else None
     q = JobQueue(config.dsn, config.table, config.schema, application_name="pgq-demo load")
@@ -109,15 +126,9 @@ def run_load(config: LoadConfig, rate: Synchronized, stop: Event, enqueued: Sync
                 continue
             poison = (control.read()[1] / 5) if control else 0.02
             try:
-                for (queue, priority, scheduled), bodies in _batch(rng, n, config, poison, counter).items():
-                    run_at = None
-                    if scheduled:
-                        run_at = datetime.now(timezone.utc) + timedelta(seconds=rng.uniform(5, 60))
-                    q.enqueue(
-                        queue, bodies, run_at=run_at, priority=priority, max_attempts=config.max_attempts
-                    )
-                    with enqueued.get_lock():
-                        enqueued.value += len(bodies)
+                added = enqueue_batch(q, rng, n, config, poison, counter)
+                with enqueued.get_lock():
+                    enqueued.value += added
             except (psycopg.Error, PgqError):
                 q.close()  # server restarting or gone: try again next tick
                 stop.wait(1.0)
