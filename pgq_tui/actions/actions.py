@@ -28,7 +28,7 @@ from pgq_tui.actions.explain import explain, table_privilege_hint
 from pgq_tui.actions.model import ACTIONS, Outcome, Plan
 from pgq_tui.actions.model import plural as _plural
 from pgq_tui.actions.sessions import SIGNAL_WAIT_MS, signal_plan
-from pgq_tui.db.connect import connect
+from pgq_tui.db.connect import Session
 from pgq_tui.errors import describe
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue import statements as qst
@@ -70,33 +70,32 @@ class Actions:
         self.statement_timeout_ms = statement_timeout_ms
         self.lock_timeout_ms = lock_timeout_ms
         self.batch = batch
-        self._conn: psycopg.Connection | None = None
         self._role = "this role"
+        self._session = Session(
+            conninfo,
+            setup=self._learn_role,
+            application_name=APPLICATION_NAME,
+            statement_timeout_ms=statement_timeout_ms,
+            lock_timeout_ms=lock_timeout_ms,
+            idle_in_transaction_timeout_ms=60_000,
+            read_only=read_only,
+        )
         # The UI may plan in one worker thread and execute in another: one statement at a time.
         self._lock = threading.RLock()
 
     # -- plumbing -------------------------------------------------------------------------------
+    def _learn_role(self, conn: psycopg.Connection) -> None:
+        self._role = str(conn.execute("SELECT current_user").fetchone()[0])
+
     @property
     def conn(self) -> psycopg.Connection:
         """The session, (re)opened on demand; read-only at the server when `read_only`."""
         with self._lock:
-            if self._conn is None or self._conn.closed or self._conn.broken:
-                self._conn = connect(
-                    self.conninfo,
-                    application_name=APPLICATION_NAME,
-                    statement_timeout_ms=self.statement_timeout_ms,
-                    lock_timeout_ms=self.lock_timeout_ms,
-                    idle_in_transaction_timeout_ms=60_000,
-                    read_only=self.read_only,
-                )
-                self._role = str(self._conn.execute("SELECT current_user").fetchone()[0])
-            return self._conn
+            return self._session.conn
 
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            self._session.close()
 
     def __enter__(self) -> Actions:
         return self

@@ -9,6 +9,8 @@ never hang the caller.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -71,3 +73,47 @@ def table_ident(table: str, schema: str = "public") -> sql.Identifier:
 def relation_ident(table: str, schema: str, suffix: str) -> sql.Identifier:
     """A companion object's name (index, stats table), derived from the jobs table's name."""
     return sql.Identifier(schema, f"{table}{suffix}")
+
+
+class Session:
+    """One connection with fixed settings, opened on first use and reopened after it breaks.
+
+    Workers, the monitor and the actions each hold one, so a server restart costs them one failed call
+    and nothing else. `setup` runs once per new connection (session settings, a role lookup).
+    """
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        setup: Callable[[psycopg.Connection], None] | None = None,
+        **connect_kwargs: Any,
+    ) -> None:
+        self.conninfo = conninfo
+        self._setup = setup
+        self._kwargs = connect_kwargs
+        self._conn: psycopg.Connection | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self._conn is not None and not self._conn.closed and not self._conn.broken
+
+    @property
+    def conn(self) -> psycopg.Connection:
+        if not self.usable:
+            self.close()
+            self._conn = connect(self.conninfo, **self._kwargs)
+            if self._setup is not None:
+                self._setup(self._conn)
+        assert self._conn is not None
+        return self._conn
+
+    @property
+    def pid(self) -> int | None:
+        """The backend pid while connected, else None."""
+        return self._conn.info.backend_pid if self.usable and self._conn is not None else None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg.rows import dict_row
 
-from pgq_tui.db.connect import connect
+from pgq_tui.db.connect import Session
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
 from pgq_tui.monitor import panels, queries
 from pgq_tui.monitor.snapshot import (
@@ -33,6 +33,19 @@ from pgq_tui.monitor.snapshot import (
 )
 
 APPLICATION_NAME = "pgq-top"
+
+
+def _tune_session(conn: psycopg.Connection) -> None:
+    # Every monitor query on the jobs table walks an index in order and stops at a LIMIT; a bitmap
+    # scan would read the whole key range first (all of a queue's rows), so never use one.
+    conn.execute("SET enable_bitmapscan = off")
+    # Our parameters are caps and oids, never selective values: one generic plan per statement is
+    # right, and skips custom planning, which costs more than running these queries.
+    conn.execute("SET plan_cache_mode = force_generic_plan")
+    # JIT compiling a few-millisecond poll costs 10-30 ms (the estimates assume big LIMITs).
+    conn.execute("SET jit = off")
+
+
 # fmt: off
 REQUIRED_COLUMNS = frozenset(("id", "queue", "status", "priority", "run_at", "attempts", "max_attempts",
                               "locked_until", "locked_by", "finished_at", "last_error"))
@@ -79,45 +92,31 @@ class Monitor:
         self.history_s = history_s
         self.rate_window_s = rate_window_s
         self.session_rows = session_rows
-        self._conn: psycopg.Connection | None = None
+        self._session = Session(
+            conninfo,
+            setup=_tune_session,
+            application_name=APPLICATION_NAME,
+            autocommit=True,
+            statement_timeout_ms=statement_timeout_ms,
+            lock_timeout_ms=lock_timeout_ms,
+            read_only=read_only,
+        )
 
     # -- connection -------------------------------------------------------------------------------
     @property
     def pid(self) -> int | None:
         """Our backend's pid (labelled as pgq-top in the sessions panel); None when not connected."""
-        if self._conn is None or self._conn.closed or self._conn.broken:
-            return None
-        return self._conn.info.backend_pid
+        return self._session.pid
 
     @property
     def qualified(self) -> str:
         return f"{self.schema}.{self.table}"
 
     def _connection(self) -> psycopg.Connection:
-        if self._conn is None or self._conn.closed or self._conn.broken:
-            self.close()
-            self._conn = connect(
-                self.conninfo,
-                application_name=APPLICATION_NAME,
-                autocommit=True,
-                statement_timeout_ms=self.statement_timeout_ms,
-                lock_timeout_ms=self.lock_timeout_ms,
-                read_only=self.read_only,
-            )
-            # Every monitor query on the jobs table walks an index in order and stops at a LIMIT; a
-            # bitmap scan would read the whole key range first (all of a queue's rows), so never use one.
-            self._conn.execute("SET enable_bitmapscan = off")
-            # Our parameters are caps and oids, never selective values: one generic plan per statement
-            # is right, and skips custom planning, which costs more than running these queries.
-            self._conn.execute("SET plan_cache_mode = force_generic_plan")
-            # JIT compiling a few-millisecond poll costs 10-30 ms (the estimates assume big LIMITs).
-            self._conn.execute("SET jit = off")
-        return self._conn
+        return self._session.conn
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self._session.close()
 
     def __enter__(self) -> Monitor:
         return self
@@ -136,7 +135,7 @@ class Monitor:
         try:
             return fn()
         except psycopg.Error as exc:
-            if self._conn is None or self._conn.broken or self._conn.closed:
+            if not self._session.usable:
                 self.close()
                 raise describe(exc) from None
             errors[panel] = first_line(exc)
@@ -151,7 +150,7 @@ class Monitor:
             server = self._rows("server", version)[0]
             target = self._check(version)
         except psycopg.Error as exc:
-            if self._conn is not None and (self._conn.broken or self._conn.closed):
+            if not self._session.usable:
                 self.close()
             raise describe(exc, table=self.qualified) from None
         now = server["now"]

@@ -18,7 +18,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from pgq_tui.db.connect import connect
+from pgq_tui.db.connect import Session
 from pgq_tui.errors import describe
 from pgq_tui.queue import schema
 from pgq_tui.queue import statements as st
@@ -55,26 +55,22 @@ class JobQueue:
         self.schema = schema
         self.worker_id = worker_id or make_worker_id()
         self.conninfo = conninfo
-        self._conn_args = {
-            "application_name": application_name or self.worker_id,
-            "statement_timeout_ms": statement_timeout_ms,
-            "lock_timeout_ms": lock_timeout_ms,
-        }
-        self._conn: psycopg.Connection | None = None
+        self._session = Session(
+            conninfo,
+            application_name=application_name or self.worker_id,
+            statement_timeout_ms=statement_timeout_ms,
+            lock_timeout_ms=lock_timeout_ms,
+        )
         self._sql: dict[str, Any] = {}
 
     # -- plumbing -------------------------------------------------------------------------------
     @property
     def conn(self) -> psycopg.Connection:
         """The connection, (re)opened on demand: a worker survives a server restart."""
-        if self._conn is None or self._conn.closed or self._conn.broken:
-            self._conn = connect(self.conninfo, **self._conn_args)  # type: ignore[arg-type]
-        return self._conn
+        return self._session.conn
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self._session.close()
 
     def __enter__(self) -> JobQueue:
         return self
