@@ -48,7 +48,7 @@ async def settle(pilot, app: PgqTopApp, polls: int = 1, timeout: float = 10.0) -
 
 
 @asynccontextmanager
-async def dashboard(dsn: str, *, size=(160, 48), read_only=False, interval=5.0) -> AsyncIterator:  # type: ignore[no-untyped-def]
+async def dashboard(dsn: str, *, size=(160, 48), read_only=False, interval=1.0) -> AsyncIterator:  # type: ignore[no-untyped-def]
     monitor = Monitor(dsn, read_only=read_only)
     actions = Actions(dsn, read_only=read_only)
     app = PgqTopApp(monitor, actions=actions, interval=interval, read_only=read_only)
@@ -292,3 +292,26 @@ async def test_a_role_without_privileges_gets_a_message_not_a_crash(
         monitor.close()
         sql.execute(psycopg.sql.SQL("REVOKE ALL ON jobs FROM {}").format(ident))
         sql.execute(psycopg.sql.SQL("DROP ROLE {}").format(ident))
+
+
+async def test_retry_with_t_and_discard_with_shift_d(
+    dsn: str, queue: JobQueue, sql: psycopg.Connection
+) -> None:
+    ids = queue.enqueue("alpha", [{"n": i} for i in range(2)], max_attempts=1)
+    for job in queue.claim("alpha", limit=2):
+        queue.fail(job, f"boom {job.id}")
+    async with dashboard(dsn) as (app, pilot):
+        assert sorted(int(r[1]) for r in cells(app.panel("dead"))) == sorted(ids)
+        await pilot.press("4", "space", "t")  # mark the first row (the cursor moves on), retry it
+        await pilot.pause(0.5)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(pilot, app)
+        await pilot.press("D")  # the cursor row: the other dead job
+        await pilot.pause(0.5)
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.plan.destructive
+        await pilot.press("enter")
+        await settle(pilot, app)
+        rows = sql.execute("SELECT status, count(*) FROM jobs GROUP BY 1").fetchall()
+        assert dict(rows) == {"pending": 1}  # one retried; the discarded one is gone
+        assert app.panel("dead").row_count == 0

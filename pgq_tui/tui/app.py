@@ -93,6 +93,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self._data_at: float | None = None
         self._in_flight = False
         self._flight_started = 0.0
+        self._refresh_pending = False
         self._timer: Any = None
         self.current_panel = "stuck"  # the panel shown under the queues when the terminal is small
         self._initial = initial  # the launcher's check poll: the first frame already has data
@@ -167,8 +168,13 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
 
     # -- polling ---------------------------------------------------------------------------------
     def _tick(self, force: bool = False) -> None:
-        if self._in_flight or (self.paused and not force):
-            return  # never pile polls up behind a slow server
+        if self._in_flight:
+            # Never pile polls up behind a slow server; but a forced refresh (after an action) must
+            # not be lost either: the poll in flight may predate the write.
+            self._refresh_pending = self._refresh_pending or force
+            return
+        if self.paused and not force:
+            return
         self._in_flight = True
         self._flight_started = self.clock()
         self.collects += 1
@@ -191,7 +197,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
 
     @on(SnapshotReady)
     def _on_snapshot(self, message: SnapshotReady) -> None:
-        self._in_flight = False
+        self._landed()
         self.received += 1
         self.snapshot = message.snapshot
         self.connected = True
@@ -206,11 +212,17 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
 
     @on(CollectFailed)
     def _on_failed(self, message: CollectFailed) -> None:
-        self._in_flight = False
+        self._landed()
         self.connected = False
         self.error = message.error
         self.query_one("#grid").add_class("-stale")
         self._update_header()
+
+    def _landed(self) -> None:
+        self._in_flight = False
+        if self._refresh_pending:
+            self._refresh_pending = False
+            self.call_later(self._tick, True)
 
     def _render_snapshot(self) -> None:
         snap = self.snapshot
