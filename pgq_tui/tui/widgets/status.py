@@ -87,7 +87,7 @@ def demo_text(status: Any) -> Text:
     pid = getattr(status, "idle_tx_pid", None)
     if pid:
         out.append(f"  idle-tx pid {pid}", style="bold yellow")
-    out.append("   keys: w W l L x i s (? explains)", style="dim")
+    out.append("   keys: w W l L x i s", style="dim")
     return out
 
 
