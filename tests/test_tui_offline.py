@@ -181,3 +181,18 @@ async def test_typing_after_slash_goes_to_the_filter_not_to_the_keys() -> None:
         assert app.filter_text == "91/"
         await pilot.press("backspace", "enter", "2")
         assert [r.target for r in app.panel("stuck")._panel_rows.values()] == [91]
+
+
+async def test_enter_on_a_session_shows_all_of_it_literally() -> None:
+    from pgq_tui.tui.screens.session import SessionScreen
+
+    app = app_on([make_snapshot()])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("5", "down", "enter")  # the idle-in-transaction session
+        assert isinstance(app.screen, SessionScreen)
+        text = plain(app.screen.query_one("#detail-body").content)
+        assert "UPDATE accounts SET x = 1 WHERE id = 5" in text
+        assert "[bold red]pwned[/]" in text and "\x1b" not in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, SessionScreen)

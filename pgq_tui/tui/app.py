@@ -28,6 +28,7 @@ from pgq_tui.tui.fixes import Fixes
 from pgq_tui.tui.messages import CollectFailed, SnapshotReady
 from pgq_tui.tui.screens.detail import DetailScreen
 from pgq_tui.tui.screens.help import HelpScreen
+from pgq_tui.tui.screens.session import SessionScreen
 from pgq_tui.tui.source import as_source
 from pgq_tui.tui.widgets.chart import ThroughputChart
 from pgq_tui.tui.widgets.health import HealthPanel
@@ -359,6 +360,9 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             name = str(row.target)
             self._set_filter("" if self.filter_text == name else name)
             self.query_one("#filter", Input).value = self.filter_text
+            return
+        if row.info is not None:
+            self.push_screen(SessionScreen(f"{type(row.info).__name__} {row.target or ''}".strip(), row.info))
             return
         if row.job_id is None:
             return

@@ -78,6 +78,6 @@ def section(binding: Binding) -> str | None:
 
 # Keys that live on the tables themselves (DataTable): listed in help as well.
 TABLE_KEYS: list[tuple[str, str]] = [
-    ("enter", "Job tables: open the job detail. Queues: show only that queue (again: all)"),
+    ("enter", "Jobs: the job's detail. Sessions: the full session. Queues: only that queue (again: all)"),
     ("↑ ↓ pgup pgdn home end", "Move the cursor"),
 ]

@@ -60,7 +60,9 @@ class SessionsTable(PanelTable):
                         limit=qlimit,
                     ),
                 )
-                out.append(Row(key=f"b:{b.blocking_pid}:{b.blocked_pid}", cells=cells, target=b.blocking_pid))
+                out.append(
+                    Row(key=f"b:{b.blocking_pid}:{b.blocked_pid}", cells=cells, target=b.blocking_pid, info=b)
+                )
         for x in s.idle_in_transaction:
             if matches(filter_text, x.pid, x.application, x.query, x.user):
                 own = " (us)" if x.is_pgq_top else ""
@@ -72,7 +74,7 @@ class SessionsTable(PanelTable):
                     *([safe(x.application, limit=18)] if self.wide else []),
                     safe(self._who(x.application, x.query or ""), style="dim", limit=qlimit),
                 )
-                out.append(Row(key=f"i:{x.pid}", cells=cells, target=x.pid))
+                out.append(Row(key=f"i:{x.pid}", cells=cells, target=x.pid, info=x))
         for h in s.xmin_holders:
             if matches(filter_text, h.kind, h.name, h.detail):
                 pid = _pid(h.name) if h.kind == "backend" else None
@@ -85,5 +87,5 @@ class SessionsTable(PanelTable):
                     *([Text("—", style="dim")] if self.wide else []),
                     safe(h.detail, style="dim", limit=qlimit),
                 )
-                out.append(Row(key=f"x:{h.kind}:{h.name}", cells=cells, target=pid))
+                out.append(Row(key=f"x:{h.kind}:{h.name}", cells=cells, target=pid, info=h))
         return out

@@ -29,6 +29,7 @@ class Row:
     cells: tuple[Any, ...]  # one per visible column (wide_only ones already dropped by the panel)
     target: Any = None  # what an action acts on: a job id or a backend pid
     job_id: int | None = None  # `enter` opens the detail screen for this job
+    info: Any = None  # or the Snapshot object behind the row (a session), shown by `enter`
 
 
 class PanelTable(DataTable):
