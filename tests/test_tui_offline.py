@@ -196,3 +196,15 @@ async def test_enter_on_a_session_shows_all_of_it_literally() -> None:
         assert "[bold red]pwned[/]" in text and "\x1b" not in text
         await pilot.press("escape")
         assert not isinstance(app.screen, SessionScreen)
+
+
+def test_the_readme_key_table_is_generated_from_the_bindings() -> None:
+    from textual.binding import Binding
+
+    from pgq_tui.tui import keys
+    from pgq_tui.tui.screens.help import keys_markdown
+
+    table = keys_markdown(Binding.make_bindings(PgqTopApp.BINDINGS), keys.TABLE_KEYS)
+    for binding in keys.BINDINGS:
+        assert f"| {binding.description} |" in table, binding
+    assert "| `r` | Requeue stuck |" in table and "| `K` | Terminate session |" in table

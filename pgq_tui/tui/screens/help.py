@@ -21,25 +21,41 @@ def key_label(binding: Binding) -> str:
     return binding.key.replace("question_mark", "?").replace("slash", "/")
 
 
-def help_table(bindings: Iterable[Binding], extra: Iterable[tuple[str, str]] = ()) -> Table:
-    """One row per binding, grouped by Binding.group in first-seen order; multi-key bindings merged."""
+def _grouped(bindings: Iterable[Binding]) -> dict[str, dict[str, list[str]]]:
+    """section -> description -> keys, sections in their fixed order, keys shortest first."""
     groups: dict[str, dict[str, list[str]]] = {}
     for b in bindings:
         title = section(b)
         if not b.description or title is None:
             continue
         keys = groups.setdefault(title, {}).setdefault(b.description, [])
-        label = key_label(b)
-        if label not in keys:
-            keys.append(label)
+        if key_label(b) not in keys:
+            keys.append(key_label(b))
+    order = sorted(groups, key=lambda t: SECTIONS.index(t) if t in SECTIONS else len(SECTIONS))
+    return {t: {d: sorted(k, key=len) for d, k in groups[t].items()} for t in order}
+
+
+def keys_markdown(bindings: Iterable[Binding], extra: Iterable[tuple[str, str]] = ()) -> str:
+    """The same key list as a Markdown table, for the README (generated, so it cannot drift)."""
+    lines = ["| keys | what they do |", "| --- | --- |"]
+    for title, rows in _grouped(bindings).items():
+        lines.append(f"| **{title}** | |")
+        lines += [f"| {' '.join(f'`{k}`' for k in keys)} | {d} |" for d, keys in rows.items()]
+    lines.append("| **Tables** | |")
+    lines += [f"| {' '.join(f'`{k}`' for k in keys.split())} | {d} |" for keys, d in extra]
+    return "\n".join(lines)
+
+
+def help_table(bindings: Iterable[Binding], extra: Iterable[tuple[str, str]] = ()) -> Table:
+    """One row per binding, grouped by section in a fixed order; multi-key bindings merged."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold cyan", justify="right", no_wrap=True)
     table.add_column()
-    for title in sorted(groups, key=lambda t: SECTIONS.index(t) if t in SECTIONS else len(SECTIONS)):
+    for title, rows in _grouped(bindings).items():
         table.add_row(Text(""), Text(""))
         table.add_row(Text(""), Text(title, style="bold underline"))
-        for description, keys in groups[title].items():
-            table.add_row(Text(" ".join(sorted(keys, key=len))), Text(description))
+        for description, keys in rows.items():
+            table.add_row(Text(" ".join(keys)), Text(description))
     if extra:
         table.add_row(Text(""), Text(""))
         table.add_row(Text(""), Text("Tables", style="bold underline"))
