@@ -14,6 +14,14 @@ class DemoKeys:
     """Mixed into PgqTopApp; uses its `demo` (a DemoController or None)."""
 
     demo: Any
+    # What the mixin uses from the App it is mixed into (annotations only: the App provides them).
+    focused: Any
+    panel: Callable[[str], Any]
+    notify: Callable[..., Any]
+    push_screen: Callable[..., Any]
+    post_message: Callable[[Any], Any]
+    call_from_thread: Callable[..., Any]
+    _tick: Callable[..., None]
 
     @work(thread=True, group="demo", exit_on_error=False)
     def _demo(self, call: Callable[[Any], str]) -> None:
@@ -21,11 +29,11 @@ class DemoKeys:
             text, error = call(self.demo), False
         except Exception as exc:  # a demo control failing must never take the dashboard down
             text, error = f"demo control failed: {exc}", True
-        self.post_message(DemoDone(text, error))  # type: ignore[attr-defined]
+        self.post_message(DemoDone(text, error))
 
     def on_demo_done(self, message: DemoDone) -> None:  # named handler: @on is not seen on a mixin
-        self.notify(message.text, title="demo", severity="error" if message.error else "information")  # type: ignore
-        self._tick(force=True)  # type: ignore[attr-defined]
+        self.notify(message.text, title="demo", severity="error" if message.error else "information")
+        self._tick(force=True)
 
     def action_demo_add_worker(self) -> None:
         self._demo(lambda d: f"worker {d.add_worker()} added ({_workers(d)})")

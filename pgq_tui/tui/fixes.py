@@ -20,13 +20,21 @@ class Fixes:
 
     actions: Any
     snapshot: Any
+    # What the mixin uses from the App it is mixed into (annotations only: the App provides them).
+    focused: Any
+    panel: Callable[[str], Any]
+    notify: Callable[..., Any]
+    push_screen: Callable[..., Any]
+    post_message: Callable[[Any], Any]
+    call_from_thread: Callable[..., Any]
+    _tick: Callable[..., None]
 
     def _targets(self, panel_id: str, what: str) -> list[Any] | None:
-        table: PanelTable = self.panel(panel_id)  # type: ignore[attr-defined]
+        table: PanelTable = self.panel(panel_id)
         targets = table.targets()
         if not targets:
             self.notify(
-                f"no {what} selected: move to the {table.TITLE[2:]} panel "  # type: ignore[attr-defined]
+                f"no {what} selected: move to the {table.TITLE[2:]} panel "
                 f"(key {table.TITLE[0]}), mark rows with space",
                 severity="warning",
             )
@@ -34,7 +42,7 @@ class Fixes:
         return targets
 
     def action_requeue(self) -> None:
-        focused = self.focused  # type: ignore[attr-defined]
+        focused = self.focused
         # Requeue acts on the job table the user is looking at; by default the stuck jobs.
         panel_id = "leases" if isinstance(focused, LeasesTable) else "stuck"
         ids = self._targets(panel_id, "stuck job")
@@ -69,26 +77,26 @@ class Fixes:
         try:
             plan = make(self.actions)
         except Exception as exc:  # planning should not raise; if it does, it is a message, not a crash
-            self.call_from_thread(self.notify, f"could not plan: {exc}", severity="error")  # type: ignore
+            self.call_from_thread(self.notify, f"could not plan: {exc}", severity="error")
             return
-        self.post_message(PlanReady(plan, panel_id))  # type: ignore[attr-defined]
+        self.post_message(PlanReady(plan, panel_id))
 
     # Named handlers, not @on: @on is collected by Textual's metaclass, which never sees a mixin's body.
     def on_plan_ready(self, message: PlanReady) -> None:
         plan = message.plan
         if getattr(plan, "refused", None):
-            self.notify(str(plan.refused), title=str(plan.title), severity="warning", timeout=8)  # type: ignore
+            self.notify(str(plan.refused), title=str(plan.title), severity="warning", timeout=8)
             return
         if not plan.count:
-            self.notify(f"nothing to do: {plan.description}", title=str(plan.title))  # type: ignore
+            self.notify(f"nothing to do: {plan.description}", title=str(plan.title))
             return
         panel_id = message.panel_id
 
         def first(yes: bool | None) -> None:
             if not yes:
-                self.notify("aborted: nothing was changed", timeout=3)  # type: ignore[attr-defined]
+                self.notify("aborted: nothing was changed", timeout=3)
             elif plan.needs_second_confirmation:
-                self.push_screen(ConfirmScreen(plan, second=True), second)  # type: ignore[attr-defined]
+                self.push_screen(ConfirmScreen(plan, second=True), second)
             else:
                 self._execute(plan, panel_id)
 
@@ -96,22 +104,22 @@ class Fixes:
             if yes:
                 self._execute(plan, panel_id)
             else:
-                self.notify("aborted: nothing was changed", timeout=3)  # type: ignore[attr-defined]
+                self.notify("aborted: nothing was changed", timeout=3)
 
-        self.push_screen(ConfirmScreen(plan), first)  # type: ignore[attr-defined]
+        self.push_screen(ConfirmScreen(plan), first)
 
     @work(thread=True, group="actions", exit_on_error=False)
     def _execute(self, plan: Any, panel_id: str | None) -> None:
         outcome = self.actions.execute(plan)  # never raises, by contract
-        self.post_message(ActionFinished(outcome, panel_id))  # type: ignore[attr-defined]
+        self.post_message(ActionFinished(outcome, panel_id))
 
     def on_action_finished(self, message: ActionFinished) -> None:
         o = message.outcome
         if getattr(o, "error", None):
-            self.notify(str(o.message or o.error), title=f"{o.action} failed", severity="error", timeout=10)  # type: ignore
+            self.notify(str(o.message or o.error), title=f"{o.action} failed", severity="error", timeout=10)
         else:
-            self.notify(str(o.message), title=f"{o.action}: {o.changed} of {o.requested} changed", timeout=6)  # type: ignore
+            self.notify(str(o.message), title=f"{o.action}: {o.changed} of {o.requested} changed", timeout=6)
         panel_id = message.panel_id
         if panel_id:
-            self.panel(panel_id).clear_marks()  # type: ignore[attr-defined]
-        self._tick(force=True)  # type: ignore[attr-defined]
+            self.panel(panel_id).clear_marks()
+        self._tick(force=True)
