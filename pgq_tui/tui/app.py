@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from pgq_tui.errors import describe
 from pgq_tui.monitor.snapshot import Snapshot
-from pgq_tui.tui import keys
+from pgq_tui.tui import hangup, keys
 from pgq_tui.tui.demo_keys import DemoKeys
 from pgq_tui.tui.fixes import Fixes
 from pgq_tui.tui.messages import CollectFailed, SnapshotReady
@@ -95,6 +95,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self._in_flight = False
         self._flight_started = 0.0
         self._refresh_pending = False
+        self._previous_sighup: Any = None
         self._timer: Any = None
         self.current_panel = "stuck"  # the panel shown under the queues when the terminal is small
         self._initial = initial  # the launcher's check poll: the first frame already has data
@@ -133,11 +134,10 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             self._timer = self.set_interval(self.interval, self._tick)
             if self._initial is None:
                 self._tick()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            # A terminal that closes sends SIGHUP: leave cleanly so the demo is torn down.
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, self.exit)
+        # SIGTERM: leave cleanly (the demo is torn down by the launcher). SIGHUP: the terminal is gone.
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.exit)
+            self._previous_sighup = hangup.install(self)
 
     def on_resize(self, event: Any) -> None:
         self._apply_size(event.size.width, event.size.height)
@@ -371,5 +371,10 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self.push_screen(DetailScreen(row.job_id, fetch, now))
 
     # -- shutdown --------------------------------------------------------------------------------
+    def on_unmount(self) -> None:
+        if self._previous_sighup is not None:
+            with contextlib.suppress(ValueError):  # not the main thread
+                signal.signal(signal.SIGHUP, self._previous_sighup)
+
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(0)
