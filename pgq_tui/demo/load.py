@@ -112,6 +112,9 @@ def run_load(
     parent: the controller's pid, passed in (the parent may already be gone when a spawned child starts).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal Ctrl-C is the parent's to handle
+    # A closed terminal too: dying inside stop.wait() would leave the multiprocessing Event's condition
+    # waiting for us, and the parent's stop.set() would then block forever.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     parent = parent if parent is not None else os.getppid()
     rng = random.Random(config.seed)

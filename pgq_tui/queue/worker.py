@@ -66,6 +66,9 @@ def run_worker(
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
+        # A closed terminal is the parent's to handle (it stops us, or we notice we are orphaned):
+        # dying on SIGHUP inside stop.wait() would make the parent's stop.set() block forever.
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     handler = load_handler(config.handler)
     q = JobQueue(config.conninfo, config.table, config.schema, worker_id=worker_id or make_worker_id())
     retry_in = 0.1
