@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from test_tui_app import dashboard, plain, seed_stuck
+from test_tui_app import cells, dashboard, plain, seed_stuck
 
 from pgq_tui.tui.screens.detail import DetailScreen
 
@@ -30,3 +30,23 @@ async def test_five_megabyte_payload_is_listed_and_detailed(dsn: str) -> None:
         assert time.monotonic() - started < 10
         await pilot.press("escape")
         assert not isinstance(app.screen, DetailScreen)
+
+
+async def test_filter_matches_payload_text_and_keys(dsn: str) -> None:
+    [acme] = seed_stuck(dsn, "billing", 1, payload={"customer": "acme", "invoice": 1})
+    [globex] = seed_stuck(dsn, "billing", 1, payload={"customer": "globex", "refund": 2})
+    async with dashboard(dsn) as (app, pilot):
+        stuck = app.panel("stuck")
+        assert stuck.row_count == 2
+        await pilot.press("slash", *"globex")
+        await pilot.pause()
+        assert ids(stuck) == [globex]
+        await pilot.press("escape")
+        await pilot.press("slash", *"invoice")  # a key
+        await pilot.pause()
+        assert ids(stuck) == [acme]
+
+
+def ids(table) -> list[int]:  # type: ignore[no-untyped-def]
+    """The job id of each row (the first all-digit cell; the mark column comes before it)."""
+    return [next(int(c) for c in row if c.strip().isdigit()) for row in cells(table)]

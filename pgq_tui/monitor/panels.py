@@ -126,6 +126,7 @@ def _lease(r: Row) -> Lease:
         seconds_left=float(r["seconds_left"]) if r["seconds_left"] is not None else 0.0,
         holder_connected=bool(r["holder_connected"]),
         holder_pid=r["holder_pid"],
+        payload_preview=r.get("payload_preview"),
     )
 
 
@@ -150,6 +151,7 @@ def dead_list(rows: Sequence[Row], queues: Sequence[QueueStats]) -> DeadList:
             max_attempts=r["max_attempts"],
             finished_at=r["finished_at"],
             last_error=r["last_error"],
+            payload_preview=r.get("payload_preview"),
         )
         for r in rows
     )

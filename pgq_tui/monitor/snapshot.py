@@ -49,6 +49,7 @@ class Lease:
     seconds_left: float  # negative once expired
     holder_connected: bool  # a backend whose application_name == locked_by exists
     holder_pid: int | None
+    payload_preview: str | None = None  # first 200 characters of the payload text (untrusted); None if big
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class DeadJob:
     max_attempts: int
     finished_at: datetime | None
     last_error: str | None  # untrusted text: render it as rich Text
+    payload_preview: str | None = None  # first 200 characters of the payload text (untrusted); None if big
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@
 -- WHERE status = 'running'. Two phases keep heap reads near %(rows)s however many queues there are:
 -- the cutoff (the %(rows)s-th smallest locked_until) from the index alone, then the rows up to it.
 -- Each holder is matched to a live session of this database whose application_name is locked_by.
+-- payload_preview: the start of the payload for the dashboard's filter; skipped for payloads stored
+-- larger than 64 kB, which would be detoasted on every poll.
 WITH RECURSIVE run AS (
     (SELECT queue FROM {jobs} WHERE status = 'running' ORDER BY queue LIMIT 1)
     UNION ALL
@@ -27,7 +29,9 @@ WITH RECURSIVE run AS (
         ORDER BY l.locked_until LIMIT %(rows)s) c
 ), valid AS (
     SELECT l.*, false AS expired FROM run
-    CROSS JOIN LATERAL (SELECT j.id, j.queue, j.locked_by, j.attempts, j.max_attempts, j.locked_until
+    CROSS JOIN LATERAL (SELECT j.id, j.queue, j.locked_by, j.attempts, j.max_attempts, j.locked_until,
+                               CASE WHEN pg_column_size(j.payload) <= 65536
+                                    THEN left(j.payload::text, 200) END AS payload_preview
                         FROM {jobs} j
                         WHERE j.status = 'running' AND j.queue = run.queue AND j.locked_until >= now()
                           AND j.locked_until <= (SELECT locked_until FROM valid_cut)
@@ -36,7 +40,9 @@ WITH RECURSIVE run AS (
     ORDER BY l.locked_until, l.id LIMIT %(rows)s
 ), expired AS (
     SELECT l.*, true AS expired FROM run
-    CROSS JOIN LATERAL (SELECT j.id, j.queue, j.locked_by, j.attempts, j.max_attempts, j.locked_until
+    CROSS JOIN LATERAL (SELECT j.id, j.queue, j.locked_by, j.attempts, j.max_attempts, j.locked_until,
+                               CASE WHEN pg_column_size(j.payload) <= 65536
+                                    THEN left(j.payload::text, 200) END AS payload_preview
                         FROM {jobs} j
                         WHERE j.status = 'running' AND j.queue = run.queue AND j.locked_until < now()
                           AND j.locked_until <= (SELECT locked_until FROM expired_cut)
@@ -48,7 +54,7 @@ WITH RECURSIVE run AS (
     WHERE datname = current_database() AND application_name <> ''
     GROUP BY application_name
 )
-SELECT x.id, x.queue, x.locked_by, x.attempts, x.max_attempts, x.locked_until,
+SELECT x.id, x.queue, x.locked_by, x.attempts, x.max_attempts, x.locked_until, x.payload_preview,
        extract(epoch FROM x.locked_until - now())::float8 AS seconds_left,
        h.pid IS NOT NULL AS holder_connected, h.pid AS holder_pid, x.expired
 FROM (SELECT * FROM valid UNION ALL SELECT * FROM expired) x

@@ -35,10 +35,7 @@ class _LeaseTable(PanelTable):
     def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
         out = []
         for lease in self._list(snap).rows:
-            # payload_preview: asked of the monitor (payload text for `/`); absent until it lands.
-            if not matches(
-                filter_text, lease.queue, lease.id, lease.locked_by, getattr(lease, "payload_preview", None)
-            ):
+            if not matches(filter_text, lease.queue, lease.id, lease.locked_by, lease.payload_preview):
                 continue
             cells: list[object] = [
                 Text(str(lease.id), justify="right"),
@@ -108,9 +105,7 @@ class DeadTable(PanelTable):
     def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
         out = []
         for job in snap.dead.rows:  # newest first
-            if not matches(
-                filter_text, job.queue, job.id, job.last_error, getattr(job, "payload_preview", None)
-            ):
+            if not matches(filter_text, job.queue, job.id, job.last_error, job.payload_preview):
                 continue
             cells = (
                 Text(str(job.id), justify="right"),
