@@ -88,9 +88,9 @@ class DemoController:
         self.batch, self.max_attempts, self.queues, self.handler = batch, max_attempts, queues, handler
         self._fail_share = fail_share
         self._ctx = mp.get_context("spawn")
-        self._rate = self._ctx.Value("d", float(rate))
-        self._enqueued = self._ctx.Value("q", 0)
-        self._stop = self._ctx.Event()
+        # Lock-free shared values: a process killed while holding a lock would leave it held.
+        self._rate = self._ctx.RawValue("d", float(rate))
+        self._enqueued = self._ctx.RawValue("q", 0)
         self._dir: Path | None = None
         self._control: Control | None = None
         self._load: mp.process.BaseProcess | None = None
@@ -113,7 +113,6 @@ class DemoController:
     def _start(self) -> None:
         self._dir = Path(tempfile.mkdtemp(prefix="pgq-demo-ctl-"))
         self._control = Control(self._dir / "control", create=True, fail_share=self._fail_share)
-        self._stop.clear()
         load = LoadConfig(
             self.dsn, self.table, self.schema, self.queues, self.max_attempts, str(self._control.path)
         )
@@ -121,11 +120,10 @@ class DemoController:
             q.install()
             # A second's worth of jobs now, so the dashboard's first frame already has data.
             seeded = enqueue_batch(q, random.Random(), max(1, int(self._rate.value)), load, 0.0, 0)
-        with self._enqueued.get_lock():
-            self._enqueued.value += seeded
+        self._enqueued.value += seeded
         self._load = self._ctx.Process(
             target=run_load,
-            args=(load, self._rate, self._stop, self._enqueued, os.getpid()),
+            args=(load, self._rate, self._enqueued, os.getpid()),
             name="pgq-demo-load",
             daemon=True,
         )
@@ -147,8 +145,8 @@ class DemoController:
     def stop(self) -> None:
         """Stop everything started here, in order, and wait for it: no process is left behind."""
         self.close_idle_transaction()
-        self._stop.set()
         if self._load is not None and self._load.pid is not None:
+            self._load.terminate()  # SIGTERM: it finishes its tick and exits
             self._load.join(10)
             if self._load.is_alive():
                 self._load.kill()
@@ -286,7 +284,7 @@ class DemoController:
             else:
                 self.close_idle_transaction()
         return DemoStatus(
-            workers=sum(1 for s in pool.workers if not s.stop.is_set()) if pool else 0,
+            workers=sum(1 for s in pool.workers if not s.stopping) if pool else 0,
             rate=self.rate,
             slow=slow,
             idle_tx_pid=idle_pid,

@@ -14,8 +14,6 @@ import signal
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from multiprocessing.sharedctypes import Synchronized
-from multiprocessing.synchronize import Event
 from typing import Any
 
 import psycopg
@@ -23,6 +21,7 @@ import psycopg
 from pgq_tui.demo.control import Control
 from pgq_tui.errors import PgqError
 from pgq_tui.queue.jobqueue import JobQueue
+from pgq_tui.queue.worker import StopFlag
 
 QUEUES = ("emails", "reports", "webhooks", "thumbnails")
 WEIGHTS = (0.4, 0.1, 0.3, 0.2)
@@ -104,18 +103,15 @@ def enqueue_batch(
     return n
 
 
-def run_load(
-    config: LoadConfig, rate: Synchronized, stop: Event, enqueued: Synchronized, parent: int | None = None
-) -> None:
-    """Process body: enqueue rate.value jobs per second until `stop` is set or our parent is gone.
+def run_load(config: LoadConfig, rate: Any, enqueued: Any, parent: int | None = None) -> None:
+    """Process body: enqueue rate.value jobs per second until SIGTERM or until our parent is gone.
 
+    rate and enqueued are lock-free shared values (we only read the one and only write the other).
     parent: the controller's pid, passed in (the parent may already be gone when a spawned child starts).
     """
+    stop = StopFlag()
+    stop.stop_on_signals()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal Ctrl-C is the parent's to handle
-    # A closed terminal too: dying inside stop.wait() would leave the multiprocessing Event's condition
-    # waiting for us, and the parent's stop.set() would then block forever.
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     parent = parent if parent is not None else os.getppid()
     rng = random.Random(config.seed)
     control = Control(config.control_path) if config.control_path else None
@@ -129,9 +125,7 @@ def run_load(
                 continue
             poison = (control.read()[1] / 5) if control else 0.02
             try:
-                added = enqueue_batch(q, rng, n, config, poison, counter)
-                with enqueued.get_lock():
-                    enqueued.value += added
+                enqueued.value += enqueue_batch(q, rng, n, config, poison, counter)
             except (psycopg.Error, PgqError):
                 q.close()  # server restarting or gone: try again next tick
                 stop.wait(1.0)

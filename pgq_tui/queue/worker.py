@@ -5,20 +5,20 @@ statement and fails the errors one by one (each with its backoff). Its session's
 its worker id, the same string it writes into `locked_by`, so the monitor can tell whether a lease's
 holder is still connected.
 
-Shutdown (SIGINT/SIGTERM, or the pool's stop): the job in the handler finishes, the rest of the batch
-is released (back to pending without burning an attempt), and the process exits.
+Shutdown (SIGINT/SIGTERM; the pool stops its workers with SIGTERM): the job in the handler finishes,
+the rest of the batch is released (back to pending without burning an attempt), and the process exits.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import signal
 import threading
 import time
+from ctypes import Array, c_longlong
 from dataclasses import dataclass, field
-from multiprocessing.sharedctypes import SynchronizedArray
-from multiprocessing.synchronize import Event
 
 import psycopg
 
@@ -29,6 +29,7 @@ from pgq_tui.queue.jobqueue import JobQueue, make_worker_id
 # Indexes into the pool's shared counters.
 HANDLED, COMPLETED, FAILED, REFUSED, RELEASED = range(5)
 COUNTER_NAMES = ("handled", "completed", "failed", "refused", "released")
+Counters = Array[c_longlong]  # a worker's own shared-memory counters (RawArray: no lock)
 
 
 @dataclass(frozen=True)
@@ -45,61 +46,95 @@ class WorkerConfig:
     reconnect_max: float = 5.0
 
 
-def _bump(counters: SynchronizedArray | None, index: int, n: int = 1) -> None:
+class StopFlag:
+    """When to stop: set by our own signal handlers, by the orphan check, or by an optional
+    threading.Event the caller holds (when a worker runs in a thread).
+
+    A plain attribute on purpose. A signal handler runs in the very thread it interrupts: one that
+    called Event.set() could interrupt that thread inside Event.wait() while it holds the event's lock
+    and deadlock it (seen with multiprocessing.Event); and a process killed while holding a shared
+    lock leaves it locked for everyone. So processes are stopped with SIGTERM, and nothing here
+    shares a lock across processes.
+    """
+
+    def __init__(self, event: threading.Event | None = None) -> None:
+        self.raised = False
+        self.event = event
+
+    def set(self, *_: object) -> None:
+        self.raised = True
+
+    def is_set(self) -> bool:
+        return self.raised or (self.event is not None and self.event.is_set())
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to `seconds`, waking early once set; returns whether it is set."""
+        deadline = time.monotonic() + seconds
+        while not self.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(left, 0.05))
+        return True
+
+    def stop_on_signals(self) -> None:
+        """SIGINT/SIGTERM stop us gracefully; a closed terminal (SIGHUP) is the parent's to handle."""
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self.set)
+            signal.signal(signal.SIGTERM, self.set)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+def _bump(counters: Counters | None, index: int, n: int = 1) -> None:
+    # Each worker has its own counters and is their only writer: no lock to leave held when killed.
     if counters is not None and n:
-        with counters.get_lock():
-            counters[index] += n
+        counters[index] += n
 
 
 def run_worker(
     config: WorkerConfig,
-    stop: Event,
-    counters: SynchronizedArray | None = None,
+    stop: threading.Event | None = None,
+    counters: Counters | None = None,
     worker_id: str | None = None,
     parent_pid: int | None = None,
 ) -> None:
-    """The body of one worker process (also usable in a thread, with its own stop event).
+    """The body of one worker process (stop it with SIGTERM), or of a thread (stop it with `stop`).
 
     parent_pid: the pool's pid; the worker stops once it is orphaned (the pool was killed). Passed in
     rather than read at start-up, since the pool may already be gone by the time a spawned child runs.
     """
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: stop.set())
-        # A closed terminal is the parent's to handle (it stops us, or we notice we are orphaned):
-        # dying on SIGHUP inside stop.wait() would make the parent's stop.set() block forever.
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    flag = StopFlag(stop)
+    flag.stop_on_signals()
     handler = load_handler(config.handler)
     q = JobQueue(config.conninfo, config.table, config.schema, worker_id=worker_id or make_worker_id())
     retry_in = 0.1
     try:
-        while not stop.is_set():
+        while not flag.is_set():
             if parent_pid is not None and os.getppid() != parent_pid:
                 # The pool's process died without stopping us (kill -9): don't run on as an orphan.
-                stop.set()
                 break
             try:
                 worked = False
                 for queue in config.queues:
                     jobs = q.claim(queue, limit=config.batch, lease=config.lease)
                     worked = worked or bool(jobs)
-                    _process(q, jobs, handler, config, stop, counters)
-                    if stop.is_set():
+                    _process(q, jobs, handler, config, flag, counters)
+                    if flag.is_set():
                         break
                 retry_in = 0.1
                 if not worked:
-                    stop.wait(config.idle_sleep)
+                    flag.wait(config.idle_sleep)
             except (psycopg.OperationalError, PgqError):
                 # Server restart or network blip: leases we held will expire and be reaped; carry on.
                 q.close()
-                stop.wait(retry_in)
+                flag.wait(retry_in)
                 retry_in = min(config.reconnect_max, retry_in * 2)
     finally:
         q.close()
 
 
 def _process(
-    q: JobQueue, jobs: list, handler, config: WorkerConfig, stop: Event, counters: SynchronizedArray | None
+    q: JobQueue, jobs: list, handler, config: WorkerConfig, stop: StopFlag, counters: Counters | None
 ) -> None:
     succeeded = []
     for i, job in enumerate(jobs):
@@ -123,11 +158,17 @@ def _process(
         _bump(counters, REFUSED, len(succeeded) - accepted)
 
 
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
 @dataclass
 class _Slot:
     process: mp.process.BaseProcess
-    stop: Event
     worker_id: str
+    counters: Counters  # this worker's own; kept after it exits so the pool's totals stay true
+    stopping: bool = False
 
 
 @dataclass
@@ -139,13 +180,12 @@ class WorkerPool:
     reap_interval: float = 5.0
     _ctx: mp.context.SpawnContext = field(default_factory=lambda: mp.get_context("spawn"))
     _slots: list[_Slot] = field(default_factory=list)
-    _counters: SynchronizedArray | None = None
+    _all_counters: list[Counters] = field(default_factory=list)
     _stop_reaper: threading.Event = field(default_factory=threading.Event)
     _reaper: threading.Thread | None = None
     reaped: int = 0
 
     def start(self) -> WorkerPool:
-        self._counters = self._ctx.Array("q", len(COUNTER_NAMES))
         for _ in range(self.concurrency):
             self.add_worker()
         if self.reap_interval > 0:
@@ -154,16 +194,17 @@ class WorkerPool:
         return self
 
     def add_worker(self) -> str:
-        stop = self._ctx.Event()
         worker_id = make_worker_id()
+        counters = self._ctx.RawArray("q", len(COUNTER_NAMES))
         proc = self._ctx.Process(
             target=run_worker,
-            args=(self.config, stop, self._counters, worker_id, os.getpid()),
+            args=(self.config, None, counters, worker_id, os.getpid()),
             name=worker_id,
             daemon=True,
         )
         proc.start()
-        self._slots.append(_Slot(proc, stop, worker_id))
+        self._slots.append(_Slot(proc, worker_id, counters))
+        self._all_counters.append(counters)
         return worker_id
 
     @property
@@ -174,8 +215,9 @@ class WorkerPool:
     def remove_worker(self) -> str | None:
         """Ask the newest worker to stop gracefully (it releases what it has not started)."""
         for slot in reversed(self.workers):
-            if not slot.stop.is_set():
-                slot.stop.set()
+            if not slot.stopping and slot.process.pid:
+                slot.stopping = True
+                _signal(slot.process.pid, signal.SIGTERM)
                 return slot.worker_id
         return None
 
@@ -183,17 +225,16 @@ class WorkerPool:
         """kill -9 one worker mid-lease (chaos): its leases are left to expire. Returns its pid."""
         for slot in reversed(self.workers):
             if slot.process.is_alive() and slot.process.pid:
-                os.kill(slot.process.pid, signal.SIGKILL)
+                _signal(slot.process.pid, signal.SIGKILL)
                 slot.process.join(5)
                 self._slots.remove(slot)
                 return slot.process.pid
         return None
 
     def counts(self) -> dict[str, int]:
-        if self._counters is None:
-            return dict.fromkeys(COUNTER_NAMES, 0)
-        with self._counters.get_lock():
-            return dict(zip(COUNTER_NAMES, self._counters[:], strict=True))
+        """Totals over every worker this pool ever ran (killed ones included)."""
+        totals = [sum(c[i] for c in self._all_counters) for i in range(len(COUNTER_NAMES))]
+        return dict(zip(COUNTER_NAMES, totals, strict=True))
 
     def _reap_loop(self) -> None:
         q = JobQueue(
@@ -216,7 +257,9 @@ class WorkerPool:
         """Stop every worker gracefully; kill any that has not exited within `timeout` seconds."""
         self._stop_reaper.set()
         for slot in self._slots:
-            slot.stop.set()
+            if slot.process.pid and not slot.stopping:
+                slot.stopping = True
+                _signal(slot.process.pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         for slot in self._slots:
             slot.process.join(max(0.0, deadline - time.monotonic()))
