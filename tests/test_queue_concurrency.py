@@ -67,11 +67,21 @@ def _assert_exactly_once(per_thread: list[list[int]], ids: list[int]) -> None:
     assert sum(1 for bucket in per_thread if bucket) > 1, "one thread did all the work: no concurrency tested"
 
 
-def test_concurrent_claimers_never_wait_on_each_other(queue: JobQueue) -> None:
+def _assert_waits_are_rare_chain_follows(waits: list[str], claims: int) -> None:
+    # FOR UPDATE SKIP LOCKED skips a row whose lock it can't take. But when a claim meets a row that a
+    # concurrent claim has just updated, PostgreSQL follows the update chain and locks the new version
+    # with a plain wait (heap_lock_updated_tuple ignores SKIP LOCKED), then skips it: a brief wait on a
+    # row it was never going to take, never on a pending row. Measured here, with lock_timeout=1ms
+    # turning each wait longer than 1 ms into a counted error: it must be that kind, and rare.
+    assert all("updated version" in w for w in waits), waits[:3]
+    assert len(waits) <= max(3, claims // 50), f"{len(waits)} of {claims} claims waited"
+
+
+def test_concurrent_claimers_never_wait_on_a_pending_row(queue: JobQueue) -> None:
     ids = queue.enqueue("bulk", [{"n": i} for i in range(N_JOBS)])
     per_thread, waits = _run_claimers(queue.conninfo, 6, complete=False)
     _assert_exactly_once(per_thread, ids)
-    assert waits == [], f"a claim waited for another claimer's row lock: {waits[:3]}"
+    _assert_waits_are_rare_chain_follows(waits, N_JOBS // 10)
 
 
 def test_threads_claiming_and_completing_drain_every_job_exactly_once(
@@ -81,11 +91,8 @@ def test_threads_claiming_and_completing_drain_every_job_exactly_once(
     per_thread, waits = _run_claimers(queue.conninfo, 6, complete=True)
     _assert_exactly_once(per_thread, ids)
     assert sql.execute("SELECT count(*) FROM jobs").fetchone()[0] == 0
-    # A claim that meets a row another worker claimed and is now deleting follows PostgreSQL's update
-    # chain and may wait for that DELETE to commit (heap_lock_updated_tuple ignores SKIP LOCKED). That is
-    # a wait on a finishing worker's commit, never on a claim; it must stay rare.
-    assert all("updated version" in w or "tuple" in w for w in waits), waits[:3]
-    assert len(waits) < N_JOBS // 10 // 20, f"{len(waits)} of ~{N_JOBS // 10} claims waited"
+    # Here the row a claim follows may also be one a worker is deleting (its completion).
+    _assert_waits_are_rare_chain_follows(waits, N_JOBS // 10)
 
 
 def test_worker_processes_drain_every_job_exactly_once(queue: JobQueue, sql: psycopg.Connection) -> None:

@@ -143,7 +143,9 @@ async def test_a_poll_that_hangs_says_so_and_the_ui_stays_responsive() -> None:
             assert banner.display and "no answer from the server for 20s" in plain(banner.content)
             release.set()
             await pilot.pause(0.3)
-            assert app.received == 1 and not banner.display
+            # The answer arrives; a poll that came due meanwhile may follow at once (the source no
+            # longer hangs), so at least one snapshot, and the banner is gone.
+            assert app.received >= 1 and not banner.display
     finally:
         release.set()
 
