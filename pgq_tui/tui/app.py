@@ -117,7 +117,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             yield HealthPanel(id="health", classes="panel")
         yield VerdictLine("health: waiting for data…", id="verdict")
         yield Input(
-            placeholder="filter: queue, job id, worker, error text (enter keeps, esc clears)", id="filter"
+            placeholder="filter: queue, job id, worker, error or payload text (enter keeps, esc clears)",
+            id="filter",
         )
         yield Footer()
 
