@@ -58,3 +58,66 @@ def test_workers_survive_a_server_restart_and_lose_nothing() -> None:
         assert _count(dsn, DONE) == N_JOBS, "a job was lost"
         assert done_after_restart is not None and done_after_restart < N_JOBS, "the restart came too late"
         assert counts["completed"] >= N_JOBS - done_after_restart
+
+
+async def test_dashboard_and_pool_ride_out_a_real_server_restart() -> None:
+    """pg_ctl stop, 3 s down, pg_ctl start, with the dashboard polling every second and workers busy:
+    the dashboard says disconnected, then is back within two refresh intervals of the server; no job
+    is lost."""
+    import asyncio
+
+    from test_tui_app import plain
+
+    from pgq_tui.monitor.collect import Monitor
+    from pgq_tui.tui.app import PgqTopApp
+    from pgq_tui.tui.widgets.status import Banner
+
+    interval = 1.0
+    with EmbeddedPostgres(settings=FAST_UNSAFE_SETTINGS) as server:
+        dsn = server.dsn()
+        with JobQueue(dsn) as q:
+            q.install()
+            q.enqueue("r", [{"ms": 5} for _ in range(1500)], max_attempts=50)
+        config = WorkerConfig(
+            conninfo=dsn,
+            queues=("r",),
+            handler="pgq_tui.queue.handlers:sleep",
+            batch=10,
+            lease=1.0,
+            keep=True,
+            idle_sleep=0.05,
+            reconnect_max=0.5,
+        )
+        monitor = Monitor(dsn)
+        app = PgqTopApp(monitor, interval=interval)
+        try:
+            with WorkerPool(config, concurrency=2, reap_interval=0.5):
+                async with app.run_test(size=(120, 40)) as pilot:
+                    while app.received < 1:
+                        await pilot.pause(0.1)
+                    loop = asyncio.get_running_loop()
+                    restart = loop.run_in_executor(None, lambda: server.restart(down_for_s=3.0))
+                    deadline = time.monotonic() + 20
+                    while app.connected is not False:
+                        assert time.monotonic() < deadline, "the dashboard never noticed the server stop"
+                        await pilot.pause(0.1)
+                    assert "disconnected" in plain(app.query_one(Banner).content)
+                    await restart
+                    back_at = time.monotonic()
+                    while app.connected is not True:
+                        assert time.monotonic() - back_at < 2 * interval + 1.0, (
+                            "not back within two intervals"
+                        )
+                        await pilot.pause(0.05)
+                    recovered_in = time.monotonic() - back_at
+                    assert not app.query_one(Banner).display
+                deadline = time.monotonic() + 60
+                while _count(dsn, NOT_DONE) != 0:
+                    assert time.monotonic() < deadline, "workers did not carry on after the restart"
+                    time.sleep(0.2)
+        finally:
+            monitor.close()
+        assert _count(dsn, DONE) == 1500, "a job was lost"
+        print(
+            f"\ndashboard reconnected {recovered_in:.2f} s after the server was back (interval {interval} s)"
+        )
