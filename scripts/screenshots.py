@@ -49,20 +49,34 @@ async def shoot(session: DemoSession, out: Path, name: str, size: tuple[int, int
         monitor.close()
 
 
+def wait_for_stuck_jobs(session: DemoSession, timeout: float = 60) -> int:
+    """Crash workers until the monitor sees expired leases (a crash can hit a worker holding none)."""
+    controller = session.controller
+    deadline = time.monotonic() + timeout
+    with Monitor(session.dsn) as monitor:
+        while time.monotonic() < deadline:
+            controller.crash_worker()
+            controller.add_worker()
+            time.sleep(controller.lease + 1)
+            expired = monitor.collect().expired.total
+            if expired:
+                return expired
+    raise SystemExit("no stuck jobs appeared: the screenshots would not show the stuck-job panels")
+
+
 async def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     print("starting the demo…", file=sys.stderr)
-    with DemoSession() as session:
+    # The reaper is held off so the stuck jobs we make stay on screen for every shot.
+    with DemoSession(reap_interval=600) as session:
         c = session.controller
         assert c is not None
         c.raise_load()
         c.raise_load()
         c.open_idle_transaction()
         time.sleep(8)  # history for the chart and sparklines, dead tuples behind the xmin holder
+        print(f"{wait_for_stuck_jobs(session)} stuck jobs", file=sys.stderr)
         for name, size, press in SHOTS:
-            c.crash_worker()  # stuck jobs show once the lease (seconds) runs out, before the reaper
-            c.add_worker()
-            time.sleep(c.lease + 1)
             await shoot(session, out, name, size, press)
 
 

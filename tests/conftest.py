@@ -27,7 +27,8 @@ def server_dsn() -> Iterator[str]:
         return
     from pgq_tui.demo.embedded import FAST_UNSAFE_SETTINGS, EmbeddedPostgres
 
-    server = EmbeddedPostgres(settings=FAST_UNSAFE_SETTINGS)
+    # Prepared transactions on, so the xmin-holder test can make one (the server default is 0).
+    server = EmbeddedPostgres(settings={**FAST_UNSAFE_SETTINGS, "max_prepared_transactions": "10"})
     yield server.start()
     server.stop()
 
