@@ -229,9 +229,9 @@ def _alive(pid: int) -> bool:
 
 
 def test_idle_workers_stop_gracefully_on_sigint(dsn: str) -> None:
-    # A signal handler that called multiprocessing.Event.set() while the worker slept in that event's
-    # wait() could deadlock the worker (seen once, as two orphaned workers stuck in Event.set); the
-    # race is narrow, so this exercises the path rather than reproducing it every time.
+    # Regression: a signal handler that called multiprocessing.Event.set() while the worker slept in
+    # that event's wait() deadlocked the worker (this test hung on the old code, leaving the workers
+    # stuck in Event.set).
     config = WorkerConfig(conninfo=dsn, queues=("empty",), idle_sleep=0.2)
     for _ in range(3):
         pool = WorkerPool(config, concurrency=3, reap_interval=0).start()
