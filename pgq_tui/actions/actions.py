@@ -25,6 +25,7 @@ from psycopg.rows import dict_row
 
 from pgq_tui.actions import statements as ast
 from pgq_tui.actions.explain import explain, table_privilege_hint
+from pgq_tui.actions.job_plans import failed_plan, reap_plan, refused_plan, requeue_plan
 from pgq_tui.actions.model import ACTIONS, Outcome, Plan
 from pgq_tui.actions.model import plural as _plural
 from pgq_tui.actions.sessions import SIGNAL_WAIT_MS, signal_plan
@@ -133,29 +134,28 @@ class Actions:
         self, action: str, sql_text: str, targets: tuple[int, ...], title: str, build: Callable[[], Plan]
     ) -> Plan:
         """Run a plan builder, turning read-only mode and any failure into a refused plan."""
-        destructive = action in ("discard", "terminate")
-
-        def refused(reason: str) -> Plan:
-            return Plan(action, title, reason, sql_text, targets, 0, destructive, False, None, refused=reason)
-
         if self.read_only:
-            return refused("read-only mode")
+            return refused_plan(action, title, "read-only mode", sql_text, targets)
         if not targets and action != "reap":
-            return refused("nothing selected")
+            return refused_plan(action, title, "nothing selected", sql_text, targets)
         try:
             return build()
         except Exception as exc:  # a plan is data for a dialog: never raise into the UI
-            return refused(
+            return refused_plan(
+                action,
+                title,
                 explain(
                     exc,
                     action=action,
                     role=self._role,
                     table=self.qualified_table,
                     lock_timeout_ms=self.lock_timeout_ms,
-                )
+                ),
+                sql_text,
+                targets,
             )
 
-    # -- job actions ----------------------------------------------------------------------------
+    # -- job actions (wording in job_plans.py) ---------------------------------------------------
     def plan_requeue(self, ids: Iterable[int], snapshot: Snapshot | None = None) -> Plan:
         targets = _ids(ids)
         text = self._sql(qst.REQUEUE).as_string(None)
@@ -163,85 +163,25 @@ class Actions:
 
         def build() -> Plan:
             reason = self._check("requeue")
-            p = {} if reason else self._rows(ast.PREVIEW_STUCK, {"ids": list(targets)})[0]
-            if reason or not p["stuck"]:
-                reason = reason or (
-                    f"none of the {_plural(len(targets), 'selected job')} is stuck "
-                    "(running with an expired lease): nothing to requeue"
-                )
-                return Plan("requeue", title, reason, text, targets, 0, False, False, None, refused=reason)
-            others = len(targets) - p["stuck"]
-            description = (
-                f"Set {_plural(p['stuck'], 'job')} back to pending so any worker can claim them again. "
-                "Only rows still running with an expired lease (locked_until < now()) are touched; "
-                "the condition is checked again on each locked row when it runs."
-                + (f" {_plural(others, 'selected job')} not stuck will be left alone." if others else "")
-            )
-            warning = self._holder_warning(p, targets, snapshot)
-            return Plan(
-                "requeue",
-                f"Requeue {_plural(p['stuck'], 'stuck job')}",
-                description,
-                text,
-                targets,
-                p["stuck"],
-                False,
-                warning is not None,
-                warning,
-            )
+            if reason:
+                return refused_plan("requeue", title, reason, text, targets)
+            preview = self._rows(ast.PREVIEW_STUCK, {"ids": list(targets)})[0]
+            return requeue_plan(preview, targets, snapshot, text)
 
         return self._planned("requeue", text, targets, title, build)
 
     def plan_reap(self, snapshot: Snapshot | None = None) -> Plan:
         text = self._sql(qst.REAP).as_string(None)
+        title = "Reap expired leases"
 
         def build() -> Plan:
             reason = self._check("reap")
-            p = {} if reason else self._rows(ast.PREVIEW_STUCK, {"ids": None})[0]
-            if reason or not p["stuck"]:
-                reason = reason or "no expired leases right now: nothing to reap"
-                return Plan(
-                    "reap", "Reap expired leases", reason, text, (), 0, False, False, None, refused=reason
-                )
-            description = (
-                f"Requeue every lease that has expired when this runs (now {p['stuck']}), in batches of "
-                f"{self.batch}: back to pending, or to the dead letters when out of attempts "
-                f"({p['exhausted']} now). Rows a worker is finishing at that moment are skipped "
-                "(SKIP LOCKED) and the expiry is checked again on each locked row."
-            )
-            warning = self._holder_warning(p, (), snapshot)
-            return Plan(
-                "reap",
-                f"Reap {_plural(p['stuck'], 'expired lease')}",
-                description,
-                text,
-                (),
-                p["stuck"],
-                False,
-                warning is not None,
-                warning,
-            )
+            if reason:
+                return refused_plan("reap", title, reason, text, ())
+            preview = self._rows(ast.PREVIEW_STUCK, {"ids": None})[0]
+            return reap_plan(preview, snapshot, text, self.batch)
 
-        return self._planned("reap", text, (), "Reap expired leases", build)
-
-    def _holder_warning(
-        self, p: dict[str, Any], targets: tuple[int, ...], snapshot: Snapshot | None
-    ) -> str | None:
-        """Leases whose holder is still connected may still be running: say so (live and snapshot)."""
-        ids = set(p["connected_ids"] or [])
-        holders = set(p["connected_holders"] or [])
-        if snapshot is not None:
-            for lease in snapshot.expired.rows:
-                if lease.holder_connected and (not targets or lease.id in targets):
-                    ids.add(lease.id)
-                    holders.add(f"{lease.locked_by} (pid {lease.holder_pid})")
-        count = max(p["connected"], len(ids))
-        if not count:
-            return None
-        return (
-            f"{count} of these jobs may still be running: the worker holding them is still connected "
-            f"({', '.join(sorted(holders)[:5])}). Requeueing lets another worker run them a second time."
-        )
+        return self._planned("reap", text, (), title, build)
 
     def plan_retry(self, ids: Iterable[int]) -> Plan:
         return self._plan_failed("retry", _ids(ids))
@@ -251,45 +191,14 @@ class Actions:
 
     def _plan_failed(self, action: str, targets: tuple[int, ...]) -> Plan:
         text = self._sql(qst.RETRY if action == "retry" else qst.DISCARD).as_string(None)
-        verb = "Retry" if action == "retry" else "Discard"
-        title = f"{verb} {_plural(len(targets), 'dead job')}"
+        title = f"{'Retry' if action == 'retry' else 'Discard'} {_plural(len(targets), 'dead job')}"
 
         def build() -> Plan:
             reason = self._check(action)
-            p = {} if reason else self._rows(ast.PREVIEW_FAILED, {"ids": list(targets)})[0]
-            if reason or not p["failed"]:
-                reason = reason or (
-                    f"none of the {_plural(len(targets), 'selected job')} is dead "
-                    f"(status 'failed'): nothing to {action}"
-                )
-                return Plan(
-                    action, title, reason, text, targets, 0, action == "discard", False, None, refused=reason
-                )
-            n = p["failed"]
-            if action == "retry":
-                what = (
-                    f"Put {_plural(n, 'dead job')} back to pending, runnable now, with a fresh budget "
-                    "of attempts (last_error is kept)."
-                )
-            else:
-                what = f"Delete {_plural(n, 'dead job')} for good."
-            others = len(targets) - n
-            description = (
-                what
-                + " Only rows still in status 'failed' are touched."
-                + (f" {_plural(others, 'selected job')} not dead will be left alone." if others else "")
-            )
-            return Plan(
-                action,
-                f"{verb} {_plural(n, 'dead job')}",
-                description,
-                text,
-                targets,
-                n,
-                action == "discard",
-                False,
-                None,
-            )
+            if reason:
+                return refused_plan(action, title, reason, text, targets)
+            preview = self._rows(ast.PREVIEW_FAILED, {"ids": list(targets)})[0]
+            return failed_plan(action, preview, targets, text)
 
         return self._planned(action, text, targets, title, build)
 
