@@ -19,9 +19,9 @@ import sys
 import time
 
 import psycopg
+from common import measured_server
 from psycopg import sql
 
-from pgq_tui.demo.embedded import EmbeddedPostgres
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.queue import schema as queue_schema
 
@@ -92,14 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the bench_* schemas")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
-    server = None
-    dsn = args.dsn
-    if not dsn:
-        server = EmbeddedPostgres()
-        dsn = server.start()
-    try:
-        with psycopg.connect(dsn) as conn:
-            version = conn.execute("SHOW server_version").fetchone()[0]
+    with measured_server(args.dsn) as (dsn, version):
         print(
             f"PostgreSQL {version}; collect() median of {args.runs} runs; "
             f"reference: {REFERENCE.format(jobs='jobs')}"
@@ -131,9 +124,6 @@ def main(argv: list[str] | None = None) -> int:
                         sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(f"bench_{n}"))
                     )
         return 0 if ratio < 2 else 1
-    finally:
-        if server is not None:
-            server.stop()
 
 
 if __name__ == "__main__":

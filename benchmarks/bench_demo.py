@@ -24,9 +24,9 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The same pgbench reference (script, refill) as the queue benchmark.
 from bench_queue import pgbench, refill
+from common import measured_server
 
 from pgq_tui.demo import DemoController
-from pgq_tui.demo.embedded import EmbeddedPostgres
 from pgq_tui.demo.load import QUEUES
 from pgq_tui.queue import JobQueue
 
@@ -67,16 +67,9 @@ def main() -> None:
     ap.add_argument("--batches", default="10,100")
     ap.add_argument("--repeat", type=int, default=1, help="runs per cell, alternating; the median is shown")
     args = ap.parse_args()
-    server = None
-    dsn = args.dsn
-    if not dsn:
-        server = EmbeddedPostgres()
-        dsn = server.start()
-    try:
+    with measured_server(args.dsn) as (dsn, version):
         with JobQueue(dsn) as q:
             q.install()
-        with psycopg.connect(dsn) as conn:
-            version = conn.execute("SHOW server_version").fetchone()[0]
         print(f"PostgreSQL {version}, {os.cpu_count()} cores, {args.seconds:.0f} s per run\n")
 
         fill_demo_queues(dsn, 50_000)
@@ -106,9 +99,6 @@ def main() -> None:
                     mine.append(drain(ctl, args.seconds))
                 ref, ours = statistics.median(refs), statistics.median(mine)
                 print(f"{batch:>5} {workers:>7} {ref:>15,.0f} {ours:>24,.0f} {ours / ref:>6.2f}", flush=True)
-    finally:
-        if server is not None:
-            server.stop()
 
 
 if __name__ == "__main__":

@@ -22,9 +22,10 @@ import time
 from pathlib import Path
 
 import psycopg
+from common import measured_server
 from psycopg.conninfo import conninfo_to_dict
 
-from pgq_tui.demo.embedded import EmbeddedPostgres, bin_dir
+from pgq_tui.demo.embedded import bin_dir
 from pgq_tui.queue import JobQueue
 
 PGBENCH_SCRIPT = """
@@ -146,16 +147,9 @@ def main() -> None:
     ap.add_argument("--batches", default="1,10,100")
     ap.add_argument("--rows", type=int, default=300_000, help="jobs pre-filled before each drain")
     args = ap.parse_args()
-    server = None
-    dsn = args.dsn
-    if not dsn:
-        server = EmbeddedPostgres()
-        dsn = server.start()
-    try:
+    with measured_server(args.dsn) as (dsn, version):
         with JobQueue(dsn) as q:
             q.install()
-        with psycopg.connect(dsn) as conn:
-            version = conn.execute("SHOW server_version").fetchone()[0]
         print(
             f"PostgreSQL {version}, {os.cpu_count()} cores, {args.seconds:.0f} s per run, "
             f"{args.rows:,} jobs pre-filled\n"
@@ -174,9 +168,6 @@ def main() -> None:
                 refill(dsn, args.rows)
                 mine = jobqueue_drain(dsn, clients, batch, args.seconds)
                 print(f"{batch:>5} {clients:>7} {ref:>15,.0f} {mine:>16,.0f} {mine / ref:>6.2f}", flush=True)
-    finally:
-        if server is not None:
-            server.stop()
 
 
 if __name__ == "__main__":
