@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import psycopg
 
@@ -26,13 +28,15 @@ def _count(dsn: str, query: str) -> int | None:
         return None
 
 
-def test_workers_survive_a_server_restart_and_lose_nothing() -> None:
-    # A server of its own: restarting the shared test server would disturb other tests.
+@contextmanager
+def busy_server(n_jobs: int, ms: int) -> Iterator[tuple[EmbeddedPostgres, str, WorkerConfig]]:
+    """A server of its own (restarting the shared test server would disturb other tests), holding
+    n_jobs jobs of `ms` milliseconds each, and a worker config with short leases for it."""
     with EmbeddedPostgres(settings=FAST_UNSAFE_SETTINGS) as server:
         dsn = server.dsn()
         with JobQueue(dsn) as q:
             q.install()
-            q.enqueue("r", [{"ms": 2} for _ in range(N_JOBS)], max_attempts=50)
+            q.enqueue("r", [{"ms": ms} for _ in range(n_jobs)], max_attempts=50)
         config = WorkerConfig(
             conninfo=dsn,
             queues=("r",),
@@ -43,6 +47,11 @@ def test_workers_survive_a_server_restart_and_lose_nothing() -> None:
             idle_sleep=0.05,
             reconnect_max=0.5,
         )
+        yield server, dsn, config
+
+
+def test_workers_survive_a_server_restart_and_lose_nothing() -> None:
+    with busy_server(N_JOBS, ms=2) as (server, dsn, config):
         with WorkerPool(config, concurrency=2, reap_interval=0.5) as pool:
             deadline = time.monotonic() + 30
             while (_count(dsn, DONE) or 0) < N_JOBS // 5:
@@ -73,21 +82,7 @@ async def test_dashboard_and_pool_ride_out_a_real_server_restart() -> None:
     from pgq_tui.tui.widgets.status import Banner
 
     interval = 1.0
-    with EmbeddedPostgres(settings=FAST_UNSAFE_SETTINGS) as server:
-        dsn = server.dsn()
-        with JobQueue(dsn) as q:
-            q.install()
-            q.enqueue("r", [{"ms": 5} for _ in range(1500)], max_attempts=50)
-        config = WorkerConfig(
-            conninfo=dsn,
-            queues=("r",),
-            handler="pgq_tui.queue.handlers:sleep",
-            batch=10,
-            lease=1.0,
-            keep=True,
-            idle_sleep=0.05,
-            reconnect_max=0.5,
-        )
+    with busy_server(1500, ms=5) as (server, dsn, config):
         monitor = Monitor(dsn)
         app = PgqTopApp(monitor, interval=interval)
         try:
