@@ -273,3 +273,34 @@ def test_claim_and_reap_use_their_partial_indexes(queue: JobQueue, sql: psycopg.
     reap = _plan(sql, st.compose(st.REAP, "jobs", "public"), {"batch": 1000})
     assert '"Index Name": "jobs_lease_idx"' in reap, reap
     assert "Seq Scan" not in reap
+
+
+def test_install_upgrades_a_table_made_from_the_seed_schema(dsn: str, sql: psycopg.Connection) -> None:
+    sql.execute(
+        "CREATE TABLE seedjobs (id bigserial PRIMARY KEY, queue text NOT NULL, payload jsonb NOT NULL,"
+        " status text NOT NULL DEFAULT 'pending', run_at timestamptz NOT NULL DEFAULT now(),"
+        " attempts int NOT NULL DEFAULT 0, locked_until timestamptz)"
+    )
+    sql.execute(
+        "INSERT INTO seedjobs (queue, payload)"
+        " SELECT 'old', jsonb_build_object('n', g) FROM generate_series(1, 3) g"
+    )
+    with JobQueue(dsn, table="seedjobs") as q:
+        q.install()
+        q.install()
+        jobs = q.claim("old", limit=10)
+        assert [j.payload["n"] for j in jobs] == [1, 2, 3]
+        assert q.complete(jobs, keep=True) == 3
+    assert (
+        sql.execute(
+            "SELECT count(*) FROM seedjobs WHERE status = 'done' AND finished_at IS NOT NULL"
+        ).fetchone()[0]
+        == 3
+    )
+    with pytest.raises(psycopg.errors.CheckViolation):
+        sql.execute("UPDATE seedjobs SET status = 'exploded'")
+    from pgq_tui.monitor.collect import Monitor
+
+    with Monitor(dsn, table="seedjobs") as monitor:
+        snap = monitor.collect()
+    assert [(q.queue, q.done) for q in snap.queues] == [("old", 3)] and not snap.errors

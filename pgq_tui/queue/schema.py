@@ -67,6 +67,26 @@ CREATE TABLE IF NOT EXISTS {stats} (
 )
 """
 
+# Upgrading a table made from the seed's schema (id, queue, payload, status, run_at, attempts,
+# locked_until): the columns a real queue needs, added in place. Constant defaults make each ADD COLUMN
+# a catalog-only change (no table rewrite).
+_UPGRADE_COLUMNS = (
+    "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS priority smallint NOT NULL DEFAULT 0",
+    "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS max_attempts integer NOT NULL DEFAULT 5",
+    "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS locked_by text",
+    "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS created_at timestamptz NOT NULL DEFAULT now()",
+    "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS finished_at timestamptz",
+    "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS last_error text",
+)
+
+# The status constraint on an upgraded table: NOT VALID, so existing rows are not scanned under a lock;
+# new and updated rows are checked.
+_STATUS_CHECK = (
+    "ALTER TABLE {jobs} ADD CONSTRAINT {status_check} "
+    "CHECK (status IN ('pending', 'running', 'done', 'failed')) NOT VALID"
+)
+_HAS_STATUS_CHECK = "SELECT 1 FROM pg_constraint WHERE conrelid = %s::regclass AND conname = %s"
+
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS {claim_idx} ON {jobs} (queue, priority DESC, run_at, id) "
     "WHERE status = 'pending'",
@@ -94,6 +114,10 @@ def install(conn: psycopg.Connection, table: str = "jobs", schema: str = "public
     """Create or update the queue's objects. Safe to run again: every statement is idempotent.
 
     Runs in one transaction under an advisory lock, so two workers starting at once do not race.
+    A table made from the seed's schema is upgraded in place (missing columns added, constraint added
+    NOT VALID). Note for a large, busy existing table: the partial indexes are built with a plain
+    CREATE INDEX, which blocks writes while it runs; build them first with CREATE INDEX CONCURRENTLY
+    (same names and definitions, see the README) and this will skip them.
     """
     n = names(table, schema)
     options = sql.SQL(", ").join(
@@ -104,6 +128,11 @@ def install(conn: psycopg.Connection, table: str = "jobs", schema: str = "public
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('pgq-top install'))")
         conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
         conn.execute(sql.SQL(_TABLE).format(**n))
+        for ddl in _UPGRADE_COLUMNS:
+            conn.execute(sql.SQL(ddl).format(**n))
+        qualified = sql.Identifier(schema, table).as_string(conn)
+        if not conn.execute(_HAS_STATUS_CHECK, (qualified, f"{table}_status_check")).fetchone():
+            conn.execute(sql.SQL(_STATUS_CHECK).format(**n))
         conn.execute(sql.SQL(_STATS).format(**n))
         for ddl in _INDEXES:
             conn.execute(sql.SQL(ddl).format(**n))
