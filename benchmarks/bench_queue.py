@@ -122,7 +122,9 @@ def jobqueue_drain(dsn: str, clients: int, batch: int, seconds: float) -> float:
     return total / seconds
 
 
-def enqueue_rates(dsn: str, rows: int = 50_000) -> tuple[float, float]:
+def enqueue_rates(dsn: str, rows: int = 50_000) -> tuple[float, dict[int, float]]:
+    """Rows/s for one raw COPY of `rows` (the reference) and for JobQueue.enqueue() in batches of
+    1,000 (one transaction, so one commit, each) and of all `rows` at once."""
     payloads = [{"n": i, "kind": "bench"} for i in range(rows)]
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("TRUNCATE jobs, jobs_stats")
@@ -131,12 +133,14 @@ def enqueue_rates(dsn: str, rows: int = 50_000) -> tuple[float, float]:
             for p in payloads:
                 copy.write_row(("copy", psycopg.types.json.Jsonb(p)))
         copy_rate = rows / (time.perf_counter() - started)
+    ours: dict[int, float] = {}
     with JobQueue(dsn) as q:
-        started = time.perf_counter()
-        for i in range(0, rows, 1000):
-            q.enqueue("ours", payloads[i : i + 1000])
-        ours = rows / (time.perf_counter() - started)
-    return ours, copy_rate
+        for batch in (1000, rows):
+            started = time.perf_counter()
+            for i in range(0, rows, batch):
+                q.enqueue("ours", payloads[i : i + batch])
+            ours[batch] = rows / (time.perf_counter() - started)
+    return copy_rate, ours
 
 
 def main() -> None:
@@ -154,12 +158,12 @@ def main() -> None:
             f"PostgreSQL {version}, {os.cpu_count()} cores, {args.seconds:.0f} s per run, "
             f"{args.rows:,} jobs pre-filled\n"
         )
-        ours, copy_rate = enqueue_rates(dsn)
-        print(
-            f"enqueue (1 connection): JobQueue.enqueue x1000 {ours:,.0f} rows/s, "
-            f"COPY {copy_rate:,.0f} rows/s,"
-            f" ratio {ours / copy_rate:.2f}\n"
-        )
+        copy_rate, ours = enqueue_rates(dsn)
+        print(f"enqueue, 1 connection, reference: one raw COPY of 50,000 rows {copy_rate:,.0f} rows/s")
+        for batch, rate in ours.items():
+            ratio = rate / copy_rate
+            print(f"  JobQueue.enqueue, {batch:>6,} per call: {rate:>9,.0f} rows/s, ratio {ratio:.2f}")
+        print()
         print(f"{'batch':>5} {'clients':>7} {'pgbench jobs/s':>15} {'JobQueue jobs/s':>16} {'ratio':>6}")
         for batch in [int(b) for b in args.batches.split(",")]:
             for clients in [int(c) for c in args.clients.split(",")]:

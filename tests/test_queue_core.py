@@ -304,3 +304,22 @@ def test_install_upgrades_a_table_made_from_the_seed_schema(dsn: str, sql: psyco
     with Monitor(dsn, table="seedjobs") as monitor:
         snap = monitor.collect()
     assert [(q.queue, q.done) for q in snap.queues] == [("old", 3)] and not snap.errors
+
+
+def test_bulk_enqueue_by_copy_keeps_every_option(queue: JobQueue, sql: psycopg.Connection) -> None:
+    later = datetime.now(timezone.utc) + timedelta(hours=1)
+    hostile = {"t": "tab\\there \\N \\\\ [b]x[/b] \x1b[31m", "ü": "✓"}
+    small = queue.enqueue("q", [{"i": -1}])
+    ids = queue.enqueue(
+        "q", [hostile] + [{"i": i} for i in range(1999)], run_at=later, priority=7, max_attempts=9
+    )
+    assert len(ids) == 2000 and ids == sorted(ids) and ids[0] > small[0]
+    rows = sql.execute(
+        "SELECT count(*), min(run_at) = max(run_at), min(priority), max(max_attempts),"
+        " bool_and(status = 'pending') FROM jobs WHERE id = ANY(%s)",
+        (ids,),
+    ).fetchone()
+    assert rows == (2000, True, 7, 9, True)
+    assert sql.execute("SELECT payload FROM jobs WHERE id = %s", (ids[0],)).fetchone()[0] == hostile
+    assert sql.execute("SELECT sum(enqueued) FROM jobs_stats").fetchone()[0] == 2001
+    assert [j.id for j in queue.claim("q", limit=5)] == small, "a scheduled job was claimed early"

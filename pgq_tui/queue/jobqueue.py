@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
@@ -26,6 +27,7 @@ from pgq_tui.queue.backoff import backoff_seconds
 from pgq_tui.queue.job import Job
 
 ENQUEUE_CHUNK = 5000  # rows per INSERT round trip
+COPY_FROM = 1000  # batches this large are enqueued with COPY
 BATCH = 1000  # rows per transaction for bulk operator actions and pruning
 
 
@@ -106,9 +108,17 @@ class JobQueue:
         priority: int = 0,
         max_attempts: int = 5,
     ) -> list[int]:
-        """Insert jobs in batches (many rows per round trip); returns their ids in payload order."""
-        ids: list[int] = []
+        """Insert jobs in one transaction; returns their ids in payload order.
+
+        Small batches: a multi-row INSERT ... SELECT unnest(jsonb[]), 5,000 rows per round trip.
+        From COPY_FROM rows on: COPY, about three times faster (see benchmarks/bench_queue.py).
+        """
+        if not payloads:
+            return []
         with self.conn.transaction():
+            if len(payloads) >= COPY_FROM:
+                return self._enqueue_copy(queue, payloads, run_at, priority, max_attempts)
+            ids: list[int] = []
             for start in range(0, len(payloads), ENQUEUE_CHUNK):
                 chunk = [Jsonb(p) for p in payloads[start : start + ENQUEUE_CHUNK]]
                 rows = self._rows(
@@ -122,6 +132,20 @@ class JobQueue:
                     },
                 )
                 ids.extend(r["id"] for r in rows)
+            return ids
+
+    def _enqueue_copy(
+        self, queue: str, payloads: Sequence[Any], run_at: datetime | None, priority: int, max_attempts: int
+    ) -> list[int]:
+        conn = self.conn
+        table = sql.Identifier(self.schema, self.table).as_string(conn)
+        ids = sorted(r["id"] for r in self._rows("RESERVE_IDS", {"table": table, "n": len(payloads)}))
+        when = run_at or conn.execute("SELECT now()").fetchone()[0]  # type: ignore[index]
+        with conn.cursor() as cur, cur.copy(self._q("COPY_JOBS")) as copy:
+            copy.set_types(st.COPY_TYPES)  # binary COPY: no text escaping of payloads
+            for job_id, payload in zip(ids, payloads, strict=True):
+                copy.write_row((job_id, queue, Jsonb(payload), when, priority, max_attempts))
+        self._rows("COUNT_ENQUEUED", {"queue": queue, "n": len(payloads)})
         return ids
 
     # -- workers --------------------------------------------------------------------------------

@@ -50,6 +50,20 @@ WITH ins AS (
 SELECT id FROM ins ORDER BY id
 """
 
+# Bulk enqueue by COPY: ids are reserved first (so they come back in payload order), rows are copied
+# in, then the counter is bumped once, all in one transaction.
+RESERVE_IDS = """
+SELECT nextval(pg_get_serial_sequence(%(table)s, 'id')) AS id FROM generate_series(1, %(n)s)
+"""
+
+COPY_JOBS = "COPY {jobs} (id, queue, payload, run_at, priority, max_attempts) FROM STDIN (FORMAT BINARY)"
+COPY_TYPES = ("int8", "text", "jsonb", "timestamptz", "int2", "int4")
+
+COUNT_ENQUEUED = f"""
+WITH ins AS (SELECT %(queue)s::text AS queue, %(n)s::bigint AS n)
+{_bump("ins", enqueued="sum(n)")}
+"""
+
 # The seed's claim: the oldest, highest-priority ready jobs, locked without waiting on rows another
 # claimer holds, leased and counted as an attempt, in one statement.
 CLAIM = f"""
