@@ -101,6 +101,17 @@ class EmbeddedPostgres:
     _running: bool = False
     _watchdog: subprocess.Popen | None = None
 
+    @classmethod
+    def adopt(cls, base_dir: Path, *, temporary: bool) -> EmbeddedPostgres:
+        """A handle on a server another process started in `base_dir`, so this one can stop it (and
+        remove the directory when `temporary`): what the watchdog does when the owner died."""
+        server = cls(base_dir=base_dir)
+        server._dir = Path(base_dir)
+        server._temporary = temporary
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            server._ids = _prepare_root_run([])
+        return server
+
     @property
     def data_dir(self) -> Path:
         assert self._dir is not None

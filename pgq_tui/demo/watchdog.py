@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from pgq_tui.demo.embedded import EmbeddedPostgres, _prepare_root_run
+from pgq_tui.demo.embedded import EmbeddedPostgres
 
 
 def main(argv: list[str]) -> int:
@@ -20,12 +20,7 @@ def main(argv: list[str]) -> int:
     # We are the owner's child: once our parent is someone else, the owner is gone (even as a zombie).
     while os.getppid() == owner:
         time.sleep(0.5)
-    server = EmbeddedPostgres(base_dir=base)
-    server._dir = base
-    server._temporary = mode == "temporary"
-    server._running = (base / "data" / "postmaster.pid").exists()
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        server._ids = _prepare_root_run([])
+    server = EmbeddedPostgres.adopt(base, temporary=mode == "temporary")
     server.stop()
     return 0
 
