@@ -1,5 +1,5 @@
 """Connections: one factory, so every session pgq-top opens is labelled and bounded."""
 
-from pgq_tui.db.connect import connect, resolve_dsn, table_ident
+from pgq_tui.db.connect import Session, connect, resolve_dsn
 
-__all__ = ["connect", "resolve_dsn", "table_ident"]
+__all__ = ["Session", "connect", "resolve_dsn"]

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
-from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from pgq_tui.errors import EXIT_USAGE, PgqError, describe
@@ -63,16 +62,6 @@ def connect(
         return psycopg.connect(conninfo, autocommit=autocommit, **kwargs)  # type: ignore[arg-type]
     except psycopg.Error as exc:
         raise describe(exc) from None
-
-
-def table_ident(table: str, schema: str = "public") -> sql.Identifier:
-    """A safely quoted schema.table name; `table` is never spliced into SQL as text."""
-    return sql.Identifier(schema, table)
-
-
-def relation_ident(table: str, schema: str, suffix: str) -> sql.Identifier:
-    """A companion object's name (index, stats table), derived from the jobs table's name."""
-    return sql.Identifier(schema, f"{table}{suffix}")
 
 
 class Session:
