@@ -1,0 +1,109 @@
+"""pgqueuer 1.6, driven as its users drive it.
+
+`python -m frameworks.pgqueuer_client worker` runs a worker through `pgqueuer.run`, the function
+`pgq run` calls (the `pgq run` command itself breaks on typer 0.29, see QUEUE_FRAMEWORKS.md),
+with a short heartbeat timeout so a killed worker's job is stale within seconds. The `fail` entrypoint
+holds its failures (on_failure="hold"), so a dead job stays in the table for pgqueuer's requeue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import asyncpg
+import pgqueuer
+from pgqueuer import PgQueuer
+from pgqueuer.db import AsyncpgDriver
+from pgqueuer.models import Job
+from pgqueuer.queries import Queries
+from psycopg.conninfo import conninfo_to_dict
+
+HEARTBEAT_TIMEOUT_S = 2.0  # pgqueuer's default is 30 s
+ENTRYPOINTS = ("fast", "slow", "fail", "later")
+
+
+def asyncpg_params(dsn: str) -> dict[str, Any]:
+    params = conninfo_to_dict(dsn)
+    out: dict[str, Any] = {"host": params.get("host"), "database": params.get("dbname")}
+    if params.get("port"):
+        out["port"] = int(params["port"])
+    for libpq, ours in (("user", "user"), ("password", "password")):
+        if params.get(libpq):
+            out[ours] = params[libpq]
+    return out
+
+
+async def connect(dsn: str) -> asyncpg.Connection:
+    return await asyncpg.connect(**asyncpg_params(dsn))
+
+
+async def record(conn: asyncpg.Connection, key: str, job_id: int, phase: str) -> None:
+    await conn.execute(
+        "INSERT INTO pgq_test_runs (job_key, job_id, phase, pid) VALUES ($1, $2, $3, $4)",
+        key,
+        str(job_id),
+        phase,
+        os.getpid(),
+    )
+
+
+@contextlib.asynccontextmanager
+async def factory() -> AsyncIterator[PgQueuer]:
+    dsn = os.environ["PGQ_FRAMEWORK_DSN"]
+    conn = await connect(dsn)
+    side = await connect(dsn)
+    pgq = PgQueuer(AsyncpgDriver(conn))
+    fixed = os.environ.get("PGQ_TEST_FIXED") == "1"
+
+    async def perform(job: Job) -> None:
+        key = (job.payload or b"").decode()
+        await record(side, key, job.id, "start")
+        if job.entrypoint == "slow" and not fixed:
+            await asyncio.sleep(3600)
+        if job.entrypoint == "fail" and not fixed:
+            await record(side, key, job.id, "fail")
+            raise RuntimeError(f"always fails: {key}")
+        await record(side, key, job.id, "done")
+
+    for name in ENTRYPOINTS:
+        pgq.entrypoint(name, on_failure="hold" if name == "fail" else "delete")(perform)
+    print(f"READY {os.getpid()}", flush=True)
+    try:
+        yield pgq
+    finally:
+        await side.close()
+        await conn.close()
+
+
+async def enqueue(dsn: str, entrypoint: str, key: str, *, execute_after_s: int | None = None) -> int:
+    """Enqueue with pgqueuer's own client (Queries.enqueue); the payload is the job's key."""
+    conn = await connect(dsn)
+    try:
+        after = timedelta(seconds=execute_after_s) if execute_after_s is not None else None
+        ids = await Queries(AsyncpgDriver(conn)).enqueue(entrypoint, key.encode(), execute_after=after)
+        return int(ids[0])
+    finally:
+        await conn.close()
+
+
+def main() -> None:
+    if sys.argv[1:] != ["worker"]:
+        raise SystemExit("usage: python -m frameworks.pgqueuer_client worker")
+    asyncio.run(
+        pgqueuer.run(
+            factory,
+            dequeue_timeout=timedelta(seconds=1),
+            batch_size=1,
+            heartbeat_timeout=timedelta(seconds=HEARTBEAT_TIMEOUT_S),
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
