@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import json
 
-from .harness import NODE_DIR, Processes, Worker, node_connection, require_node_client, run_client, scalar
+from .harness import (
+    NODE_DIR,
+    Processes,
+    Worker,
+    grouped_counts,
+    node_connection,
+    require_node_client,
+    run_client,
+    scalar,
+)
 
 
 class Graphile:
@@ -66,7 +75,7 @@ class Graphile:
 
     def truth(self) -> dict[str, dict[str, int]]:
         """Per task, per canonical state, by a full scan written from Graphile's documented rules."""
-        rows = _rows(
+        return grouped_counts(
             self.dsn,
             """
             SELECT t.identifier,
@@ -82,7 +91,6 @@ class Graphile:
             GROUP BY 1, 2
             """,
         )
-        return _nest(rows)
 
     def state(self, job_id: str) -> str | None:
         """'locked', 'dead', 'waiting', or None once the row is gone (Graphile deletes done jobs)."""
@@ -92,17 +100,3 @@ class Graphile:
             " ELSE 'waiting' END FROM graphile_worker._private_jobs WHERE id = %s",
             (int(job_id),),
         )
-
-
-def _rows(dsn: str, query: str) -> list[tuple[str, str, int]]:
-    import psycopg
-
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        return [(str(q), str(s), int(n)) for q, s, n in conn.execute(query).fetchall()]
-
-
-def _nest(rows: list[tuple[str, str, int]]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for queue, state, n in rows:
-        out.setdefault(queue, {})[state] = n
-    return out

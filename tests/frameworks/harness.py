@@ -218,5 +218,14 @@ def python_argv(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", module, *args]
 
 
+def grouped_counts(dsn: str, query: str) -> dict[str, dict[str, int]]:
+    """{queue: {state: count}} from a ground-truth query returning (queue, state, count) rows."""
+    out: dict[str, dict[str, int]] = {}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for queue, state, n in conn.execute(query).fetchall():
+            out.setdefault(str(queue), {})[str(state)] = int(n)
+    return out
+
+
 def ids_of(rows: Iterable[tuple[Any, ...]]) -> list[str]:
     return sorted(str(r[0]) for r in rows)

@@ -24,6 +24,17 @@ from pgqueuer.models import Job
 from pgqueuer.queries import Queries
 from psycopg.conninfo import conninfo_to_dict
 
+from .harness import (
+    Processes,
+    Worker,
+    grouped_counts,
+    python_argv,
+    require_python_client,
+    run_client,
+    scalar,
+    wait_for,
+)
+
 HEARTBEAT_TIMEOUT_S = 2.0  # pgqueuer's default is 30 s
 ENTRYPOINTS = ("fast", "slow", "fail", "later")
 
@@ -43,7 +54,7 @@ async def connect(dsn: str) -> asyncpg.Connection:
     return await asyncpg.connect(**asyncpg_params(dsn))
 
 
-async def record(conn: asyncpg.Connection, key: str, job_id: int, phase: str) -> None:
+async def record(conn: asyncpg.Pool, key: str, job_id: int, phase: str) -> None:
     await conn.execute(
         "INSERT INTO pgq_test_runs (job_key, job_id, phase, pid) VALUES ($1, $2, $3, $4)",
         key,
@@ -57,7 +68,9 @@ async def record(conn: asyncpg.Connection, key: str, job_id: int, phase: str) ->
 async def factory() -> AsyncIterator[PgQueuer]:
     dsn = os.environ["PGQ_FRAMEWORK_DSN"]
     conn = await connect(dsn)
-    side = await connect(dsn)
+    side = await asyncpg.create_pool(
+        **asyncpg_params(dsn), min_size=1, max_size=4
+    )  # handlers run concurrently
     pgq = PgQueuer(AsyncpgDriver(conn))
     fixed = os.environ.get("PGQ_TEST_FIXED") == "1"
 
@@ -107,3 +120,73 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+class Pgqueuer:
+    """The acceptance-flow driver: schema by `pgq install`, jobs by Queries.enqueue, a real worker."""
+
+    kind = "pgqueuer"
+    stalled_after_s = HEARTBEAT_TIMEOUT_S
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self.env = {"PGQ_FRAMEWORK_DSN": dsn}
+
+    @staticmethod
+    def version() -> str:
+        return require_python_client("pgqueuer")
+
+    def install(self) -> None:
+        params = conninfo_to_dict(self.dsn)
+        env = {"PGHOST": str(params.get("host") or ""), "PGDATABASE": str(params.get("dbname") or "")}
+        for libpq, var in (("port", "PGPORT"), ("user", "PGUSER"), ("password", "PGPASSWORD")):
+            if params.get(libpq):
+                env[var] = str(params[libpq])
+        run_client([sys.executable, "-m", "pgqueuer", "install"], env=env)
+
+    def start_worker(self, procs: Processes, *, fixed: bool) -> Worker:
+        return procs.start(
+            "pgqueuer",
+            python_argv(__name__, "worker"),
+            ready="READY",
+            PGQ_TEST_FIXED="1" if fixed else "0",
+            **self.env,
+        )
+
+    def enqueue(self, queue: str, key: str, *, in_seconds: int | None = None) -> str:
+        return str(asyncio.run(enqueue(self.dsn, queue, key, execute_after_s=in_seconds)))
+
+    def is_dead(self, job_id: str) -> bool:
+        return scalar(self.dsn, "SELECT status::text FROM pgqueuer WHERE id = %s", (int(job_id),)) == "failed"
+
+    def make_stuck(self, job_id: str) -> None:
+        """Wait until the killed worker's job has no heartbeat for pgqueuer's heartbeat timeout."""
+        wait_for(
+            "the killed worker's job heartbeat to go stale",
+            lambda: scalar(
+                self.dsn,
+                "SELECT heartbeat < now() - make_interval(secs => %s) FROM pgqueuer WHERE id = %s",
+                (HEARTBEAT_TIMEOUT_S, int(job_id)),
+            ),
+        )
+
+    def truth(self) -> dict[str, dict[str, int]]:
+        """Per entrypoint, per canonical state, by a full scan written from pgqueuer's own rules."""
+        return grouped_counts(
+            self.dsn,
+            f"""
+            SELECT entrypoint,
+                   CASE
+                     WHEN status = 'queued' AND execute_after < now() THEN 'ready'
+                     WHEN status = 'queued' THEN 'scheduled'
+                     WHEN status = 'picked'
+                          AND heartbeat < now() - interval '{HEARTBEAT_TIMEOUT_S} seconds' THEN 'stuck'
+                     WHEN status = 'picked' THEN 'running'
+                     WHEN status = 'failed' THEN 'dead'
+                     ELSE status::text
+                   END,
+                   count(*)
+            FROM pgqueuer
+            GROUP BY 1, 2
+            """,
+        )

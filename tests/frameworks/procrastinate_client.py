@@ -15,6 +15,18 @@ from typing import Any
 import procrastinate
 import psycopg
 
+from .harness import (
+    TESTS_DIR,
+    Processes,
+    Worker,
+    grouped_counts,
+    python_argv,
+    require_python_client,
+    run_client,
+    scalar,
+    wait_for,
+)
+
 HEARTBEAT_S = 0.5  # procrastinate's default is 10 s; the test's stalled threshold is a few seconds
 STALLED_S = 2.0
 
@@ -46,12 +58,13 @@ def job(context: Any, key: str, mode: str) -> None:
 
 
 def defer(dsn: str, *, key: str, mode: str, queue: str, schedule_in_s: int | None = None) -> int:
-    """Enqueue with procrastinate's own client (task.configure(...).defer)."""
-    with app.with_connector(procrastinate.PsycopgConnector(conninfo=dsn)).open() as opened:
+    """Enqueue with procrastinate's own client (App.configure_task(...).defer), as a web app would."""
+    enqueuer = procrastinate.App(connector=procrastinate.SyncPsycopgConnector(conninfo=dsn))
+    with enqueuer.open():
         options: dict[str, Any] = {"queue": queue}
         if schedule_in_s is not None:
             options["schedule_in"] = {"seconds": schedule_in_s}
-        return int(opened.tasks["job"].configure(**options).defer(key=key, mode=mode))
+        return int(enqueuer.configure_task("job", **options).defer(key=key, mode=mode))
 
 
 def main() -> None:
@@ -68,3 +81,75 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+class Procrastinate:
+    """The acceptance-flow driver: schema by procrastinate's CLI, jobs by task.defer, a real worker."""
+
+    kind = "procrastinate"
+    stalled_after_s = STALLED_S
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self.env = {"PGQ_FRAMEWORK_DSN": dsn}
+
+    @staticmethod
+    def version() -> str:
+        return require_python_client("procrastinate")
+
+    def install(self) -> None:
+        run_client(
+            [sys.executable, "-m", "procrastinate", f"--app={__name__}.app", "schema", "--apply"],
+            env={**self.env, "PYTHONPATH": str(TESTS_DIR)},
+        )
+
+    def start_worker(self, procs: Processes, *, fixed: bool) -> Worker:
+        return procs.start(
+            "procrastinate",
+            python_argv(__name__, "worker"),
+            ready="READY",
+            PGQ_TEST_FIXED="1" if fixed else "0",
+            **self.env,
+        )
+
+    def enqueue(self, queue: str, key: str, *, in_seconds: int | None = None) -> str:
+        return str(defer(self.dsn, key=key, mode=queue, queue=queue, schedule_in_s=in_seconds))
+
+    def is_dead(self, job_id: str) -> bool:
+        status = scalar(self.dsn, "SELECT status::text FROM procrastinate_jobs WHERE id = %s", (int(job_id),))
+        return status == "failed"
+
+    def make_stuck(self, job_id: str) -> None:
+        """Wait until the killed worker's heartbeat is older than the stalled threshold."""
+        wait_for(
+            "the killed worker's heartbeat to go stale",
+            lambda: scalar(
+                self.dsn,
+                "SELECT w.last_heartbeat < now() - make_interval(secs => %s) FROM procrastinate_jobs j"
+                " JOIN procrastinate_workers w ON w.id = j.worker_id WHERE j.id = %s",
+                (STALLED_S, int(job_id)),
+            ),
+        )
+
+    def truth(self) -> dict[str, dict[str, int]]:
+        """Per queue, per canonical state, by a full scan written from procrastinate's own rules
+        (stalled: doing, and its worker is gone or silent for the stalled threshold)."""
+        return grouped_counts(
+            self.dsn,
+            f"""
+            SELECT j.queue_name,
+                   CASE
+                     WHEN j.status = 'todo' AND coalesce(j.scheduled_at <= now(), true) THEN 'ready'
+                     WHEN j.status = 'todo' THEN 'scheduled'
+                     WHEN j.status = 'doing' AND (w.id IS NULL
+                          OR w.last_heartbeat < now() - interval '{STALLED_S} seconds') THEN 'stuck'
+                     WHEN j.status = 'doing' THEN 'running'
+                     WHEN j.status = 'failed' THEN 'dead'
+                     WHEN j.status = 'succeeded' THEN 'done'
+                     ELSE j.status::text
+                   END,
+                   count(*)
+            FROM procrastinate_jobs j LEFT JOIN procrastinate_workers w ON w.id = j.worker_id
+            GROUP BY 1, 2
+            """,
+        )
