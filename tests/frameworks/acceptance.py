@@ -2,12 +2,14 @@
 
 1. install the schema with the framework's own tool; 2. start a real worker whose handler records every
 run in pgq_test_runs; 3. enqueue fast, slow, scheduled and always-failing jobs with the framework's own
-client; 4. kill -9 the worker during the slow job. The test then checks pgq-top's view, acts through the
-CLI, and starts a fresh worker (`fresh_worker_runs`).
+client; 4. kill -9 the worker during the slow job. A second, live worker then holds one job of its own queue
+(`hold`), so the view has a healthy running job beside the stuck one. The test then checks pgq-top's
+view, acts through the CLI, and starts a fresh worker (`fresh_worker_runs`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -22,7 +24,14 @@ class Driver(Protocol):
     dsn: str
 
     def install(self) -> None: ...
-    def start_worker(self, procs: Processes, *, fixed: bool) -> Worker: ...
+    def start_worker(
+        self,
+        procs: Processes,
+        *,
+        fixed: bool,
+        queues: Iterable[str] | None = None,
+        lifetime_s: float | None = None,
+    ) -> Worker: ...
     def enqueue(self, queue: str, key: str, *, in_seconds: int | None = None) -> str: ...
     def is_dead(self, job_id: str) -> bool: ...
     def make_stuck(self, job_id: str) -> None: ...
@@ -31,18 +40,19 @@ class Driver(Protocol):
 
 @dataclass(frozen=True)
 class Crashed:
-    """What the first worker left behind: job ids by role, and the killed worker."""
+    """What the first worker left behind (job ids by role), and the live worker holding `held`."""
 
     fast: tuple[str, ...]
     later: str
     failing: str
     slow: str
-    worker: Worker
+    held: str
+    holder: Worker
 
 
-def crash_during_slow_job(fw: Driver, procs: Processes) -> Crashed:
+def crash_during_slow_job(fw: Driver, procs: Processes, *, holder_lifetime_s: float | None = None) -> Crashed:
     fw.install()
-    worker = fw.start_worker(procs, fixed=False)
+    worker = fw.start_worker(procs, fixed=False, queues=("fast", "slow", "fail", "later"))
     fast = tuple(fw.enqueue("fast", f"fast-{i}") for i in range(FAST_JOBS))
     later = fw.enqueue("later", "later", in_seconds=SCHEDULED_IN_S)
     failing = fw.enqueue("fail", "fail")
@@ -55,14 +65,17 @@ def crash_during_slow_job(fw: Driver, procs: Processes) -> Crashed:
     wait_for("the slow job to start", lambda: phases(fw.dsn, "slow") == ["start"])
     worker.kill9()
     fw.make_stuck(slow)
-    return Crashed(fast, later, failing, slow, worker)
+    holder = fw.start_worker(procs, fixed=False, queues=("hold",), lifetime_s=holder_lifetime_s)
+    held = fw.enqueue("hold", "hold")
+    wait_for("the live worker to start its job", lambda: phases(fw.dsn, "hold") == ["start"])
+    return Crashed(fast, later, failing, slow, held, holder)
 
 
 def fresh_worker_runs(fw: Driver, procs: Processes, keys: set[str]) -> list[tuple[str, str]]:
     """Start a fresh worker (with the fix deployed) and wait until each of `keys` ran to completion.
 
     Returns (job_key, phase) for everything that worker ran, in order."""
-    worker = fw.start_worker(procs, fixed=True)
+    worker = fw.start_worker(procs, fixed=True, queues=("fast", "slow", "fail", "later"))
     wait_for(
         f"a fresh worker to complete {sorted(keys)}",
         lambda: {k for k, _, p in runs(fw.dsn, pid=worker.pid) if p == "done"} >= keys,

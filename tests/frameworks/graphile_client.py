@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 from .harness import (
     NODE_DIR,
@@ -13,6 +14,7 @@ from .harness import (
     require_node_client,
     run_client,
     scalar,
+    worker_env,
 )
 
 
@@ -34,12 +36,19 @@ class Graphile:
     def install(self) -> None:
         self._node("migrate")
 
-    def start_worker(self, procs: Processes, *, fixed: bool) -> Worker:
+    def start_worker(
+        self,
+        procs: Processes,
+        *,
+        fixed: bool,
+        queues: Iterable[str] | None = None,
+        lifetime_s: float | None = None,
+    ) -> Worker:
         return procs.start(
             "graphile-worker",
             ["node", str(NODE_DIR / "graphile.js"), "worker"],
             ready="READY",
-            PGQ_TEST_FIXED="1" if fixed else "0",
+            **worker_env(fixed=fixed, queues=queues, lifetime_s=lifetime_s),
             **self.env,
         )
 

@@ -32,6 +32,10 @@ TESTS_DIR = HERE.parent
 
 T = TypeVar("T")
 
+# The test queues: fast (completes), slow (hangs until the fix is deployed), fail (always fails until
+# then), later (scheduled an hour ahead), hold (hangs, always: a live worker's running job).
+QUEUES = ("fast", "slow", "fail", "later", "hold")
+
 
 def client_missing(reason: str) -> None:
     """Skip (or, with PGQ_REQUIRE_FRAMEWORKS=1, fail) a test whose framework client isn't installed."""
@@ -212,6 +216,31 @@ def run_client(argv: list[str], *, env: dict[str, str] | None = None, timeout: f
     if done.returncode != 0:
         pytest.fail(f"{' '.join(argv[:3])} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
     return done.stdout
+
+
+def worker_env(
+    *, fixed: bool, queues: Iterable[str] | None, lifetime_s: float | None = None
+) -> dict[str, str]:
+    """The environment every test worker reads (see node/behaviour.js)."""
+    env = {"PGQ_TEST_FIXED": "1" if fixed else "0", "PGQ_TEST_QUEUES": ",".join(queues or QUEUES)}
+    if lifetime_s:
+        env["PGQ_TEST_LIFETIME_S"] = str(lifetime_s)
+    return env
+
+
+def exit_after_lifetime() -> None:
+    """Python workers: exit by themselves after PGQ_TEST_LIFETIME_S, like the Node ones."""
+    import threading
+
+    lifetime = float(os.environ.get("PGQ_TEST_LIFETIME_S") or 0)
+    if lifetime > 0:
+        timer = threading.Timer(lifetime, os._exit, args=(0,))
+        timer.daemon = True
+        timer.start()
+
+
+def worker_queues() -> list[str]:
+    return (os.environ.get("PGQ_TEST_QUEUES") or ",".join(QUEUES)).split(",")
 
 
 def python_argv(module: str, *args: str) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 
 from .harness import (
     NODE_DIR,
@@ -14,9 +15,9 @@ from .harness import (
     require_node_client,
     run_client,
     scalar,
+    worker_env,
 )
 
-QUEUES = ("fast", "slow", "fail", "later")
 SLOW_EXPIRE_S = 2  # expireInSeconds of the slow job: pg-boss's timeout, which makes it stuck
 
 
@@ -36,16 +37,23 @@ class PgBoss:
         return run_client(["node", str(NODE_DIR / "pgboss.js"), *args], env=self.env)
 
     def install(self) -> None:
-        self._node("migrate", json.dumps(QUEUES))
+        self._node("migrate")
 
-    def start_worker(self, procs: Processes, *, fixed: bool) -> Worker:
+    def start_worker(
+        self,
+        procs: Processes,
+        *,
+        fixed: bool,
+        queues: Iterable[str] | None = None,
+        lifetime_s: float | None = None,
+    ) -> Worker:
         # The first worker runs without pg-boss's supervisor, which would otherwise fail the expired
         # slow job by timeout on its own schedule; the fresh one runs with it, as in production.
         return procs.start(
             "pg-boss",
-            ["node", str(NODE_DIR / "pgboss.js"), "worker", json.dumps(QUEUES)],
+            ["node", str(NODE_DIR / "pgboss.js"), "worker"],
             ready="READY",
-            PGQ_TEST_FIXED="1" if fixed else "0",
+            **worker_env(fixed=fixed, queues=queues, lifetime_s=lifetime_s),
             PGQ_TEST_SUPERVISE="1" if fixed else "0",
             **self.env,
         )

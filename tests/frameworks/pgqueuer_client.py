@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -27,16 +27,18 @@ from psycopg.conninfo import conninfo_to_dict
 from .harness import (
     Processes,
     Worker,
+    exit_after_lifetime,
     grouped_counts,
     python_argv,
     require_python_client,
     run_client,
     scalar,
     wait_for,
+    worker_env,
+    worker_queues,
 )
 
 HEARTBEAT_TIMEOUT_S = 2.0  # pgqueuer's default is 30 s
-ENTRYPOINTS = ("fast", "slow", "fail", "later")
 
 
 def asyncpg_params(dsn: str) -> dict[str, Any]:
@@ -77,15 +79,16 @@ async def factory() -> AsyncIterator[PgQueuer]:
     async def perform(job: Job) -> None:
         key = (job.payload or b"").decode()
         await record(side, key, job.id, "start")
-        if job.entrypoint == "slow" and not fixed:
+        if (job.entrypoint == "slow" and not fixed) or job.entrypoint == "hold":
             await asyncio.sleep(3600)
         if job.entrypoint == "fail" and not fixed:
             await record(side, key, job.id, "fail")
             raise RuntimeError(f"always fails: {key}")
         await record(side, key, job.id, "done")
 
-    for name in ENTRYPOINTS:
+    for name in worker_queues():
         pgq.entrypoint(name, on_failure="hold" if name == "fail" else "delete")(perform)
+    exit_after_lifetime()
     print(f"READY {os.getpid()}", flush=True)
     try:
         yield pgq
@@ -144,12 +147,19 @@ class Pgqueuer:
                 env[var] = str(params[libpq])
         run_client([sys.executable, "-m", "pgqueuer", "install"], env=env)
 
-    def start_worker(self, procs: Processes, *, fixed: bool) -> Worker:
+    def start_worker(
+        self,
+        procs: Processes,
+        *,
+        fixed: bool,
+        queues: Iterable[str] | None = None,
+        lifetime_s: float | None = None,
+    ) -> Worker:
         return procs.start(
             "pgqueuer",
             python_argv(__name__, "worker"),
             ready="READY",
-            PGQ_TEST_FIXED="1" if fixed else "0",
+            **worker_env(fixed=fixed, queues=queues, lifetime_s=lifetime_s),
             **self.env,
         )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import procrastinate
@@ -19,12 +20,15 @@ from .harness import (
     TESTS_DIR,
     Processes,
     Worker,
+    exit_after_lifetime,
     grouped_counts,
     python_argv,
     require_python_client,
     run_client,
     scalar,
     wait_for,
+    worker_env,
+    worker_queues,
 )
 
 HEARTBEAT_S = 0.5  # procrastinate's default is 10 s; the test's stalled threshold is a few seconds
@@ -49,7 +53,7 @@ def job(context: Any, key: str, mode: str) -> None:
     fixed = os.environ.get("PGQ_TEST_FIXED") == "1"
     job_id = context.job.id
     record(key, job_id, "start")
-    if mode == "slow" and not fixed:
+    if (mode == "slow" and not fixed) or mode == "hold":
         time.sleep(3600)
     if mode == "fail" and not fixed:
         record(key, job_id, "fail")
@@ -70,8 +74,10 @@ def defer(dsn: str, *, key: str, mode: str, queue: str, schedule_in_s: int | Non
 def main() -> None:
     if sys.argv[1:] != ["worker"]:
         raise SystemExit("usage: python -m frameworks.procrastinate_client worker")
+    exit_after_lifetime()
     print(f"READY {os.getpid()}", flush=True)
     app.run_worker(
+        queues=worker_queues(),
         concurrency=4,
         update_heartbeat_interval=HEARTBEAT_S,
         stalled_worker_timeout=STALLED_S,
@@ -103,12 +109,19 @@ class Procrastinate:
             env={**self.env, "PYTHONPATH": str(TESTS_DIR)},
         )
 
-    def start_worker(self, procs: Processes, *, fixed: bool) -> Worker:
+    def start_worker(
+        self,
+        procs: Processes,
+        *,
+        fixed: bool,
+        queues: Iterable[str] | None = None,
+        lifetime_s: float | None = None,
+    ) -> Worker:
         return procs.start(
             "procrastinate",
             python_argv(__name__, "worker"),
             ready="READY",
-            PGQ_TEST_FIXED="1" if fixed else "0",
+            **worker_env(fixed=fixed, queues=queues, lifetime_s=lifetime_s),
             **self.env,
         )
 

@@ -20,7 +20,7 @@ function makeRecorder (pool) {
 async function perform (payload, jobId, record) {
   const fixed = process.env.PGQ_TEST_FIXED === '1'
   await record(payload.key, jobId, 'start')
-  if (payload.mode === 'slow' && !fixed) {
+  if ((payload.mode === 'slow' && !fixed) || payload.mode === 'hold') {
     await new Promise((resolve) => setTimeout(resolve, 3600 * 1000))
   }
   if (payload.mode === 'fail' && !fixed) {
@@ -30,9 +30,17 @@ async function perform (payload, jobId, record) {
   await record(payload.key, jobId, 'done')
 }
 
-// One line on stdout that the harness waits for before it enqueues.
+// One line on stdout that the harness waits for before it enqueues. PGQ_TEST_LIFETIME_S bounds a
+// worker's life, so one left behind by an interrupted test run exits by itself.
 function ready () {
+  const lifetime = Number(process.env.PGQ_TEST_LIFETIME_S || 0)
+  if (lifetime > 0) setTimeout(() => process.exit(0), lifetime * 1000).unref()
   process.stdout.write(`READY ${process.pid}\n`)
 }
 
-module.exports = { poolConfig, makeRecorder, perform, ready }
+// The queues (task identifiers) this worker serves: PGQ_TEST_QUEUES, comma-separated.
+function queues () {
+  return (process.env.PGQ_TEST_QUEUES || 'fast,slow,fail,later,hold').split(',')
+}
+
+module.exports = { poolConfig, makeRecorder, perform, ready, queues }

@@ -2,10 +2,10 @@
 // Graphile Worker 0.17, driven as its users drive it:
 //   node graphile.js migrate          install or migrate the schema (graphile_worker)
 //   node graphile.js add '<json>'     addJob(task, payload, {queueName, runAt, maxAttempts}); prints the id
-//   node graphile.js worker           run a worker pool with the `job` task until killed
+//   node graphile.js worker           run a worker pool for the PGQ_TEST_QUEUES tasks until killed
 const { run, makeWorkerUtils } = require('graphile-worker')
 const pg = require('pg')
-const { poolConfig, makeRecorder, perform, ready } = require('./behaviour')
+const { poolConfig, makeRecorder, perform, ready, queues } = require('./behaviour')
 
 async function main () {
   const [command, arg] = process.argv.slice(2)
@@ -35,7 +35,7 @@ async function main () {
       pgPool,
       concurrency: 4,
       pollInterval: 200,
-      taskList: { fast: task, slow: task, fail: task, later: task }
+      taskList: Object.fromEntries(queues().map((name) => [name, task]))
     })
     ready()
     await runner.promise

@@ -1,14 +1,14 @@
 'use strict'
 // pg-boss 10, driven as its users drive it:
-//   node pgboss.js migrate '<queues json>'   start() creates the schema; createQueue for each name
+//   node pgboss.js migrate                   start() creates the schema; createQueue for each queue
 //   node pgboss.js send '<json>'             send(queue, data, options); prints the id
-//   node pgboss.js worker '<queues json>'    one work() loop per queue until killed
+//   node pgboss.js worker                    one work() loop per PGQ_TEST_QUEUES queue until killed
 // PGQ_TEST_SCHEMA names the schema (pg-boss's `schema` option; default pgboss).
 // PGQ_TEST_SUPERVISE=0 turns off pg-boss's own maintenance (which would fail an expired active job
 // by timeout): the test wants to see that job stuck, then rescue it itself.
 const PgBoss = require('pg-boss')
 const pg = require('pg')
-const { poolConfig, makeRecorder, perform, ready } = require('./behaviour')
+const { poolConfig, makeRecorder, perform, ready, queues } = require('./behaviour')
 
 function makeBoss (extra) {
   const options = { ...poolConfig(), ...extra }
@@ -23,7 +23,7 @@ async function main () {
   if (command === 'migrate') {
     const boss = makeBoss({ supervise: false, schedule: false })
     await boss.start()
-    for (const name of JSON.parse(arg)) await boss.createQueue(name)
+    for (const name of queues()) await boss.createQueue(name)
     await boss.stop({ graceful: false, wait: true })
     return
   }
@@ -41,7 +41,7 @@ async function main () {
     await boss.start()
     const pool = new pg.Pool(poolConfig())
     const record = makeRecorder(pool)
-    for (const name of JSON.parse(arg)) {
+    for (const name of queues()) {
       await boss.work(name, { pollingIntervalSeconds: 0.5 }, async (jobs) => {
         for (const job of jobs) await perform(job.data, job.id, record)
       })
