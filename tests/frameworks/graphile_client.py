@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 
 from .harness import (
     NODE_DIR,
     Processes,
     Worker,
-    grouped_counts,
     node_connection,
     require_node_client,
     run_client,
     scalar,
+    truth_rows,
     worker_env,
 )
 
@@ -82,22 +83,21 @@ class Graphile:
             (int(job_id),),
         )
 
-    def truth(self) -> dict[str, dict[str, int]]:
-        """Per task, per canonical state, by a full scan written from Graphile's documented rules."""
-        return grouped_counts(
+    def truth(self) -> list[tuple[Any, str, str]]:
+        """Each job's (id, task, canonical state), by a full scan written from Graphile's documented rules."""
+        return truth_rows(
             self.dsn,
             """
-            SELECT t.identifier,
+            SELECT j.id, t.identifier,
                    CASE
                      WHEN j.locked_at IS NOT NULL AND j.locked_at < now() - interval '4 hours' THEN 'stuck'
                      WHEN j.locked_at IS NOT NULL THEN 'running'
                      WHEN j.attempts >= j.max_attempts THEN 'dead'
                      WHEN j.run_at <= now() THEN 'ready'
                      ELSE 'scheduled'
-                   END,
-                   count(*)
+                   END AS state
             FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
-            GROUP BY 1, 2
+            ORDER BY 1
             """,
         )
 

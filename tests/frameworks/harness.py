@@ -247,12 +247,18 @@ def python_argv(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", module, *args]
 
 
-def grouped_counts(dsn: str, query: str) -> dict[str, dict[str, int]]:
-    """{queue: {state: count}} from a ground-truth query returning (queue, state, count) rows."""
-    out: dict[str, dict[str, int]] = {}
+def truth_rows(dsn: str, query: str) -> list[tuple[Any, str, str]]:
+    """(id, queue, canonical state) per job, from a framework's ground-truth query (a plain scan)."""
     with psycopg.connect(dsn, autocommit=True) as conn:
-        for queue, state, n in conn.execute(query).fetchall():
-            out.setdefault(str(queue), {})[str(state)] = int(n)
+        return [(i, str(q), str(s)) for i, q, s in conn.execute(query).fetchall()]
+
+
+def grouped(rows: Iterable[tuple[Any, str, str]]) -> dict[str, dict[str, int]]:
+    """{queue: {state: count}} from truth_rows()."""
+    out: dict[str, dict[str, int]] = {}
+    for _, queue, state in rows:
+        out.setdefault(queue, {}).setdefault(state, 0)
+        out[queue][state] += 1
     return out
 
 

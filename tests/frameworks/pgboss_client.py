@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from .harness import (
     NODE_DIR,
     Processes,
     Worker,
-    grouped_counts,
     node_connection,
     require_node_client,
     run_client,
     scalar,
+    truth_rows,
     worker_env,
 )
 
@@ -81,12 +82,12 @@ class PgBoss:
         )
         time.sleep(max(0.0, float(expires_in)) + 0.2)
 
-    def truth(self) -> dict[str, dict[str, int]]:
-        """Per queue, per canonical state, by a full scan written from pg-boss's documented states."""
-        return grouped_counts(
+    def truth(self) -> list[tuple[Any, str, str]]:
+        """Each job's (id, queue, canonical state), by a full scan, from pg-boss's documented states."""
+        return truth_rows(
             self.dsn,
             """
-            SELECT name,
+            SELECT id, name,
                    CASE
                      WHEN state < 'active' AND start_after < now() THEN 'ready'
                      WHEN state < 'active' THEN 'scheduled'
@@ -95,9 +96,8 @@ class PgBoss:
                      WHEN state = 'failed' THEN 'dead'
                      WHEN state = 'completed' THEN 'done'
                      ELSE state::text
-                   END,
-                   count(*)
+                   END AS state
             FROM pgboss.job
-            GROUP BY 1, 2
+            ORDER BY 1
             """,
         )

@@ -28,11 +28,11 @@ from .harness import (
     Processes,
     Worker,
     exit_after_lifetime,
-    grouped_counts,
     python_argv,
     require_python_client,
     run_client,
     scalar,
+    truth_rows,
     wait_for,
     worker_env,
     worker_queues,
@@ -180,12 +180,12 @@ class Pgqueuer:
             ),
         )
 
-    def truth(self) -> dict[str, dict[str, int]]:
-        """Per entrypoint, per canonical state, by a full scan written from pgqueuer's own rules."""
-        return grouped_counts(
+    def truth(self) -> list[tuple[Any, str, str]]:
+        """Each job's (id, entrypoint, canonical state), by a full scan written from pgqueuer's own rules."""
+        return truth_rows(
             self.dsn,
             f"""
-            SELECT entrypoint,
+            SELECT id, entrypoint,
                    CASE
                      WHEN status = 'queued' AND execute_after < now() THEN 'ready'
                      WHEN status = 'queued' THEN 'scheduled'
@@ -194,9 +194,8 @@ class Pgqueuer:
                      WHEN status = 'picked' THEN 'running'
                      WHEN status = 'failed' THEN 'dead'
                      ELSE status::text
-                   END,
-                   count(*)
+                   END AS state
             FROM pgqueuer
-            GROUP BY 1, 2
+            ORDER BY 1
             """,
         )

@@ -21,11 +21,11 @@ from .harness import (
     Processes,
     Worker,
     exit_after_lifetime,
-    grouped_counts,
     python_argv,
     require_python_client,
     run_client,
     scalar,
+    truth_rows,
     wait_for,
     worker_env,
     worker_queues,
@@ -144,13 +144,13 @@ class Procrastinate:
             ),
         )
 
-    def truth(self) -> dict[str, dict[str, int]]:
-        """Per queue, per canonical state, by a full scan written from procrastinate's own rules
+    def truth(self) -> list[tuple[Any, str, str]]:
+        """Each job's (id, queue, canonical state), by a full scan written from procrastinate's own rules
         (stalled: doing, and its worker is gone or silent for the stalled threshold)."""
-        return grouped_counts(
+        return truth_rows(
             self.dsn,
             f"""
-            SELECT j.queue_name,
+            SELECT j.id, j.queue_name,
                    CASE
                      WHEN j.status = 'todo' AND coalesce(j.scheduled_at <= now(), true) THEN 'ready'
                      WHEN j.status = 'todo' THEN 'scheduled'
@@ -160,9 +160,8 @@ class Procrastinate:
                      WHEN j.status = 'failed' THEN 'dead'
                      WHEN j.status = 'succeeded' THEN 'done'
                      ELSE j.status::text
-                   END,
-                   count(*)
+                   END AS state
             FROM procrastinate_jobs j LEFT JOIN procrastinate_workers w ON w.id = j.worker_id
-            GROUP BY 1, 2
+            ORDER BY 1
             """,
         )
