@@ -87,14 +87,33 @@ class Statement:
     text: str
     idents: tuple[tuple[str, tuple[str, ...]], ...] = ()
     columns: tuple[str, ...] = ()
+    # `{placeholder}` -> constant values bound as quoted literals, comma-separated (e.g. status values
+    # from a mapping file: literals, not parameters, so the planner can match partial indexes)
+    literals: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
     @classmethod
-    def of(cls, name: str, text: str, columns: Sequence[str] = (), **idents: Sequence[str]) -> Statement:
-        return cls(name, text, tuple((k, tuple(v)) for k, v in sorted(idents.items())), tuple(columns))
+    def of(
+        cls,
+        name: str,
+        text: str,
+        columns: Sequence[str] = (),
+        *,
+        literals: Mapping[str, Sequence[Any]] | None = None,
+        **idents: Sequence[str],
+    ) -> Statement:
+        return cls(
+            name,
+            text,
+            tuple((k, tuple(v)) for k, v in sorted(idents.items())),
+            tuple(columns),
+            tuple((k, tuple(v)) for k, v in sorted((literals or {}).items())),
+        )
 
     def compose(self) -> sql.Composed:
-        bound = {k: sql.Identifier(*parts) for k, parts in self.idents}
-        return sql.SQL(self.text).format(**bound)  # type: ignore[arg-type]
+        bound: dict[str, sql.Composable] = {k: sql.Identifier(*parts) for k, parts in self.idents}
+        for k, values in self.literals:
+            bound[k] = sql.SQL(", ").join(sql.Literal(v) for v in values)
+        return sql.SQL(self.text).format(**bound)
 
     def shown(self) -> str:
         """The SQL as it will run, identifiers quoted, parameters as placeholders (for a confirm)."""
@@ -271,6 +290,7 @@ class IndexAdvice:
     capability: Capability
     definition: str  # CREATE INDEX CONCURRENTLY ... (for the operator to run, never run by pgq-top)
     why: str
+    states: tuple[str, ...] = ()  # the counts left out until it exists (e.g. ("running", "stuck"))
 
 
 @dataclass(frozen=True)
