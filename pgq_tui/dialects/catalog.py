@@ -2,9 +2,9 @@
 
 `CATALOG_SQL` returns one row: relations (tables, partitioned tables, views) of every non-system
 schema with their columns, indexes and comments; enum types with their labels; function names; and
-the version markers the dialects asked for (e.g. `max(id)` of graphile_worker's `migrations`). The
-markers are read in the same statement through `query_to_xml()` on names taken from the catalog and
-quoted by `format('%I')`, and only where the role may SELECT the table.
+the version markers the dialects asked for (e.g. `max(id)` of graphile_worker's `migrations`): the
+tables that have them, whose `max()` `read_catalog()` then reads with names quoted by psycopg.sql,
+only where the role may SELECT the table.
 """
 
 from __future__ import annotations
@@ -129,17 +129,16 @@ WITH rels AS (
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition AND {_SYSTEM}
 ), markers AS (
+    -- Only where the table and its columns exist and the role may read it; the max() itself is read
+    -- by read_catalog() (query_to_xml would need a server built with libxml, which many are not).
     SELECT r.schema, r.name, m->>'column' AS col,
-           CASE WHEN r.can_select AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = r.oid
-                                               AND a.attname = m->>'column' AND NOT a.attisdropped)
-                THEN (xpath('/row/v/text()', query_to_xml(format(
-                        'SELECT max(%%I)::text AS v FROM %%I.%%I%%s', m->>'column', r.schema, r.name,
-                        CASE WHEN m->>'filter_column' IS NOT NULL
-                                  AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = r.oid
-                                              AND a.attname = m->>'filter_column' AND NOT a.attisdropped)
-                             THEN format(' WHERE %%I = %%L', m->>'filter_column', m->>'filter_value')
-                             ELSE '' END), false, true, '')))[1]::text
-           END AS value
+           CASE WHEN m->>'filter_column' IS NOT NULL
+                     AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = r.oid
+                                 AND a.attname = m->>'filter_column' AND NOT a.attisdropped)
+                THEN m->>'filter_column' END AS filter_column,
+           m->>'filter_value' AS filter_value,
+           r.can_select AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = r.oid
+                                    AND a.attname = m->>'column' AND NOT a.attisdropped) AS readable
     FROM jsonb_array_elements(%(markers)s::jsonb) m
     JOIN rels r ON r.name = m->>'table' AND r.kind IN ('r', 'p')
 )
@@ -173,7 +172,8 @@ SELECT
   (SELECT coalesce(json_agg(DISTINCT jsonb_build_array(n.nspname, p.proname)), '[]')
    FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE {_SYSTEM}) AS functions,
   (SELECT coalesce(json_agg(json_build_object('schema', schema, 'table', name, 'column', col,
-                                              'value', value)), '[]') FROM markers) AS markers
+                                              'filter_column', filter_column, 'filter_value', filter_value,
+                                              'readable', readable)), '[]') FROM markers) AS markers
 """
 
 
@@ -206,7 +206,7 @@ def catalog_from_row(row: Mapping[str, Any]) -> Catalog:
     )
     enums = tuple(EnumType(e["schema"], e["name"], tuple(e["labels"] or ())) for e in _load(row["enums"]))
     functions = frozenset((s, n) for s, n in _load(row["functions"]))
-    markers = {(m["schema"], m["table"], m["column"]): m["value"] for m in _load(row["markers"])}
+    markers = {(m["schema"], m["table"], m["column"]): m.get("value") for m in _load(row["markers"])}
     return Catalog(relations, enums, functions, markers)
 
 

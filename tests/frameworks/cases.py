@@ -69,7 +69,6 @@ def framework_case(
             fw.enqueue("fast", f"ready-{i}")
 
     def truth(conn: psycopg.Connection) -> list[TruthJob]:
-        dsn = conn.info.dsn
-        return [TruthJob(*row) for row in driver(dsn).truth()]
+        return [TruthJob(*row) for row in driver(conn.info.dsn).truth(conn)]
 
     return DialectCase(f"{kind}", kind, schema, table, install, populate, truth, dialects=dialects)

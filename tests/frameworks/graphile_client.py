@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import psycopg
+
 from .harness import (
     NODE_DIR,
     Processes,
@@ -83,7 +85,7 @@ class Graphile:
             (int(job_id),),
         )
 
-    def truth(self) -> list[tuple[Any, str, str]]:
+    def truth(self, conn: psycopg.Connection | None = None) -> list[tuple[Any, str, str]]:
         """Each job's (id, task, canonical state), by a full scan written from Graphile's documented rules."""
         return truth_rows(
             self.dsn,
@@ -99,6 +101,7 @@ class Graphile:
             FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
             ORDER BY 1
             """,
+            conn,
         )
 
     def state(self, job_id: str) -> str | None:

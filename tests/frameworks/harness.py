@@ -247,10 +247,13 @@ def python_argv(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", module, *args]
 
 
-def truth_rows(dsn: str, query: str) -> list[tuple[Any, str, str]]:
-    """(id, queue, canonical state) per job, from a framework's ground-truth query (a plain scan)."""
-    with psycopg.connect(dsn, autocommit=True) as conn:
+def truth_rows(dsn: str, query: str, conn: psycopg.Connection | None = None) -> list[tuple[Any, str, str]]:
+    """(id, queue, canonical state) per job, from a framework's ground-truth query (a plain scan), on
+    `conn` when given (so it sees that connection's uncommitted writes), else on a new connection."""
+    if conn is not None:
         return [(i, str(q), str(s)) for i, q, s in conn.execute(query).fetchall()]
+    with psycopg.connect(dsn, autocommit=True) as own:
+        return truth_rows(dsn, query, own)
 
 
 def grouped(rows: Iterable[tuple[Any, str, str]]) -> dict[str, dict[str, int]]:

@@ -7,6 +7,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+import psycopg
+
 from .harness import (
     NODE_DIR,
     Processes,
@@ -82,7 +84,7 @@ class PgBoss:
         )
         time.sleep(max(0.0, float(expires_in)) + 0.2)
 
-    def truth(self) -> list[tuple[Any, str, str]]:
+    def truth(self, conn: psycopg.Connection | None = None) -> list[tuple[Any, str, str]]:
         """Each job's (id, queue, canonical state), by a full scan, from pg-boss's documented states."""
         return truth_rows(
             self.dsn,
@@ -100,4 +102,5 @@ class PgBoss:
             FROM pgboss.job
             ORDER BY 1
             """,
+            conn,
         )

@@ -18,6 +18,7 @@ from typing import Any
 
 import asyncpg
 import pgqueuer
+import psycopg
 from pgqueuer import PgQueuer
 from pgqueuer.db import AsyncpgDriver
 from pgqueuer.models import Job
@@ -180,7 +181,7 @@ class Pgqueuer:
             ),
         )
 
-    def truth(self) -> list[tuple[Any, str, str]]:
+    def truth(self, conn: psycopg.Connection | None = None) -> list[tuple[Any, str, str]]:
         """Each job's (id, entrypoint, canonical state), by a full scan written from pgqueuer's own rules."""
         return truth_rows(
             self.dsn,
@@ -198,4 +199,5 @@ class Pgqueuer:
             FROM pgqueuer
             ORDER BY 1
             """,
+            conn,
         )

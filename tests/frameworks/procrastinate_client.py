@@ -144,7 +144,7 @@ class Procrastinate:
             ),
         )
 
-    def truth(self) -> list[tuple[Any, str, str]]:
+    def truth(self, conn: psycopg.Connection | None = None) -> list[tuple[Any, str, str]]:
         """Each job's (id, queue, canonical state), by a full scan written from procrastinate's own rules
         (stalled: doing, and its worker is gone or silent for the stalled threshold)."""
         return truth_rows(
@@ -164,4 +164,5 @@ class Procrastinate:
             FROM procrastinate_jobs j LEFT JOIN procrastinate_workers w ON w.id = j.worker_id
             ORDER BY 1
             """,
+            conn,
         )
