@@ -24,7 +24,7 @@ from pgq_tui.monitor.snapshot import DeadList, LeaseList, ServerInfo, Sessions, 
 _RELATION = """
 SELECT c.oid::bigint AS oid, c.oid IS NOT NULL AND has_table_privilege(c.oid, 'SELECT') AS can_select,
        current_user::text AS role
-FROM (SELECT to_regclass(format('%I.%I', %(schema)s::text, %(table)s::text)) AS oid) c
+FROM (SELECT to_regclass(format('%%I.%%I', %(schema)s::text, %(table)s::text)) AS oid) c
 """
 
 
