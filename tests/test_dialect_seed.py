@@ -27,7 +27,8 @@ from pgq_tui.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 FINGERPRINT = """
 SELECT (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_attribute
         WHERE attrelid = %(t)s::regclass AND attnum > 0 AND NOT attisdropped),
-       (SELECT array_agg(indexrelid::regclass::text ORDER BY 1) FROM pg_index WHERE indrelid = %(t)s::regclass),
+       (SELECT array_agg(indexrelid::regclass::text ORDER BY 1) FROM pg_index
+        WHERE indrelid = %(t)s::regclass),
        (SELECT reloptions FROM pg_class WHERE oid = %(t)s::regclass),
        (SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM {} t)
 """
@@ -172,7 +173,8 @@ def test_seed_job_queue_end_to_end(
     while True:
         got = conn.execute(
             "DELETE FROM job_queue WHERE id IN (SELECT id FROM job_queue WHERE status = 'pending' "
-            "AND scheduled_at <= now() ORDER BY priority DESC, id LIMIT 3 FOR UPDATE SKIP LOCKED) RETURNING id"
+            "AND scheduled_at <= now() ORDER BY priority DESC, id LIMIT 3 FOR UPDATE SKIP LOCKED) "
+            "RETURNING id"
         ).fetchall()
         if not got:
             break
@@ -202,7 +204,8 @@ def test_several_queues_user_mapping_and_kind(
     conn.execute(
         "CREATE TABLE tasks (task_id int PRIMARY KEY, state text, due timestamptz DEFAULT now(), err text);"
         "CREATE INDEX ON tasks (state);"
-        "INSERT INTO tasks VALUES (1, 'new', now(), NULL), (2, 'broken', now(), 'kaput'), (3, 'broken', now(), 'bad')"
+        "INSERT INTO tasks VALUES (1, 'new', now(), NULL), (2, 'broken', now(), 'kaput'),"
+        " (3, 'broken', now(), 'bad')"
     )
     mapping = tmp_path / "tasks.toml"
     mapping.write_text(
