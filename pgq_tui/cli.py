@@ -23,8 +23,20 @@ def _common(p: argparse.ArgumentParser, *, suppress: bool = False) -> None:
         default=d(None),
         help="libpq connection string or URI (default: $DATABASE_URL, then PG* variables and ~/.pgpass)",
     )
-    p.add_argument("--table", default=d("jobs"), help="jobs table name (default: jobs)")
-    p.add_argument("--schema", default=d("public"), help="schema of the jobs table (default: public)")
+    p.add_argument(
+        "--table", default=d(None), help="the queue's table (default: detected; init/worker: jobs)"
+    )
+    p.add_argument(
+        "--schema", default=d(None), help="the queue's schema (default: detected; init/worker: public)"
+    )
+    p.add_argument(
+        "--kind",
+        default=d(None),
+        help="force a queue kind: pgq, seed-jobs, seed-job-queue, a framework, or your mapping's kind",
+    )
+    p.add_argument(
+        "--mapping", default=d(None), metavar="FILE", help="a TOML file describing a home-grown jobs table"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     snap = sub.add_parser("snapshot", help="print one snapshot of the queue and the server, and exit")
     _common(snap, suppress=True)
     snap.add_argument("--json", action="store_true", help="print JSON (stable keys, see README)")
+
+    from pgq_tui.cli_actions import add_parsers
+
+    add_parsers(sub, _common)
     return parser
 
 
@@ -77,9 +93,10 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from pgq_tui.db import resolve_dsn
     from pgq_tui.queue import JobQueue
 
-    with JobQueue(resolve_dsn(args.dsn), args.table, args.schema, application_name="pgq-top init") as q:
+    table, schema = args.table or "jobs", args.schema or "public"
+    with JobQueue(resolve_dsn(args.dsn), table, schema, application_name="pgq-top init") as q:
         q.install()
-    print(f"pgq-top: {args.schema}.{args.table} is ready")
+    print(f"pgq-top: {schema}.{table} is ready")
     return EXIT_OK
 
 
@@ -93,6 +110,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     from pgq_tui.queue.worker import WorkerConfig, WorkerPool
 
     dsn = resolve_dsn(args.dsn)
+    args.table, args.schema = args.table or "jobs", args.schema or "public"
     load_handler(args.handler)  # fail fast, in the parent, with one line
     with JobQueue(dsn, args.table, args.schema, application_name="pgq-top worker check") as q:
         q.conn.execute(
@@ -140,7 +158,21 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
     return run_dashboard(args)
 
 
-COMMANDS = {"init": _cmd_init, "worker": _cmd_worker, "snapshot": _cmd_snapshot, None: _cmd_dashboard}
+def _cmd_action(args: argparse.Namespace) -> int:
+    from pgq_tui.cli_actions import run_action
+
+    return run_action(args)
+
+
+COMMANDS = {
+    "init": _cmd_init,
+    "worker": _cmd_worker,
+    "snapshot": _cmd_snapshot,
+    "requeue": _cmd_action,
+    "retry": _cmd_action,
+    "discard": _cmd_action,
+    None: _cmd_dashboard,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -150,7 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except (PgqError, psycopg.Error) as exc:
-        err = describe(exc, table=f"{getattr(args, 'schema', 'public')}.{getattr(args, 'table', 'jobs')}")
+        schema, table = getattr(args, "schema", None) or "public", getattr(args, "table", None) or "jobs"
+        err = describe(exc, table=f"{schema}.{table}")
         print(f"pgq-top: error: {err}", file=sys.stderr)
         return err.exit_code
     except Exception as exc:  # last resort: still one line, and a hint where to look

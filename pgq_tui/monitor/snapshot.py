@@ -36,6 +36,7 @@ class QueueStats:
     oldest_ready_age_s: float | None  # now() - min(run_at) over ready jobs; None when none is ready
     approximate: bool = False  # a count hit its cap and is an estimate
     approximate_fields: tuple[str, ...] = ()  # which counts are estimates (e.g. ("ready", "done"))
+    extra: dict[str, int] = field(default_factory=dict)  # a dialect's labelled extra states (cancelled...)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Lease:
     holder_connected: bool  # a backend whose application_name == locked_by exists
     holder_pid: int | None
     payload_preview: str | None = None  # first 200 characters of the payload text (untrusted); None if big
+    liveness: str = ""  # "alive" | "gone" | "unknown" (a dialect that cannot know says unknown)
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,12 @@ class Snapshot:
     # Added for the dashboard's retry/discard keys; a monitor that does not fill it reports none
     # ("dead" is also its panel name in `errors`).
     dead: DeadList = field(default_factory=lambda: DeadList(rows=(), total=0))
+    # Which queue this is (dialects): its kind, where it lives, the framework's stuck rule, and the
+    # panels it cannot serve (panel -> why, e.g. the index it wants): unsupported, not an error.
+    kind: str = "pgq"
+    target: str = ""
+    stuck_rule: str = ""
+    unsupported: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(dataclasses.asdict(self))

@@ -12,9 +12,12 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pgq_tui.errors import EXIT_OK, EXIT_TERMINAL, PgqError
+
+if TYPE_CHECKING:
+    from pgq_tui.target import Target
 
 MIN_WIDTH, MIN_HEIGHT = 40, 12  # below this not even the queues table and the verdict fit
 
@@ -53,24 +56,54 @@ def _interruptible() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def choose_target(
+    dsn: str,
+    *,
+    kind: str | None = None,
+    schema: str | None = None,
+    table: str | None = None,
+    mapping: str | None = None,
+) -> Target | None:
+    """Detect the queues; one opens, several are offered in a picker (None: the user quit)."""
+    from pgq_tui.target import find_targets
+
+    targets = find_targets(dsn, kind=kind, schema=schema, table=table, mapping=mapping)
+    if len(targets) == 1:
+        return targets[0]
+    from pgq_tui.tui.picker import pick
+
+    chosen = pick([t.label for t in targets], [t.match.evidence for t in targets])
+    return None if chosen is None else targets[chosen]
+
+
+def header_label(target: Target, found: int = 1) -> str:
+    """What the header says is open, e.g. "seed-jobs · public.jobs"."""
+    return target.label if found <= 1 else f"{target.label} (1 of {found} queues)"
+
+
 def open_dashboard(
-    dsn: str, table: str, schema: str, *, interval: float, read_only: bool, demo: Any | None = None
+    dsn: str, target: Target, *, interval: float, read_only: bool, demo: Any | None = None
 ) -> int:
-    """Check the connection and table with one real poll, then run the app on a Monitor and Actions."""
+    """Check the connection and table with one real poll, then run the app on a monitor and actions."""
     from pgq_tui.actions import Actions
-    from pgq_tui.monitor.collect import Monitor
+    from pgq_tui.actions.dialect_actions import DialectActions
+    from pgq_tui.monitor.dialect_monitor import open_monitor
     from pgq_tui.tui.app import PgqTopApp
     from pgq_tui.tui.source import close_quietly
 
-    monitor = Monitor(dsn, table, schema, read_only=read_only)
-    actions = None
+    monitor = open_monitor(dsn, target.model, read_only=read_only)
+    actions: Any = None
     try:
         first = monitor.collect()  # raises PgqError: cannot connect, no such table, no privilege
-        actions = Actions(dsn, table, schema, read_only=read_only)
+        # pgq-top's own table keeps its richer plans (holder warnings, reap to dead letters)
+        if target.kind == "pgq":
+            actions = Actions(dsn, target.match.table, target.match.schema, read_only=read_only)
+        else:
+            actions = DialectActions(dsn, target.model, read_only=read_only)
         app = PgqTopApp(
             monitor,
             actions=actions,
-            target=f"{schema}.{table}",
+            target=target.label if target.kind != "pgq" else f"{target.match.schema}.{target.match.table}",
             interval=interval,
             read_only=read_only,
             demo=demo,
@@ -100,24 +133,29 @@ def run_dashboard(args: argparse.Namespace) -> int:
         if not args.demo:
             from pgq_tui.db import resolve_dsn
 
-            return open_dashboard(
-                resolve_dsn(args.dsn),
-                args.table,
-                args.schema,
-                interval=args.interval,
-                read_only=args.read_only,
+            dsn = resolve_dsn(args.dsn)
+            target = choose_target(
+                dsn,
+                kind=getattr(args, "kind", None),
+                schema=args.schema,
+                table=args.table,
+                mapping=getattr(args, "mapping", None),
             )
+            if target is None:
+                return EXIT_OK
+            return open_dashboard(dsn, target, interval=args.interval, read_only=args.read_only)
         from pgq_tui.demo import DemoSession
 
         print("pgq-top: starting embedded PostgreSQL…", file=sys.stderr, flush=True)
         with DemoSession(args.demo_dir) as session:
             table = getattr(session.controller, "table", "jobs")
             schema = getattr(session.controller, "schema", "public")
+            target = choose_target(session.dsn, kind="pgq", schema=schema, table=table)
+            assert target is not None  # one table named: no picker
             try:
                 return open_dashboard(
                     session.dsn,
-                    table,
-                    schema,
+                    target,
                     interval=args.interval,
                     read_only=args.read_only,
                     demo=session.controller,

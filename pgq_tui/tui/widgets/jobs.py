@@ -16,6 +16,8 @@ def _holder(lease: Lease) -> Text:
     if lease.holder_connected:
         pid = f" {lease.holder_pid}" if lease.holder_pid else ""
         return Text(f"alive{pid}", style="bold yellow")
+    if lease.liveness == "unknown":  # the queue records nothing that ties a worker to a session
+        return Text("unknown", style="dim")
     return Text("gone", style="dim")
 
 
