@@ -1,10 +1,11 @@
 """The acceptance flow of issue 11, the same for every framework (see each *_client.py driver).
 
-1. install the schema with the framework's own tool; 2. start a real worker whose handler records every
-run in pgq_test_runs; 3. enqueue fast, slow, scheduled and always-failing jobs with the framework's own
-client; 4. kill -9 the worker during the slow job. A second, live worker then holds one job of its own queue
-(`hold`), so the view has a healthy running job beside the stuck one. The test then checks pgq-top's
-view, acts through the CLI, and starts a fresh worker (`fresh_worker_runs`).
+1. The caller installs the schema with the framework's own tool (`Driver.install`). 2. A real worker
+starts, whose handler records every run in pgq_test_runs. 3. Fast, slow, scheduled and always-failing
+jobs are enqueued with the framework's own client. 4. The worker is killed (-9) during the slow job.
+A second, live worker then holds one job of its own queue (`hold`), so the view has a healthy running
+job beside the stuck one. The test then checks pgq-top's view, acts through the CLI, and starts a
+fresh worker (`fresh_worker_runs`).
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ class Crashed:
 
 
 def crash_during_slow_job(fw: Driver, procs: Processes, *, holder_lifetime_s: float | None = None) -> Crashed:
-    fw.install()
     worker = fw.start_worker(procs, fixed=False, queues=("fast", "slow", "fail", "later"))
     fast = tuple(fw.enqueue("fast", f"fast-{i}") for i in range(FAST_JOBS))
     later = fw.enqueue("later", "later", in_seconds=SCHEDULED_IN_S)

@@ -30,7 +30,7 @@ from .harness import Processes, create_runs_table
 
 LIVE_WORKER_S = 300
 
-_live = Processes(Path(tempfile.mkdtemp(prefix="pgq-cases-")))
+_live = Processes.under(Path(tempfile.mkdtemp(prefix="pgq-cases-")))
 atexit.register(_live.stop_all)
 
 

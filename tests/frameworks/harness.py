@@ -203,6 +203,12 @@ class Processes:
             wait_for(f"{name} to start (log {log})", is_ready, timeout=60)
         return worker
 
+    @classmethod
+    def under(cls, tmp: Path) -> Processes:
+        """Workers whose logs go to `tmp`, able to import the test packages (frameworks.*)."""
+        pythonpath = os.pathsep.join(p for p in (str(TESTS_DIR), os.environ.get("PYTHONPATH", "")) if p)
+        return cls(tmp, env={"PYTHONPATH": pythonpath})
+
     def stop_all(self) -> None:
         for worker in self.started:
             worker.stop()
