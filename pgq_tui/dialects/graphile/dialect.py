@@ -8,6 +8,8 @@ named queue_name only serialises jobs, and is shown in the job detail).
 
 from __future__ import annotations
 
+from psycopg import sql
+
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
@@ -175,6 +177,7 @@ class GraphileDialect:
 def _advice(cap: Capability, schema: str, name: str, definition: str, what: str) -> IndexAdvice:
     return IndexAdvice(
         cap,
-        f'CREATE INDEX CONCURRENTLY {name} ON "{schema}"._private_jobs {definition}',
+        f"CREATE INDEX CONCURRENTLY {name} ON {sql.Identifier(schema, '_private_jobs').as_string(None)}"
+        f" {definition}",
         f"Graphile Worker has no index for {what}; pgq-top does not scan the table for them",
     )
