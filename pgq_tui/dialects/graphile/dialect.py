@@ -110,7 +110,9 @@ class GraphileDialect:
         if has_dead_index:
             counts.append(s("count_dead", (COUNT_KEY, "dead")))
         else:
-            advice.append(_advice(Capability.DEAD, schema, "pgq_top_dead_jobs", DEAD_INDEX, "dead jobs"))
+            advice.append(
+                _advice(Capability.DEAD, schema, "pgq_top_dead_jobs", DEAD_INDEX, "dead jobs", ("dead",))
+            )
 
         preview_stuck = s("preview_stuck", PREVIEW_COLUMNS)
         preview_dead = s("preview_dead", PREVIEW_COLUMNS)
@@ -174,10 +176,13 @@ class GraphileDialect:
         )
 
 
-def _advice(cap: Capability, schema: str, name: str, definition: str, what: str) -> IndexAdvice:
+def _advice(
+    cap: Capability, schema: str, name: str, definition: str, what: str, states: tuple[str, ...]
+) -> IndexAdvice:
     return IndexAdvice(
         cap,
         f"CREATE INDEX CONCURRENTLY {name} ON {sql.Identifier(schema, '_private_jobs').as_string(None)}"
         f" {definition}",
         f"Graphile Worker has no index for {what}; pgq-top does not scan the table for them",
+        states,
     )

@@ -145,16 +145,29 @@ class PgBossDialect:
         if has_active:
             counts.append(s("count_active", (COUNT_KEY, "running", "stuck")))
         else:
-            advice.append(_advice(Capability.LEASES, schema, "pgq_top_active", ACTIVE_INDEX, "active jobs"))
+            advice.append(
+                _advice(
+                    Capability.LEASES,
+                    schema,
+                    "pgq_top_active",
+                    ACTIVE_INDEX,
+                    "active jobs",
+                    ("running", "stuck"),
+                )
+            )
         if has_failed:
             counts.append(s("count_failed", (COUNT_KEY, "dead")))
         else:
-            advice.append(_advice(Capability.DEAD, schema, "pgq_top_failed", FAILED_INDEX, "failed jobs"))
+            advice.append(
+                _advice(Capability.DEAD, schema, "pgq_top_failed", FAILED_INDEX, "failed jobs", ("dead",))
+            )
         if has_completed:
             counts.append(s("count_completed", (COUNT_KEY, "done")))
         else:
             advice.append(
-                _advice(Capability.DONE, schema, "pgq_top_completed", COMPLETED_INDEX, "completed jobs")
+                _advice(
+                    Capability.DONE, schema, "pgq_top_completed", COMPLETED_INDEX, "completed jobs", ("done",)
+                )
             )
         preview_failed = s("preview_failed", PREVIEW_COLUMNS)
         return QueueModel(
@@ -231,7 +244,9 @@ def _refused(match: Match, found: Layout) -> QueueModel:
     )
 
 
-def _advice(cap: Capability, schema: str, name: str, definition: str, what: str) -> IndexAdvice:
+def _advice(
+    cap: Capability, schema: str, name: str, definition: str, what: str, states: tuple[str, ...]
+) -> IndexAdvice:
     # No CONCURRENTLY: `job` is partitioned, and PostgreSQL builds a partitioned index in one pass
     # (it blocks writes to each partition while it builds that partition's part).
     return IndexAdvice(
@@ -239,4 +254,5 @@ def _advice(cap: Capability, schema: str, name: str, definition: str, what: str)
         f"CREATE INDEX {name} ON {sql.Identifier(schema, 'job').as_string(None)} {definition}",
         f"pg-boss has no index for {what}; pgq-top does not scan the table for them (job is partitioned:"
         " this build blocks writes to each partition briefly)",
+        states,
     )

@@ -129,6 +129,7 @@ class PgqueuerDialect:
                     f"CREATE INDEX CONCURRENTLY {sql.Identifier(f'{table}_pgq_top_failed').as_string(None)}"
                     f" ON {sql.Identifier(schema, table).as_string(None)} {FAILED_INDEX}",
                     "pgqueuer has no index on held failures; pgq-top does not scan the table for them",
+                    ("dead",),
                 ),
             )
         rule = (

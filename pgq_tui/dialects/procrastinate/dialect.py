@@ -134,6 +134,7 @@ class ProcrastinateDialect:
                     f"CREATE INDEX CONCURRENTLY pgq_top_failed_jobs"
                     f" ON {sql.Identifier(schema, 'procrastinate_jobs').as_string(None)} {FAILED_INDEX}",
                     "procrastinate has no index on failed jobs; pgq-top does not scan the table for them",
+                    ("dead",),
                 ),
             )
         rule = (
