@@ -104,7 +104,12 @@ class GraphileDialect:
         else:
             advice.append(
                 _advice(
-                    Capability.LEASES, schema, "pgq_top_locked_jobs", LOCK_INDEX, "running and stuck jobs"
+                    Capability.LEASES,
+                    schema,
+                    "pgq_top_locked_jobs",
+                    LOCK_INDEX,
+                    "running and stuck jobs",
+                    ("running", "stuck"),
                 )
             )
         if has_dead_index:
