@@ -89,7 +89,7 @@ class PgBoss:
         return truth_rows(
             self.dsn,
             """
-            SELECT id, name,
+            SELECT id::text, name,
                    CASE
                      WHEN state < 'active' AND start_after < now() THEN 'ready'
                      WHEN state < 'active' THEN 'scheduled'

@@ -1,6 +1,6 @@
 -- Failed jobs with pg-boss's recorded output (the error), most recently failed first, at most %(rows)s
 -- per queue and in total, through the advised index (name, completed_on) WHERE state = 'failed'.
-SELECT d.id, d.queue, d.attempts, d.max_attempts, d.finished_at, d.error, d.payload_preview
+SELECT d.id::text AS id, d.queue, d.attempts, d.max_attempts, d.finished_at, d.error, d.payload_preview
 FROM {queue} q
 CROSS JOIN LATERAL (
     SELECT j.id, j.name AS queue, j.retry_count + 1 AS attempts, j.retry_limit + 1 AS max_attempts,

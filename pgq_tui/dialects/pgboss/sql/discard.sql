@@ -10,4 +10,4 @@ WITH chosen AS (
 )
 DELETE FROM {job} j USING chosen
 WHERE j.name = chosen.name AND j.id = chosen.id AND j.state = 'failed'
-RETURNING j.id
+RETURNING j.id::text AS id

@@ -1,5 +1,6 @@
--- One job in full (a job pg-boss has archived or deleted is gone from here).
-SELECT j.id, j.name AS queue,
+-- One job in full (a job pg-boss has archived or deleted is gone from here). Ids are uuids, shown
+-- as text everywhere.
+SELECT j.id::text AS id, j.name AS queue,
        CASE WHEN j.state < 'active' THEN CASE WHEN j.start_after < now() THEN 'ready' ELSE 'scheduled' END
             WHEN j.state = 'active' THEN CASE WHEN j.started_on + j.expire_in < now() THEN 'stuck'
                                               ELSE 'running' END

@@ -1,7 +1,7 @@
 -- Active jobs, the longest expired first, at most %(rows)s per queue and in total, through the advised
 -- index (name, started_on) WHERE state = 'active'. pg-boss records no worker for a job, so the holder
 -- is unknown; expires_at is started_on + expire_in, its timeout.
-SELECT a.id, a.queue, NULL::text AS holder, 'unknown' AS liveness, NULL::int AS holder_pid,
+SELECT a.id::text AS id, a.queue, NULL::text AS holder, 'unknown' AS liveness, NULL::int AS holder_pid,
        a.attempts, a.max_attempts, a.started_at, a.expires_at,
        extract(epoch FROM a.expires_at - now())::float8 AS seconds_left, a.expires_at < now() AS stuck,
        a.payload_preview

@@ -31,4 +31,4 @@ WITH chosen AS (
     FROM rescued
     WHERE state = 'failed' AND dead_letter IS NOT NULL AND name <> dead_letter
 )
-SELECT id FROM rescued
+SELECT id::text AS id FROM rescued

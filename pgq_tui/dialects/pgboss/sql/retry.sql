@@ -12,4 +12,4 @@ UPDATE {job} j
 SET state = 'retry', retry_limit = j.retry_limit + 1
 FROM chosen
 WHERE j.name = chosen.name AND j.id = chosen.id AND j.state = 'failed'
-RETURNING j.id
+RETURNING j.id::text AS id
