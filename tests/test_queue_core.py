@@ -167,6 +167,18 @@ def test_fencing_refuses_a_stale_worker(queue: JobQueue, sql: psycopg.Connection
     assert sql.execute("SELECT count(*) FROM jobs").fetchone()[0] == 0
 
 
+def test_complete_marks_only_the_accepted_jobs_done(queue: JobQueue, sql: psycopg.Connection) -> None:
+    queue.enqueue("q", [{}, {}])
+    with JobQueue(queue.conninfo) as other:
+        (stale,) = queue.claim("q", limit=1, lease=0.1)
+        (held,) = queue.claim("q", limit=1, lease=60)
+        time.sleep(0.2)
+        assert other.reap() == 1 and [j.id for j in other.claim("q", lease=60)] == [stale.id]
+        assert queue.complete([stale, held], keep=True) == 1
+        assert (held.status, stale.status) == ("done", "running")  # fencing refused the stale one
+        assert statuses(sql) == {held.id: "done", stale.id: "running"}
+
+
 def test_complete_after_expiry_but_before_reap_is_accepted(queue: JobQueue) -> None:
     queue.enqueue("q", [{}])
     jobs = queue.claim("q", lease=0.05)

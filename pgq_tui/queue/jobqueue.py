@@ -168,8 +168,10 @@ class JobQueue:
         if not jobs:
             return 0
         rows = self._rows("COMPLETE_KEEP" if keep else "COMPLETE_DELETE", self._fence(jobs))
+        accepted = {r["id"] for r in rows}
         for job in jobs:
-            job.status = "done"
+            if job.id in accepted:  # a refused job is not ours to call done: leave its status alone
+                job.status = "done"
         return len(rows)
 
     def fail(
