@@ -145,6 +145,10 @@ def test_reap_returns_expired_leases_and_dead_letters_exhausted_ones(
         ).fetchone()[0]
         == 4
     )
+    # Counted in the same statement, like FAIL: each reaped lease is a failed attempt, the exhausted
+    # ones are dead letters (the poison-job case: "dead/s" must not stay 0).
+    counted = sql.execute("SELECT sum(failed), sum(dead) FROM jobs_stats WHERE queue = 'q'").fetchone()
+    assert counted == (4, 3)
     assert queue.reap() == 0
 
 
