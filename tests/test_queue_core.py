@@ -31,9 +31,22 @@ def test_install_is_idempotent_and_sets_indexes_and_autovacuum(
     )
     assert "WHERE (status = 'pending'::text)" in indexes["jobs_claim_idx"]
     assert "WHERE (status = 'running'::text)" in indexes["jobs_lease_idx"]
-    assert "jobs_failed_idx" in indexes and "jobs_done_idx" in indexes
+    assert (
+        "(queue, finished_at DESC NULLS LAST, id DESC) WHERE (status = 'failed'::text)"
+        in (indexes["jobs_dead_idx"])
+    )
+    assert "jobs_done_idx" in indexes and "jobs_failed_idx" not in indexes
     (reloptions,) = sql.execute("SELECT reloptions FROM pg_class WHERE relname = 'jobs'").fetchone()
     assert {f"{k}={v}" for k, v in AUTOVACUUM_OPTIONS.items()} <= set(reloptions)
+
+
+def test_install_adds_the_dead_index_to_an_existing_table(queue: JobQueue, sql: psycopg.Connection) -> None:
+    # A table installed by an older version: the dead-letter index was (queue) only.
+    sql.execute("DROP INDEX jobs_dead_idx")
+    sql.execute("CREATE INDEX jobs_failed_idx ON jobs (queue) WHERE status = 'failed'")
+    queue.install()
+    names = {r[0] for r in sql.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'jobs'")}
+    assert "jobs_dead_idx" in names and "jobs_failed_idx" not in names
 
 
 def test_status_is_constrained(queue: JobQueue, sql: psycopg.Connection) -> None:
