@@ -201,11 +201,12 @@ class JobQueue:
         return len(self._rows("RELEASE", self._fence(jobs)))
 
     # -- maintenance and operator actions -------------------------------------------------------
-    def reap(self, *, batch: int = BATCH) -> int:
-        """Expired leases back to pending (or to the dead letters when out of attempts)."""
+    def reap(self, *, batch: int = BATCH, before: datetime | None = None) -> int:
+        """Expired leases back to pending (or to the dead letters when out of attempts); with `before`,
+        only leases that had expired by then."""
         total = 0
         while True:
-            n = len(self._rows("REAP", {"batch": batch}))
+            n = len(self._rows("REAP", {"batch": batch, "before": before}))
             total += n
             if n < batch:
                 return total
