@@ -77,7 +77,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from pgq_tui.db import resolve_dsn
     from pgq_tui.queue import JobQueue
 
-    with JobQueue(resolve_dsn(args.dsn), args.table, args.schema, application_name="pgq-top init") as q:
+    with JobQueue(resolve_dsn(args.dsn), args.table, args.schema, worker_id="pgq-top init") as q:
         q.install()
     print(f"pgq-top: {args.schema}.{args.table} is ready")
     return EXIT_OK
@@ -94,7 +94,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
     dsn = resolve_dsn(args.dsn)
     load_handler(args.handler)  # fail fast, in the parent, with one line
-    with JobQueue(dsn, args.table, args.schema, application_name="pgq-top worker check") as q:
+    with JobQueue(dsn, args.table, args.schema, worker_id="pgq-top worker check") as q:
         q.conn.execute(
             psycopg.sql.SQL("SELECT 1 FROM {} LIMIT 0").format(
                 psycopg.sql.Identifier(args.schema, args.table)

@@ -116,7 +116,7 @@ class DemoController:
         load = LoadConfig(
             self.dsn, self.table, self.schema, self.queues, self.max_attempts, str(self._control.path)
         )
-        with JobQueue(self.dsn, self.table, self.schema, application_name="pgq-demo setup") as q:
+        with JobQueue(self.dsn, self.table, self.schema, worker_id="pgq-demo setup") as q:
             q.install()
             # A second's worth of jobs now, so the dashboard's first frame already has data.
             seeded = enqueue_batch(q, random.Random(), max(1, int(self._rate.value)), load, 0.0, 0)
