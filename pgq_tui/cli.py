@@ -100,8 +100,9 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     from pgq_tui.db import resolve_dsn
     from pgq_tui.queue.handlers import load_handler
     from pgq_tui.queue.jobqueue import JobQueue
+    from pgq_tui.queue.pool import WorkerPool
     from pgq_tui.queue.supervise import RestartPolicy
-    from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+    from pgq_tui.queue.worker import WorkerConfig
 
     dsn = resolve_dsn(args.dsn)
     load_handler(args.handler)  # fail fast, in the parent, with one line
@@ -124,7 +125,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     # The pool's supervisor says which worker died of what, and when it restarts one.
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("pgq-top worker: %(message)s"))
-    supervision = logging.getLogger("pgq_tui.queue.worker")
+    supervision = logging.getLogger("pgq_tui.queue.pool")
     supervision.addHandler(handler)
     supervision.setLevel(logging.INFO)
     supervision.propagate = False

@@ -12,7 +12,8 @@ import psycopg
 import pytest
 
 from pgq_tui.queue import JobQueue
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 
 N_JOBS = 20_000
 CHAOS_SECONDS = 30

@@ -5,6 +5,7 @@ Against the real server: the errors are a revoked privilege and a read-only sess
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import logging
 import os
@@ -21,8 +22,9 @@ from psycopg import sql as pgsql
 from psycopg.conninfo import make_conninfo
 
 from pgq_tui.queue import JobQueue, supervise
+from pgq_tui.queue.pool import WorkerPool
 from pgq_tui.queue.supervise import RestartPolicy
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 
 FAST = RestartPolicy(backoff=0.05, backoff_max=0.5, crash_limit=3, crash_window=30)
 
@@ -65,7 +67,7 @@ def test_policy_doctests() -> None:
 def test_a_worker_that_dies_of_a_database_error_is_logged_and_replaced(
     dsn: str, sql: psycopg.Connection, queue: JobQueue, worker_role: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="pgq_tui.queue.worker")
+    caplog.set_level(logging.INFO, logger="pgq_tui.queue.pool")
     as_role = make_conninfo(dsn, options=f"-c role={worker_role}")
     ident = pgsql.Identifier(worker_role)
     queue.enqueue("q", [{}] * 3)
@@ -137,3 +139,20 @@ def test_a_worker_stopped_from_outside_is_not_replaced(dsn: str, caplog: pytest.
         time.sleep(0.3)
         assert (pool.restarts, len(pool.workers), pool.failure) == (0, 1, None)
     assert "stopped on a signal from outside the pool; not replaced (1 left)" in caplog.text
+
+
+def test_a_replacement_that_cannot_start_counts_as_a_crash(dsn: str) -> None:
+    def no_more_processes() -> contextlib.AbstractContextManager[None]:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    pool = WorkerPool(config(dsn), concurrency=1, reap_interval=0, restart=FAST).start()
+    try:
+        (worker,) = wait_for(lambda: [s for s in pool.workers if s.process.is_alive()], "a worker")
+        pool.around_spawn = no_more_processes
+        os.kill(worker.process.pid, signal.SIGKILL)  # the OOM killer, say: a real crash
+        failure = pool.wait_failure(timeout=30)
+    finally:
+        pool.stop(timeout=5)
+    assert failure is not None and "3 crashes of one worker" in failure
+    assert "a replacement worker could not start: BlockingIOError: [Errno 11] Resource temporarily" in failure
+    assert pool.exits[0].reason == "was killed by SIGKILL"

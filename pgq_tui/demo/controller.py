@@ -30,7 +30,8 @@ from pgq_tui.db.connect import connect
 from pgq_tui.demo.control import Control, spawning_with
 from pgq_tui.demo.load import QUEUES, LoadConfig, enqueue_batch, run_load
 from pgq_tui.queue.jobqueue import JobQueue
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 
 HANDLER = "pgq_tui.demo.handler:handle"
 IDLE_TX_APPLICATION = "pgq-demo idle-in-tx"

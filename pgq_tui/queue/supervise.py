@@ -1,5 +1,5 @@
 """How the worker pool supervises its processes: when to restart one that died, when to give up, and
-how to say why it died. Pure functions and plain data; the pool (worker.py) does the processes.
+how to say why it died. Pure functions and plain data; the pool (pool.py) does the processes.
 
 A worker dies when it meets an error it cannot ride out by reconnecting: a permission revoked, the
 DSN landing on a standby after a failover (read-only), a bug. The pool restarts it after a backoff
