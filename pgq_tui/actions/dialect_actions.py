@@ -294,7 +294,7 @@ def plan_from_preview(
     others = len(targets) - eligible if targets else 0
     description = (
         f"{model.title} · {model.match.schema}.{model.match.table}: {spec.label} on "
-        f"{plural(eligible, noun)}{where} (at most {eligible} rows). Changes: {spec.effect}. "
+        f"{plural(eligible, noun)}{where} (at most {plural(eligible, 'row')}). Changes: {spec.effect}. "
         f"Only rows where {spec.guard} are touched; the guard is checked again on each locked row."
         + (f" {plural(others, 'selected job')} outside the guard will be left alone." if others > 0 else "")
     )

@@ -65,7 +65,8 @@ class Builder:
         return "coalesce({c_queue}::text, '(null)')" if self.has("queue") else "{queue_name}::text"
 
     def in_state(self, key: str) -> str:
-        return f"{{c_status}}::text IN ({{v_{key}}})"
+        # no cast on the column: a partial index on `status = 'running'` must still match
+        return f"{{c_status}} IN ({{v_{key}}})"
 
     @property
     def stuck(self) -> str:
@@ -74,6 +75,15 @@ class Builder:
         if self.spec.rule == "lock_age":
             return "{c_locked_at} < now() - {interval}::interval"
         return "false"
+
+    @property
+    def expiry_order(self) -> str:
+        """The stuck rule's column as it is, so an index on it gives the order."""
+        if self.spec.rule == "lease":
+            return "{c_lease}"
+        if self.spec.rule == "lock_age":
+            return "{c_locked_at}"
+        return "{c_id}"
 
     @property
     def expires(self) -> str:
@@ -131,6 +141,22 @@ class Builder:
                 return True
         return False
 
+    def queue_indexed(self, key: str) -> bool:
+        """Some valid index reads rows of these status values queue by queue (led by the queue column
+        and partial on the values, or led by (status, queue)): counts can skip-scan per queue."""
+        if not self.has("queue"):
+            return False
+        status, queue = self.spec.columns["status"], self.spec.columns["queue"]
+        values = self.spec.states[key] if key in self.spec.states else self.spec.extra[key]
+        for ix in self.rel.indexes:
+            if not ix.valid:
+                continue
+            if ix.columns[:2] == (status, queue):
+                return True
+            if ix.columns[:1] == (queue,) and ix.predicate and all(f"'{v}'" in ix.predicate for v in values):
+                return True
+        return False
+
     def advice(self, key: str, capability: Capability, states: tuple[str, ...]) -> IndexAdvice:
         status = self.spec.columns["status"]
         values = self.spec.states[key]
@@ -154,6 +180,27 @@ class Builder:
         )
 
     # -- statements ---------------------------------------------------------------------------
+    def count_per_queue(self, state: str, group: str) -> Statement:
+        """Distinct queues by a recursive skip-scan, then each queue's count stops at cap1 rows."""
+        waiting = self.in_state(group)
+        cond = self.condition(state)
+        count = "(SELECT count(*) FROM (SELECT 1 FROM {jobs} WHERE %s AND %s LIMIT %%(cap1)s) x)"
+        text = f"""
+WITH RECURSIVE qs AS (
+    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NOT NULL
+     ORDER BY {{c_queue}} LIMIT 1)
+    UNION ALL
+    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {waiting} AND {{c_queue}} > qs.q
+            ORDER BY {{c_queue}} LIMIT 1)
+    FROM qs WHERE qs.q IS NOT NULL
+)
+SELECT qs.q::text AS queue, {count % (cond, "{c_queue} = qs.q")} AS {state}
+FROM qs WHERE qs.q IS NOT NULL
+UNION ALL
+SELECT '(null)', {count % (cond, "{c_queue} IS NULL")}
+WHERE EXISTS (SELECT 1 FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NULL)"""
+        return self.statement(f"count_{state}", text, ("queue", state))
+
     def count(self, state: str) -> Statement:
         text = f"""
 SELECT x.queue, count(*) AS {state}
@@ -167,7 +214,7 @@ GROUP BY x.queue"""
         text = f"""
 SELECT x.queue, count(*) AS {{label}}
 FROM (SELECT {self.queue} AS queue FROM {{jobs}}
-      WHERE {{c_status}}::text IN ({{v_x{i}}})
+      WHERE {{c_status}} IN ({{v_x{i}}})
       LIMIT %(cap1)s) x
 GROUP BY x.queue"""
         return self.statement(f"count_{label}", text, ("queue", label), label=(label,))
@@ -219,7 +266,7 @@ WHERE EXISTS (SELECT 1 FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NULL)"""
             f"{self.col('attempts', 'int')} AS attempts, {self.col('max_attempts', 'int')} AS max_attempts, "
             f"{started} AS started_at, {self.expires} AS expires_at, {self.preview_text} AS payload_preview"
         )
-        order = self.expires
+        order = self.expiry_order
         liveness = (
             "LEFT JOIN LATERAL (SELECT min(a.pid) AS pid FROM pg_stat_activity a "
             "WHERE a.datname = current_database() AND a.application_name = x.holder) h ON true"
@@ -252,9 +299,7 @@ ORDER BY {order} LIMIT %(rows)s"""
     def job(self) -> Statement:
         cases = [f"WHEN {self.condition(s)} THEN '{s}'" for s in ("ready", "scheduled", "stuck", "running")]
         cases += [f"WHEN {self.in_state(k)} THEN '{k}'" for k in ("dead", "done") if k in self.spec.states]
-        cases += [
-            f"WHEN {{c_status}}::text IN ({{v_x{i}}}) THEN {{x{i}}}" for i, _ in enumerate(self.spec.extra)
-        ]
+        cases += [f"WHEN {{c_status}} IN ({{v_x{i}}}) THEN {{x{i}}}" for i, _ in enumerate(self.spec.extra)]
         drop = " - {payload_name}" if self.has("payload") else ""
         text = f"""
 SELECT {{c_id}} AS id, {self.queue} AS queue,
@@ -318,7 +363,7 @@ FROM {{jobs}} WHERE {guard} AND {self.chosen}"""
                     + ("; attempts reset to 0" if spec.requeue.reset_attempts else ""),
                     spec.stuck_rule,
                     self.preview("preview_stuck", stuck_guard),
-                    self._handback("requeue", spec.requeue, stuck_guard, self.expires),
+                    self._handback("requeue", spec.requeue, stuck_guard, self.expiry_order),
                 )
             )
         dead_guard = self.in_state("dead") if "dead" in spec.states else "false"

@@ -69,19 +69,24 @@ class MappingDialect:
         counts: list[Statement] = []
         advice: dict[str, IndexAdvice] = {}
         unsupported: list[tuple[Capability, str]] = []
+        overall: list[str] = []  # states counted over all queues together (no per-queue index)
         for state, (group, capability) in _GROUPS.items():
             if group not in spec.states:
                 continue
             if state == State.STUCK.value and spec.rule is None:
                 continue
-            if b.indexed(group):
+            if b.queue_indexed(group):
+                counts.append(b.count_per_queue(state, group))
+            elif b.indexed(group):
                 counts.append(b.count(state))
+                overall.append(state)
             elif group not in advice:
                 states = tuple(s for s, (g, _) in _GROUPS.items() if g == group)
                 advice[group] = b.advice(group, capability, states)
         for i, label in enumerate(spec.extra):
             if b.indexed(label):
                 counts.append(b.count_extra(i, label))
+                overall.append(label)
         oldest = b.oldest_ready() if b.indexed("ready") else None
         if oldest is not None:
             counts.append(oldest)
@@ -125,7 +130,7 @@ class MappingDialect:
             job=b.job(),
             actions=b.actions(leases_ok, dead_ok),
             extra_states=tuple(spec.extra),
-            capped_overall=(*(s for s in _GROUPS), *spec.extra),
+            capped_overall=tuple(overall),
             liveness_known=False,
             advice=tuple(advice.values()),
             unsupported=tuple(unsupported),
