@@ -73,7 +73,7 @@ class MappingDialect:
         for state, (group, capability) in _GROUPS.items():
             if group not in spec.states:
                 continue
-            if state == State.STUCK.value and spec.rule is None:
+            if not b.parts(state):  # e.g. stuck without a rule, scheduled without a run time
                 continue
             if b.queue_indexed(group):
                 counts.append(b.count_per_queue(state, group))
@@ -125,7 +125,7 @@ class MappingDialect:
             stuck_rule=spec.stuck_rule,
             states=tuple(words),
             counts=tuple(counts),
-            leases=b.leases() if leases_ok else None,
+            leases=b.leases(b.queue_indexed("running")) if leases_ok else None,
             dead=b.dead() if dead_ok else None,
             job=b.job(),
             actions=b.actions(leases_ok, dead_ok),
