@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from pgq_tui.dialects.catalog import CATALOG_SQL, Catalog, catalog_from_row, marker_param
+from pgq_tui.dialects.catalog import CATALOG_SQL, Catalog, catalog_from_row, marker_query, with_markers
 from pgq_tui.dialects.contract import Dialect, Statement
 from pgq_tui.dialects.detect import markers
 
@@ -26,12 +26,17 @@ DEFAULTS: Mapping[str, Any] = {
 
 
 def read_catalog(conn: psycopg.Connection, dialects: Sequence[Dialect]) -> Catalog:
-    """One statement: every relation, enum, function and version marker the dialects look at."""
+    """The catalog in one statement, then the dialects' version markers in one more (if any exist)."""
     with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(CATALOG_SQL, {"markers": marker_param(markers(dialects))})
+        cur.execute(CATALOG_SQL, {})  # (empty params: the `%%` in it is an escaped %)
         row = cur.fetchone()
-    assert row is not None
-    return catalog_from_row(row)
+        assert row is not None
+        catalog = catalog_from_row(row)
+        query = marker_query(catalog, markers(dialects))
+        if query is None:
+            return catalog
+        cur.execute(query)
+        return with_markers(catalog, cur.fetchall())
 
 
 def run(conn: psycopg.Connection, statement: Statement, **params: Any) -> list[dict[str, Any]]:
