@@ -205,6 +205,7 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
         extra = f" ({orphaned} with no live holder)" if orphaned else ""
         if unknown:
             extra += f" ({unknown} whose holder cannot be known)"
+        # pgq-top's own words; another queue's rule is in its help (`?`) and in snapshot.stuck_rule
         what = "lease expired" if snap.kind == "pgq" else "stuck by the queue's rule (see ?)"
         out.append(
             Verdict(

@@ -76,11 +76,6 @@ def choose_target(
     return None if chosen is None else targets[chosen]
 
 
-def header_label(target: Target, found: int = 1) -> str:
-    """What the header says is open, e.g. "seed-jobs · public.jobs"."""
-    return target.label if found <= 1 else f"{target.label} (1 of {found} queues)"
-
-
 def open_dashboard(
     dsn: str, target: Target, *, interval: float, read_only: bool, demo: Any | None = None
 ) -> int:
