@@ -126,9 +126,9 @@ class DialectActions:
         if ids is not None and not targets:
             return refused_plan(kind.value, title, "nothing selected", shown, ())
         try:
-            reason = self._check(kind)
-            if reason:
-                return refused_plan(kind.value, title, reason, shown, _ints(targets))
+            why = self._check(kind)
+            if why:
+                return refused_plan(kind.value, title, why, shown, _ints(targets))
             (preview,) = self._run(
                 spec.preview, {"ids": list(targets) if ids is not None else None, "queue": queue}
             )
