@@ -91,13 +91,11 @@ class MappingDialect:
         if oldest is not None:
             counts.append(oldest)
         elif spec.col("run_at") and "ready" not in advice:
-            unsupported.append(
-                (
-                    Capability.OLDEST_READY,
-                    "needs an index led by "
-                    + ("(queue, run_at)" if spec.col("queue") else "(run_at)")
-                    + " among waiting rows",
-                )
+            wanted = b.advice("ready", Capability.OLDEST_READY, ())
+            advice["oldest"] = IndexAdvice(
+                wanted.capability,
+                wanted.definition,
+                "the oldest waiting job per queue needs run_at in index order",
             )
         if spec.rule is None:
             unsupported.append((Capability.LEASES, spec.stuck_rule))

@@ -70,7 +70,11 @@ class QueuesTable(PanelTable):
                     else _num(getattr(q, name), style, approximate=_approx(q, name))
                     for name, style in _COUNTS
                 ),
-                leveled(fmt_age(q.oldest_ready_age_s), lvl) if q.ready else Text("—", style="dim"),
+                Text("n/a", style="dim")
+                if "oldest_ready" in snap.unsupported
+                else leveled(fmt_age(q.oldest_ready_age_s), lvl)
+                if q.ready
+                else Text("—", style="dim"),
             ]
             if self.wide:
                 cells.append(Text(fmt_rate(rates.completed) if rates else "—", justify="right"))
