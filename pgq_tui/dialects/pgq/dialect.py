@@ -135,7 +135,7 @@ class PgqDialect:
                     effect="status -> pending, or failed when attempts >= max_attempts; lease cleared",
                     guard="status = 'running' AND locked_until < now()",
                     preview=s("preview_stuck", st.PREVIEW_STUCK, stuck_ids),
-                    statement=s("reap", st.REAP, ("id",)),
+                    statement=s("reap", st.REAP, ("id", "status")),
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,
