@@ -1,15 +1,18 @@
-"""Running a dialect's questions: the one catalog read, and any contract Statement with the standard
-parameters filled in (a statement uses the ones it needs; psycopg ignores the rest)."""
+"""Running a dialect's questions: the catalog read (one statement, then max() of each version table),
+and any contract Statement with the standard parameters filled in (a statement uses the ones it
+needs; psycopg ignores the rest)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 
-from pgq_tui.dialects.catalog import CATALOG_SQL, Catalog, catalog_from_row, marker_query, with_markers
+from pgq_tui.dialects.catalog import CATALOG_SQL, Catalog, catalog_from_row, marker_param
 from pgq_tui.dialects.contract import Dialect, Statement
 from pgq_tui.dialects.detect import markers
 
@@ -27,17 +30,29 @@ DEFAULTS: Mapping[str, Any] = {
 
 
 def read_catalog(conn: psycopg.Connection, dialects: Sequence[Dialect]) -> Catalog:
-    """The catalog in one statement, then the dialects' version markers in one more (if any exist)."""
+    """One statement: every relation, enum, function and version marker the dialects look at."""
     with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(CATALOG_SQL, {})  # (empty params: the `%%` in it is an escaped %)
+        cur.execute(CATALOG_SQL, {"markers": marker_param(markers(dialects))})
         row = cur.fetchone()
         assert row is not None
-        catalog = catalog_from_row(row)
-        query = marker_query(catalog, markers(dialects))
-        if query is None:
-            return catalog
-        cur.execute(query)
-        return with_markers(catalog, cur.fetchall())
+        found = row["markers"] if isinstance(row["markers"], list) else json.loads(row["markers"])
+        for m in found:
+            m["value"] = _marker_value(cur, m) if m["readable"] else None
+    return catalog_from_row({**row, "markers": found})
+
+
+def _marker_value(cur: psycopg.Cursor[dict[str, Any]], m: Mapping[str, Any]) -> str | None:
+    """max(column)::text of one version-marker table (a migrations or version table: a few rows)."""
+    query = sql.SQL("SELECT max({col})::text AS v FROM {table}").format(
+        col=sql.Identifier(m["column"]), table=sql.Identifier(m["schema"], m["table"])
+    )
+    params: tuple[Any, ...] = ()
+    if m.get("filter_column"):
+        query += sql.SQL(" WHERE {} = %s").format(sql.Identifier(m["filter_column"]))
+        params = (m["filter_value"],)
+    cur.execute(query, params)
+    got = cur.fetchone()
+    return None if got is None else got["v"]
 
 
 def run(conn: psycopg.Connection, statement: Statement, **params: Any) -> list[dict[str, Any]]:

@@ -1,11 +1,10 @@
 """The one catalog read that feeds every dialect's detection, and its result as frozen data.
 
 `CATALOG_SQL` returns one row: relations (tables, partitioned tables, views) of every non-system
-schema with their columns, indexes and comments; enum types with their labels; function names.
-The version markers the dialects ask for (e.g. `max(id)` of graphile_worker's `migrations`) are then
-read by `marker_query()`: one more statement, built from the relations the catalog found (names bound
-as identifiers), only where the role may SELECT them. (Reading them inside the catalog statement would
-need query_to_xml(), which servers built without libxml, the embedded one included, do not have.)
+schema with their columns, indexes and comments; enum types with their labels; function names; and
+the version markers the dialects asked for (e.g. `max(id)` of graphile_worker's `migrations`): the
+tables that have them, whose `max()` `read_catalog()` then reads with names quoted by psycopg.sql,
+only where the role may SELECT the table.
 """
 
 from __future__ import annotations
@@ -14,8 +13,6 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-from psycopg import sql
 
 
 @dataclass(frozen=True)
@@ -131,6 +128,19 @@ WITH rels AS (
            has_table_privilege(c.oid, 'SELECT') AS can_select
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition AND {_SYSTEM}
+), markers AS (
+    -- Only where the table and its columns exist and the role may read it; the max() itself is read
+    -- by read_catalog() (query_to_xml would need a server built with libxml, which many are not).
+    SELECT r.schema, r.name, m->>'column' AS col,
+           CASE WHEN m->>'filter_column' IS NOT NULL
+                     AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = r.oid
+                                 AND a.attname = m->>'filter_column' AND NOT a.attisdropped)
+                THEN m->>'filter_column' END AS filter_column,
+           m->>'filter_value' AS filter_value,
+           r.can_select AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = r.oid
+                                    AND a.attname = m->>'column' AND NOT a.attisdropped) AS readable
+    FROM jsonb_array_elements(%(markers)s::jsonb) m
+    JOIN rels r ON r.name = m->>'table' AND r.kind IN ('r', 'p')
 )
 SELECT
   (SELECT coalesce(json_agg(json_build_object(
@@ -160,40 +170,17 @@ SELECT
    FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
    WHERE t.typtype = 'e' AND {_SYSTEM}) AS enums,
   (SELECT coalesce(json_agg(DISTINCT jsonb_build_array(n.nspname, p.proname)), '[]')
-   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE {_SYSTEM}) AS functions
+   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE {_SYSTEM}) AS functions,
+  (SELECT coalesce(json_agg(json_build_object('schema', schema, 'table', name, 'column', col,
+                                              'filter_column', filter_column, 'filter_value', filter_value,
+                                              'readable', readable)), '[]') FROM markers) AS markers
 """
 
 
-def marker_query(catalog: Catalog, markers: Iterable[VersionMarker]) -> sql.Composed | None:
-    """One UNION ALL over every readable relation a marker names: rows (schema, name, col, value)."""
-    legs = []
-    for m in dict.fromkeys(markers):
-        for rel in catalog.named(m.table):
-            if rel.kind not in ("r", "p") or not rel.can_select or rel.column(m.column) is None:
-                continue
-            where: sql.Composable = sql.SQL("")
-            if m.filter_column is not None and rel.column(m.filter_column) is not None:
-                where = sql.SQL(" WHERE {}::text = {}").format(
-                    sql.Identifier(m.filter_column), sql.Literal(m.filter_value)
-                )
-            legs.append(
-                sql.SQL(
-                    "SELECT {s} AS schema, {t} AS name, {c} AS col, max({col})::text AS value FROM {rel}{w}"
-                ).format(
-                    s=sql.Literal(rel.schema),
-                    t=sql.Literal(rel.name),
-                    c=sql.Literal(m.column),
-                    col=sql.Identifier(m.column),
-                    rel=sql.Identifier(rel.schema, rel.name),
-                    w=where,
-                )
-            )
-    return sql.SQL("\nUNION ALL\n").join(legs) if legs else None
-
-
-def with_markers(catalog: Catalog, rows: Iterable[Mapping[str, Any]]) -> Catalog:
-    markers = {(r["schema"], r["name"], r["col"]): r["value"] for r in rows}
-    return Catalog(catalog.relations, catalog.enums, catalog.functions, markers)
+def marker_param(markers: Iterable[VersionMarker]) -> str:
+    """The `%(markers)s` parameter: every dialect's version markers, as JSON."""
+    unique = {m: None for m in markers}
+    return json.dumps([m.as_json() for m in unique])
 
 
 def _load(value: Any) -> Any:
@@ -219,7 +206,8 @@ def catalog_from_row(row: Mapping[str, Any]) -> Catalog:
     )
     enums = tuple(EnumType(e["schema"], e["name"], tuple(e["labels"] or ())) for e in _load(row["enums"]))
     functions = frozenset((s, n) for s, n in _load(row["functions"]))
-    return Catalog(relations, enums, functions)
+    markers = {(m["schema"], m["table"], m["column"]): m.get("value") for m in _load(row["markers"])}
+    return Catalog(relations, enums, functions, markers)
 
 
 def table(schema: str, name: str, columns: Mapping[str, str], *, kind: str = "r") -> Relation:
