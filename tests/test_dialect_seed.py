@@ -242,3 +242,62 @@ def test_several_queues_user_mapping_and_kind(
     bad.write_text('kind = "x"\n[columns]\nid = "id"\n')
     code, _, err = cli(capsys, "snapshot", "--dsn", empty_dsn, "--mapping", str(bad))
     assert code == EXIT_USAGE and "[columns].status is required" in err and err.count("\n") == 1
+
+
+def test_pgq_tables_act_through_the_same_cli(dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """pgq-top's own table is one dialect among others: the CLI actions work on it too."""
+    from pgq_tui.queue import JobQueue
+
+    with JobQueue(dsn, worker_id="w1") as q:
+        q.enqueue("emails", [{"n": 1}, {"n": 2}])
+        (stuck,) = q.claim("emails", limit=1, lease=0.001)
+        q.enqueue("reports", [{"n": 3}], max_attempts=1)
+        (dead,) = q.claim("reports", limit=1)
+        q.fail(dead, "boom")
+    code, _, err = cli(capsys, "--read-only", "requeue", "--dsn", dsn, "--stuck", "--yes")
+    assert code == EXIT_REFUSED and "read-only" in err
+    code, out, _ = cli(capsys, "requeue", "--dsn", dsn, "--ids", str(stuck.id), "--yes")
+    assert code == EXIT_OK and "requeued 1 of 1 stuck job (pgq · public.jobs)" in out
+    code, out, _ = cli(capsys, "retry", "--dsn", dsn, "--dead", "--queue", "reports", "--yes")
+    assert code == EXIT_OK and "retried 1 of 1 dead job" in out
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute("SELECT id, status, attempts FROM jobs ORDER BY id").fetchall()
+    assert [(r[0], r[1]) for r in rows if r[0] in (stuck.id, dead.id)] == [
+        (stuck.id, "pending"),
+        (dead.id, "pending"),
+    ]
+    code, _, err = cli(capsys, "discard", "--dsn", dsn, "--ids", str(dead.id), "--yes")
+    assert code == EXIT_REFUSED and "nothing to discard" in err
+
+
+async def test_several_queues_are_offered_in_a_picker() -> None:
+    from pgq_tui.tui.picker import QueuePicker
+
+    app = QueuePicker(["seed-job-queue · public.job_queue", "seed-jobs · public.jobs"], ["a", "b"])
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.press("down", "enter")
+    assert app.return_value == 1
+
+
+def test_job_detail_of_a_dialect_shows_its_words_and_stuck_rule(
+    empty_dsn: str, conn: psycopg.Connection
+) -> None:
+    from rich.console import Console
+
+    from pgq_tui.actions.dialect_actions import DialectActions
+    from pgq_tui.target import find_targets
+    from pgq_tui.tui.screens.detail import detail_renderable
+
+    conn.execute(SEED_JOBS)
+    conn.execute(SEED_JOBS_ADVISED)
+    seed_jobs_populate(empty_dsn)
+    stuck = conn.execute("SELECT id FROM jobs WHERE locked_until < now()").fetchone()[0]
+    (target,) = find_targets(empty_dsn)
+    with DialectActions(empty_dsn, target.model) as actions:
+        job = actions.job_detail(stuck)
+        assert actions.job_detail(10**9) is None
+    assert job is not None and job["status"] == "stuck (running)" and job["attempts"] == 1
+    console = Console(width=120, record=True)
+    console.print(detail_renderable(job))
+    text = console.export_text()
+    assert "stuck means" in text and "locked_until < now()" in text and "seed-jobs" in text

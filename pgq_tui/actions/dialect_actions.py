@@ -126,9 +126,9 @@ class DialectActions:
         if ids is not None and not targets:
             return refused_plan(kind.value, title, "nothing selected", shown, ())
         try:
-            reason = self._check(kind)
-            if reason:
-                return refused_plan(kind.value, title, reason, shown, _ints(targets))
+            why = self._check(kind)
+            if why:
+                return refused_plan(kind.value, title, why, shown, _ints(targets))
             (preview,) = self._run(
                 spec.preview, {"ids": list(targets) if ids is not None else None, "queue": queue}
             )
@@ -294,7 +294,7 @@ def plan_from_preview(
     others = len(targets) - eligible if targets else 0
     description = (
         f"{model.title} · {model.match.schema}.{model.match.table}: {spec.label} on "
-        f"{plural(eligible, noun)}{where} (at most {eligible} rows). Changes: {spec.effect}. "
+        f"{plural(eligible, noun)}{where} (at most {plural(eligible, 'row')}). Changes: {spec.effect}. "
         f"Only rows where {spec.guard} are touched; the guard is checked again on each locked row."
         + (f" {plural(others, 'selected job')} outside the guard will be left alone." if others > 0 else "")
     )

@@ -25,6 +25,7 @@ DEFAULTS: Mapping[str, Any] = {
     "batch": 1000,
     "since": None,
     "until": None,
+    "before": None,
 }
 
 

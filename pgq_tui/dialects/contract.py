@@ -239,8 +239,9 @@ class ActionSpec:
     """One write the framework allows, in its own terms, with its guard in words and in SQL.
 
     preview: params ids/queue -> one row PREVIEW_COLUMNS (read-only, fills the confirmation).
-    statement: params ids/queue/batch -> one row per job really changed, with column `id`. Its WHERE
-    repeats the guard on the locked row, so a race with a live worker leaves the row alone.
+    statement: params ids/queue/batch -> one row per job really changed, `id` its first column. Its
+    WHERE repeats the guard on the locked row, so a race with a live worker leaves the row alone.
+    REAP is the framework's own pass over every stuck job: it may ignore `ids` and `queue`.
     """
 
     kind: ActionKind

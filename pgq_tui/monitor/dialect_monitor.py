@@ -69,7 +69,8 @@ class DialectMonitor(Monitor):
         def counts() -> list[dict[str, Any]]:
             return [r for s in model.counts for r in self._run(s, cap1=cap1)]
 
-        count_rows = self._guard("queues", errors, [], counts)
+        no_rows: list[dict[str, Any]] = []
+        count_rows = self._guard("queues", errors, no_rows, counts)
         throughput = panels.empty_throughput(self.rate_window_s)
         if model.throughput is not None:
             until, since = panels.window(server["now"], max(self.history_s, self.rate_window_s))

@@ -155,4 +155,8 @@ def unsupported(model: QueueModel) -> dict[str, str]:
     for advice in model.advice:
         for state in advice.states:
             out.setdefault(FIELD.get(state, state), f"needs an index: {advice.definition}")
+    counted = model.count_columns()
+    for state, name in FIELD.items():  # a count the dialect cannot give is shown as n/a, not as 0
+        if state not in counted:
+            out.setdefault(name, f"{model.title} does not record {state} jobs")
     return out

@@ -281,8 +281,12 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
 
     def action_help(self) -> None:
         active = [ab.binding for ab in self.screen.active_bindings.values() if keys.section(ab.binding)]
-        note = "read-only: write keys are disabled" if self.read_only else ""
-        self.push_screen(HelpScreen(active, keys.TABLE_KEYS, note))
+        notes = ["read-only: write keys are disabled"] if self.read_only else []
+        if self.snapshot is not None and self.snapshot.stuck_rule:
+            notes.append(
+                f"{self.snapshot.target or self.snapshot.kind}: stuck means {self.snapshot.stuck_rule}"
+            )
+        self.push_screen(HelpScreen(active, keys.TABLE_KEYS, "\n".join(notes)))
 
     def _typing(self, char: str) -> bool:
         """Priority keys are also text: while the filter box has focus, type them into it."""

@@ -76,11 +76,6 @@ def choose_target(
     return None if chosen is None else targets[chosen]
 
 
-def header_label(target: Target, found: int = 1) -> str:
-    """What the header says is open, e.g. "seed-jobs · public.jobs"."""
-    return target.label if found <= 1 else f"{target.label} (1 of {found} queues)"
-
-
 def open_dashboard(
     dsn: str, target: Target, *, interval: float, read_only: bool, demo: Any | None = None
 ) -> int:
@@ -103,7 +98,7 @@ def open_dashboard(
         app = PgqTopApp(
             monitor,
             actions=actions,
-            target=target.label if target.kind != "pgq" else f"{target.match.schema}.{target.match.table}",
+            target=target.label,  # e.g. "pgq · public.jobs", "seed-jobs · app.jobs": which queue is open
             interval=interval,
             read_only=read_only,
             demo=demo,

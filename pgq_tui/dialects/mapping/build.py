@@ -65,7 +65,8 @@ class Builder:
         return "coalesce({c_queue}::text, '(null)')" if self.has("queue") else "{queue_name}::text"
 
     def in_state(self, key: str) -> str:
-        return f"{{c_status}}::text IN ({{v_{key}}})"
+        # no cast on the column: a partial index on `status = 'running'` must still match
+        return f"{{c_status}} IN ({{v_{key}}})"
 
     @property
     def stuck(self) -> str:
@@ -76,6 +77,15 @@ class Builder:
         return "false"
 
     @property
+    def expiry_order(self) -> str:
+        """The stuck rule's column as it is, so an index on it gives the order."""
+        if self.spec.rule == "lease":
+            return "{c_lease}"
+        if self.spec.rule == "lock_age":
+            return "{c_locked_at}"
+        return "{c_id}"
+
+    @property
     def expires(self) -> str:
         if self.spec.rule == "lease":
             return "{c_lease}::timestamptz"
@@ -83,16 +93,35 @@ class Builder:
             return "({c_locked_at} + {interval}::interval)::timestamptz"
         return "NULL::timestamptz"
 
+    def parts(self, state: str) -> list[str]:
+        """The state as disjoint conditions within its status group, each one an index range (an OR
+        or a NOT would make the planner scan: NULL run_at / lease times get a part of their own)."""
+        if state in (State.READY.value, State.SCHEDULED.value):
+            if not self.has("run_at"):
+                return ["true"] if state == State.READY.value else []
+            if state == State.READY.value:
+                return ["{c_run_at} <= now()", "{c_run_at} IS NULL"]
+            return ["{c_run_at} > now()"]
+        if state in (State.RUNNING.value, State.STUCK.value):
+            if self.spec.rule == "lease":
+                stuck, live, unset = "{c_lease} < now()", "{c_lease} >= now()", "{c_lease} IS NULL"
+            elif self.spec.rule == "lock_age":
+                stuck = "{c_locked_at} < now() - {interval}::interval"
+                live = "{c_locked_at} >= now() - {interval}::interval"
+                unset = "{c_locked_at} IS NULL"
+            else:
+                return ["true"] if state == State.RUNNING.value else []
+            return [stuck] if state == State.STUCK.value else [live, unset]
+        return ["true"]
+
+    def group(self, state: str) -> str:
+        return {"scheduled": "ready", "stuck": "running"}.get(state, state)
+
     def condition(self, state: str) -> str:
-        due = "{c_run_at} <= now()" if self.has("run_at") else "true"
-        return {
-            State.READY.value: f"{self.in_state('ready')} AND {due}",
-            State.SCHEDULED.value: f"{self.in_state('ready')} AND NOT ({due})",
-            State.RUNNING.value: f"{self.in_state('running')} AND NOT coalesce({self.stuck}, false)",
-            State.STUCK.value: f"{self.in_state('running')} AND {self.stuck}",
-            State.DEAD.value: self.in_state("dead"),
-            State.DONE.value: self.in_state("done"),
-        }[state]
+        """The state as one boolean (for CASE and the action guards)."""
+        parts = self.parts(state) or ["false"]
+        either = parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+        return f"{self.in_state(self.group(state))} AND {either}"
 
     @property
     def preview_text(self) -> str:
@@ -131,6 +160,22 @@ class Builder:
                 return True
         return False
 
+    def queue_indexed(self, key: str) -> bool:
+        """Some valid index reads rows of these status values queue by queue (led by the queue column
+        and partial on the values, or led by (status, queue)): counts can skip-scan per queue."""
+        if not self.has("queue"):
+            return False
+        status, queue = self.spec.columns["status"], self.spec.columns["queue"]
+        values = self.spec.states[key] if key in self.spec.states else self.spec.extra[key]
+        for ix in self.rel.indexes:
+            if not ix.valid:
+                continue
+            if ix.columns[:2] == (status, queue):
+                return True
+            if ix.columns[:1] == (queue,) and ix.predicate and all(f"'{v}'" in ix.predicate for v in values):
+                return True
+        return False
+
     def advice(self, key: str, capability: Capability, states: tuple[str, ...]) -> IndexAdvice:
         status = self.spec.columns["status"]
         values = self.spec.states[key]
@@ -154,12 +199,40 @@ class Builder:
         )
 
     # -- statements ---------------------------------------------------------------------------
+    def _capped(self, state: str, where: str, select: str) -> str:
+        """At most cap1 rows of `state` (each part capped, then all together) matching `where`."""
+        group = self.in_state(self.group(state))
+        legs = [
+            f"(SELECT {select} FROM {{jobs}} WHERE {group} AND {p} AND {where} LIMIT %(cap1)s)"
+            for p in self.parts(state)
+        ]
+        if len(legs) == 1:
+            return legs[0]
+        return "(SELECT * FROM (" + " UNION ALL ".join(legs) + ") u LIMIT %(cap1)s)"
+
+    def count_per_queue(self, state: str, group: str) -> Statement:
+        """Distinct queues by a recursive skip-scan, then each queue's count stops at cap1 rows."""
+        waiting = self.in_state(group)
+        text = f"""
+WITH RECURSIVE qs AS (
+    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NOT NULL
+     ORDER BY {{c_queue}} LIMIT 1)
+    UNION ALL
+    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {waiting} AND {{c_queue}} > qs.q
+            ORDER BY {{c_queue}} LIMIT 1)
+    FROM qs WHERE qs.q IS NOT NULL
+)
+SELECT qs.q::text AS queue, (SELECT count(*) FROM {self._capped(state, "{c_queue} = qs.q", "1")} x) AS {state}
+FROM qs WHERE qs.q IS NOT NULL
+UNION ALL
+SELECT '(null)', (SELECT count(*) FROM {self._capped(state, "{c_queue} IS NULL", "1")} x)
+WHERE EXISTS (SELECT 1 FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NULL)"""
+        return self.statement(f"count_{state}", text, ("queue", state))
+
     def count(self, state: str) -> Statement:
         text = f"""
 SELECT x.queue, count(*) AS {state}
-FROM (SELECT {self.queue} AS queue FROM {{jobs}}
-      WHERE {self.condition(state)}
-      LIMIT %(cap1)s) x
+FROM {self._capped(state, "true", self.queue + " AS queue")} x
 GROUP BY x.queue"""
         return self.statement(f"count_{state}", text, ("queue", state))
 
@@ -167,7 +240,7 @@ GROUP BY x.queue"""
         text = f"""
 SELECT x.queue, count(*) AS {{label}}
 FROM (SELECT {self.queue} AS queue FROM {{jobs}}
-      WHERE {{c_status}}::text IN ({{v_x{i}}})
+      WHERE {{c_status}} IN ({{v_x{i}}})
       LIMIT %(cap1)s) x
 GROUP BY x.queue"""
         return self.statement(f"count_{label}", text, ("queue", label), label=(label,))
@@ -212,29 +285,49 @@ SELECT '(null)', {oldest % "{c_queue} IS NULL"}
 WHERE EXISTS (SELECT 1 FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NULL)"""
         return self.statement("oldest_ready", text, ("queue", OLDEST_READY))
 
-    def leases(self) -> Statement:
+    def leases(self, per_queue: bool) -> Statement:
+        """The most urgent stuck and running jobs, at most `rows` of each; per queue by a skip-scan
+        when an index leads with the queue (each queue's rows in index order), else overall."""
         started = "{c_locked_at}::timestamptz" if self.has("locked_at") else "NULL::timestamptz"
         cols = (
             f"{{c_id}} AS id, {self.queue} AS queue, {self.col('worker', 'text')} AS holder, "
             f"{self.col('attempts', 'int')} AS attempts, {self.col('max_attempts', 'int')} AS max_attempts, "
             f"{started} AS started_at, {self.expires} AS expires_at, {self.preview_text} AS payload_preview"
         )
-        order = self.expires
-        liveness = (
-            "LEFT JOIN LATERAL (SELECT min(a.pid) AS pid FROM pg_stat_activity a "
-            "WHERE a.datname = current_database() AND a.application_name = x.holder) h ON true"
-        )
-        text = f"""
+        running = self.in_state("running")
+        order = self.expiry_order
+        legs = []
+        for state, flag in (("stuck", "true"), ("running", "false")):
+            for part in self.parts(state):
+                pick = f"SELECT {cols}, {flag} AS stuck FROM {{jobs}} WHERE {running} AND {part}"
+                if per_queue:
+                    legs.append(
+                        f"(SELECT l.* FROM qs CROSS JOIN LATERAL ({pick} AND {{c_queue}} = qs.q "
+                        f"ORDER BY {order} LIMIT %(rows)s) l WHERE qs.q IS NOT NULL "
+                        f"ORDER BY l.expires_at LIMIT %(rows)s)"
+                    )
+                    legs.append(f"({pick} AND {{c_queue}} IS NULL ORDER BY {order} LIMIT %(rows)s)")
+                else:
+                    legs.append(f"({pick} ORDER BY {order} LIMIT %(rows)s)")
+        skip = ""
+        if per_queue:
+            skip = f"""WITH RECURSIVE qs AS (
+    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {running} AND {{c_queue}} IS NOT NULL
+     ORDER BY {{c_queue}} LIMIT 1)
+    UNION ALL
+    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {running} AND {{c_queue}} > qs.q
+            ORDER BY {{c_queue}} LIMIT 1)
+    FROM qs WHERE qs.q IS NOT NULL
+)"""
+        union = "\n      UNION ALL\n      ".join(legs)
+        text = f"""{skip}
 SELECT x.id, x.queue, x.holder,
        CASE WHEN h.pid IS NOT NULL THEN 'alive' ELSE 'unknown' END AS liveness, h.pid AS holder_pid,
        x.attempts, x.max_attempts, x.started_at, x.expires_at,
        extract(epoch FROM x.expires_at - now())::float8 AS seconds_left, x.stuck, x.payload_preview
-FROM ((SELECT {cols}, true AS stuck FROM {{jobs}}
-       WHERE {self.condition("stuck")} ORDER BY {order} LIMIT %(rows)s)
-      UNION ALL
-      (SELECT {cols}, false AS stuck FROM {{jobs}}
-       WHERE {self.condition("running")} ORDER BY {order} NULLS LAST LIMIT %(rows)s)) x
-{liveness}
+FROM ({union}) x
+LEFT JOIN LATERAL (SELECT min(a.pid) AS pid FROM pg_stat_activity a
+                   WHERE a.datname = current_database() AND a.application_name = x.holder) h ON true
 ORDER BY x.stuck DESC, x.expires_at NULLS LAST, x.id"""
         return self.statement("leases", text, LEASE_COLUMNS)
 
@@ -250,11 +343,13 @@ ORDER BY {order} LIMIT %(rows)s"""
         return self.statement("dead", text, DEAD_COLUMNS)
 
     def job(self) -> Statement:
-        cases = [f"WHEN {self.condition(s)} THEN '{s}'" for s in ("ready", "scheduled", "stuck", "running")]
-        cases += [f"WHEN {self.in_state(k)} THEN '{k}'" for k in ("dead", "done") if k in self.spec.states]
-        cases += [
-            f"WHEN {{c_status}}::text IN ({{v_x{i}}}) THEN {{x{i}}}" for i, _ in enumerate(self.spec.extra)
+        cases = [
+            f"WHEN {self.condition(s)} THEN '{s}'"
+            for s in ("ready", "scheduled", "stuck", "running")
+            if self.parts(s)
         ]
+        cases += [f"WHEN {self.in_state(k)} THEN '{k}'" for k in ("dead", "done") if k in self.spec.states]
+        cases += [f"WHEN {{c_status}} IN ({{v_x{i}}}) THEN {{x{i}}}" for i, _ in enumerate(self.spec.extra)]
         drop = " - {payload_name}" if self.has("payload") else ""
         text = f"""
 SELECT {{c_id}} AS id, {self.queue} AS queue,
@@ -318,7 +413,7 @@ FROM {{jobs}} WHERE {guard} AND {self.chosen}"""
                     + ("; attempts reset to 0" if spec.requeue.reset_attempts else ""),
                     spec.stuck_rule,
                     self.preview("preview_stuck", stuck_guard),
-                    self._handback("requeue", spec.requeue, stuck_guard, self.expires),
+                    self._handback("requeue", spec.requeue, stuck_guard, self.expiry_order),
                 )
             )
         dead_guard = self.in_state("dead") if "dead" in spec.states else "false"

@@ -69,30 +69,33 @@ class MappingDialect:
         counts: list[Statement] = []
         advice: dict[str, IndexAdvice] = {}
         unsupported: list[tuple[Capability, str]] = []
+        overall: list[str] = []  # states counted over all queues together (no per-queue index)
         for state, (group, capability) in _GROUPS.items():
             if group not in spec.states:
                 continue
-            if state == State.STUCK.value and spec.rule is None:
+            if not b.parts(state):  # e.g. stuck without a rule, scheduled without a run time
                 continue
-            if b.indexed(group):
+            if b.queue_indexed(group):
+                counts.append(b.count_per_queue(state, group))
+            elif b.indexed(group):
                 counts.append(b.count(state))
+                overall.append(state)
             elif group not in advice:
                 states = tuple(s for s, (g, _) in _GROUPS.items() if g == group)
                 advice[group] = b.advice(group, capability, states)
         for i, label in enumerate(spec.extra):
             if b.indexed(label):
                 counts.append(b.count_extra(i, label))
+                overall.append(label)
         oldest = b.oldest_ready() if b.indexed("ready") else None
         if oldest is not None:
             counts.append(oldest)
         elif spec.col("run_at") and "ready" not in advice:
-            unsupported.append(
-                (
-                    Capability.OLDEST_READY,
-                    "needs an index led by "
-                    + ("(queue, run_at)" if spec.col("queue") else "(run_at)")
-                    + " among waiting rows",
-                )
+            wanted = b.advice("ready", Capability.OLDEST_READY, ())
+            advice["oldest"] = IndexAdvice(
+                wanted.capability,
+                wanted.definition,
+                "the oldest waiting job per queue needs run_at in index order",
             )
         if spec.rule is None:
             unsupported.append((Capability.LEASES, spec.stuck_rule))
@@ -120,12 +123,12 @@ class MappingDialect:
             stuck_rule=spec.stuck_rule,
             states=tuple(words),
             counts=tuple(counts),
-            leases=b.leases() if leases_ok else None,
+            leases=b.leases(b.queue_indexed("running")) if leases_ok else None,
             dead=b.dead() if dead_ok else None,
             job=b.job(),
             actions=b.actions(leases_ok, dead_ok),
             extra_states=tuple(spec.extra),
-            capped_overall=(*(s for s in _GROUPS), *spec.extra),
+            capped_overall=tuple(overall),
             liveness_known=False,
             advice=tuple(advice.values()),
             unsupported=tuple(unsupported),

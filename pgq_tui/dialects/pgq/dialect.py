@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from psycopg import sql
+
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
@@ -133,7 +135,7 @@ class PgqDialect:
                     effect="status -> pending, or failed when attempts >= max_attempts; lease cleared",
                     guard="status = 'running' AND locked_until < now()",
                     preview=s("preview_stuck", st.PREVIEW_STUCK, stuck_ids),
-                    statement=s("reap", st.REAP, ("id",)),
+                    statement=s("reap", st.REAP, ("id", "status")),
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,
@@ -167,6 +169,8 @@ def _missing_indexes(rel: Relation, table: str) -> tuple[IndexAdvice, ...]:
     out = []
     for leading, predicate, suffix, definition in _INDEXES:
         if not rel.has_index(leading, predicate):
-            create = f"CREATE INDEX CONCURRENTLY {table}_{suffix} ON {rel.schema}.{table} {definition}"
+            name = sql.Identifier(f"{table}_{suffix}").as_string(None)
+            where = sql.Identifier(rel.schema, table).as_string(None)
+            create = f"CREATE INDEX CONCURRENTLY {name} ON {where} {definition}"
             out.append(IndexAdvice(_NEEDS[suffix], create, "or run: pgq-top init"))
     return tuple(out)

@@ -9,6 +9,7 @@ carry the same guards as `pgq_tui/queue/statements.py`, generalised to the contr
 from __future__ import annotations
 
 from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.queue import statements as queue_statements
 
 _DB = "pgq_tui.db"
 
@@ -109,24 +110,9 @@ WHERE j.id = chosen.id AND j.status = 'running' AND j.locked_until < now()
 RETURNING j.id
 """
 
-# The reaper's pass: like requeue, but a job out of attempts goes to the dead letters.
-REAP = f"""
-WITH chosen AS (
-    SELECT j.id FROM {{jobs}} j
-    WHERE j.status = 'running' AND j.locked_until < now()
-      AND {_CHOSEN}
-    ORDER BY j.locked_until LIMIT %(batch)s
-    FOR UPDATE SKIP LOCKED
-)
-UPDATE {{jobs}} j
-SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'pending' END,
-    finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
-    last_error = 'lease expired while held by ' || coalesce(j.locked_by, 'unknown worker'),
-    locked_until = NULL, locked_by = NULL
-FROM chosen
-WHERE j.id = chosen.id AND j.status = 'running' AND j.locked_until < now()
-RETURNING j.id
-"""
+# The reaper's pass is the queue's own statement (the worker pool's reaper runs it too): every lease
+# expired (before %(before)s, when given), back to pending or dead when out of attempts, counted.
+REAP = queue_statements.REAP
 
 RETRY = f"""
 WITH chosen AS (

@@ -38,6 +38,11 @@ class ThroughputChart(PlotextPlot, can_focus=True):
         hist = trim_quiet_start(snap.throughput.history)
         plt = self.plt
         plt.clear_figure()
+        unsupported = snap.unsupported.get(self.PANEL)
+        if unsupported is not None:
+            plt.title(f"unsupported: {unsupported}"[:80])
+            self.refresh()
+            return
         if not hist:
             plt.title("no throughput yet")
             self.refresh()

@@ -26,6 +26,16 @@ def _approx(q: QueueStats, name: str) -> bool:
     return name in fields if fields else q.approximate
 
 
+_COUNTS = (
+    ("ready", ""),
+    ("scheduled", ""),
+    ("running", ""),
+    ("expired", "bold red"),
+    ("failed", "yellow"),
+    ("done", ""),
+)
+
+
 class QueuesTable(PanelTable):
     TITLE = "1 Queues"
     PANEL = "queues"
@@ -54,13 +64,17 @@ class QueuesTable(PanelTable):
             spark = sparkline(snap.throughput.queue_history.get(q.queue, ()), width=8)
             cells: list[object] = [
                 safe(q.queue, style="bold", limit=12),
-                _num(q.ready, approximate=_approx(q, "ready")),
-                _num(q.scheduled, approximate=_approx(q, "scheduled")),
-                _num(q.running, approximate=_approx(q, "running")),
-                _num(q.expired, "bold red", approximate=_approx(q, "expired")),
-                _num(q.failed, "yellow", approximate=_approx(q, "failed")),
-                _num(q.done, approximate=_approx(q, "done")),
-                leveled(fmt_age(q.oldest_ready_age_s), lvl) if q.ready else Text("—", style="dim"),
+                *(
+                    Text("n/a", style="dim", justify="right")
+                    if name in snap.unsupported  # this queue's kind cannot count it (see its help)
+                    else _num(getattr(q, name), style, approximate=_approx(q, name))
+                    for name, style in _COUNTS
+                ),
+                Text("n/a", style="dim")
+                if "oldest_ready" in snap.unsupported
+                else leveled(fmt_age(q.oldest_ready_age_s), lvl)
+                if q.ready
+                else Text("—", style="dim"),
             ]
             if self.wide:
                 cells.append(Text(fmt_rate(rates.completed) if rates else "—", justify="right"))

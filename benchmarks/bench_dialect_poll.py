@@ -1,0 +1,106 @@
+"""A dialect's poll cost against table size: the seed article's `jobs` shape through its mapping.
+
+    python benchmarks/bench_dialect_poll.py [--dsn DSN] [--sizes 10000,5000000] [--runs 15]
+
+Builds the seed's table per size (schema `dialect_<size>`): the seed's own partial index
+(queue, run_at) WHERE status = 'pending' plus the one the dashboard asks for, (queue, locked_until)
+WHERE status = 'running'; 90% done, 8% pending (a tenth scheduled), 2% running (a fifth expired),
+over 10 queues; VACUUM ANALYZE. Times DialectMonitor.collect() (median of --runs after two warm-ups)
+and, in the same run, the full-scan `SELECT queue, status, count(*) ... GROUP BY` a naive dashboard
+runs. Prints the largest/smallest ratio of collect() (the issue asks for < 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import psycopg
+from common import measured_server
+from psycopg import sql
+
+from pgq_tui.monitor.dialect_monitor import DialectMonitor
+from pgq_tui.target import find_targets
+
+TABLE = """
+CREATE TABLE {jobs} (id bigserial PRIMARY KEY, queue text, payload jsonb, status text DEFAULT 'pending',
+                     run_at timestamptz DEFAULT now(), attempts int DEFAULT 0, locked_until timestamptz);
+CREATE INDEX ON {jobs} (queue, run_at) WHERE status = 'pending';
+CREATE INDEX ON {jobs} (queue, locked_until) WHERE status = 'running';
+"""
+
+FILL = """
+INSERT INTO {jobs} (queue, payload, status, run_at, attempts, locked_until)
+SELECT 'q' || mod(abs(hashint4(g::int)), 10), '{{}}', s.status,
+       CASE WHEN s.status = 'pending' AND mod(g, 100) = 90 THEN now() + interval '1 hour'
+            ELSE now() - make_interval(secs => mod(g, 3600)) END,
+       CASE WHEN s.status = 'pending' THEN 0 ELSE 1 END,
+       CASE WHEN s.status = 'running' THEN now() + make_interval(secs => CASE WHEN mod(g, 1000) < 984
+                                                 THEN -1 - mod(g, 600) ELSE 60 + mod(g, 3600) END) END
+FROM generate_series(1, %(n)s) g,
+     LATERAL (SELECT CASE WHEN mod(g, 100) < 90 THEN 'done' WHEN mod(g, 100) < 98 THEN 'pending'
+                          ELSE 'running' END AS status) s
+"""
+
+REFERENCE = "SELECT queue, status, count(*) FROM {jobs} GROUP BY queue, status"
+
+
+def build(dsn: str, schema: str, n: int) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s}").format(s=sql.Identifier(schema))
+        )
+        jobs = sql.Identifier(schema, "jobs")
+        conn.execute(sql.SQL(TABLE).format(jobs=jobs))
+        conn.execute(sql.SQL(FILL).format(jobs=jobs), {"n": n})
+        conn.execute(sql.SQL("VACUUM ANALYZE {}").format(jobs))
+
+
+def median_ms(fn, runs: int) -> float:
+    for _ in range(2):
+        fn()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dsn")
+    ap.add_argument("--sizes", default="10000,5000000")
+    ap.add_argument("--runs", type=int, default=15)
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    with measured_server(args.dsn) as (dsn, version):
+        print(f"PostgreSQL {version}; seed `jobs` shape through the seed-jobs mapping dialect")
+        results = {}
+        for n in sizes:
+            schema = f"dialect_{n}"
+            build(dsn, schema, n)
+            (target,) = find_targets(dsn, kind="seed-jobs", schema=schema, table="jobs")
+            with DialectMonitor(dsn, target.model, read_only=True) as monitor:
+                snap = monitor.collect()
+                assert not snap.errors, snap.errors
+                poll = median_ms(monitor.collect, args.runs)
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                query = sql.SQL(REFERENCE).format(jobs=sql.Identifier(schema, "jobs"))
+                ref = median_ms(lambda q=query, c=conn: c.execute(q).fetchall(), max(3, args.runs // 3))
+            results[n] = poll
+            print(
+                f"{n:>10,} rows: collect() {poll:7.1f} ms   full-scan GROUP BY {ref:8.1f} ms   "
+                f"ratio to the scan {poll / ref:5.2f}"
+            )
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+        ratio = results[max(sizes)] / results[min(sizes)]
+        print(f"collect() at {max(sizes):,} rows / at {min(sizes):,} rows: {ratio:.2f} (target < 2)")
+        return 0 if ratio < 2 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
