@@ -171,6 +171,8 @@ class GraphileDialect:
                     destructive=True,
                 ),
             ),
+            # its claim index has no task column: ready and scheduled are read over all tasks together
+            capped_overall=("ready", "scheduled"),
             advice=tuple(advice),
             unsupported=(
                 (Capability.DONE, "Graphile Worker deletes finished jobs"),

@@ -185,6 +185,8 @@ class PgqueuerDialect:
                     destructive=True,
                 ),
             ),
+            # read over all queues together from indexes without a queue column (see the SQL)
+            capped_overall=("running", "stuck"),
             liveness_known=True,
             advice=advice,
             unsupported=(

@@ -189,6 +189,8 @@ class ProcrastinateDialect:
                     destructive=True,
                 ),
             ),
+            # read over all queues together from indexes without a queue column (see the SQL)
+            capped_overall=("ready", "scheduled", "running", "stuck"),
             liveness_known=True,
             advice=advice,
             unsupported=(

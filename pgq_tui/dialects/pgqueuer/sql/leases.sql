@@ -12,7 +12,5 @@ SELECT j.id, j.entrypoint AS queue, j.queue_manager_id::text AS holder,
        j.heartbeat < now() - make_interval(secs => {heartbeat_timeout_s}) AS stuck,
        CASE WHEN octet_length(j.payload) <= 65536 THEN left(convert_from(j.payload, 'UTF8'), 200) END
            AS payload_preview
-FROM {jobs} j
-WHERE j.status = 'picked'
+FROM (SELECT * FROM {jobs} WHERE status = 'picked' ORDER BY heartbeat LIMIT %(rows)s) j
 ORDER BY j.heartbeat, j.id
-LIMIT %(rows)s
