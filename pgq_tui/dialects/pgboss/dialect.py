@@ -44,7 +44,8 @@ STUCK_RULE = (
     "active past started_on + expire_in (the job's expireInSeconds, 15 min by default): pg-boss's"
     " supervisor then fails it by timeout, to retry while retries remain"
 )
-ACTIVE_INDEX = "(name, started_on) WHERE state = 'active'"
+# expire_in included: the stuck test (started_on + expire_in < now()) then reads the index alone
+ACTIVE_INDEX = "(name, started_on) INCLUDE (expire_in) WHERE state = 'active'"
 FAILED_INDEX = "(name, completed_on) WHERE state = 'failed'"
 COMPLETED_INDEX = "(name, completed_on) WHERE state = 'completed'"
 

@@ -1,5 +1,6 @@
 -- Active jobs, the longest expired first, at most %(rows)s per queue and in total, through the advised
--- index (name, started_on) WHERE state = 'active'. pg-boss records no worker for a job, so the holder
+-- index (name, started_on) INCLUDE (expire_in)
+-- WHERE state = 'active'. pg-boss records no worker for a job, so the holder
 -- is unknown; expires_at is started_on + expire_in, its timeout.
 SELECT a.id::text AS id, a.queue, NULL::text AS holder, 'unknown' AS liveness, NULL::int AS holder_pid,
        a.attempts, a.max_attempts, a.started_at, a.expires_at,
