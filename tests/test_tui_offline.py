@@ -210,3 +210,15 @@ def test_the_readme_key_table_is_generated_from_the_bindings() -> None:
     for binding in keys.BINDINGS:
         assert f"| {binding.description} |" in table, binding
     assert "| `r` | Requeue stuck |" in table and "| `K` | Terminate session |" in table
+
+
+async def test_status_ticks_die_with_their_widgets() -> None:
+    """Regression: the 1 s header tick was an app timer that queried the Header; during shutdown
+    Textual removes the widgets before it stops the app's timers, so a tick could land in between
+    (`NoMatches: No nodes match 'Header'`). Take every widget away, then let a tick come due:
+    run_test re-raises anything a timer raised."""
+    app = app_on([make_snapshot()])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        await app.screen.remove_children()
+        await pilot.pause(1.3)
