@@ -29,6 +29,7 @@ from pgq_tui.tui.fixes import Fixes
 from pgq_tui.tui.messages import CollectFailed, SnapshotReady
 from pgq_tui.tui.screens.detail import DetailScreen
 from pgq_tui.tui.screens.help import HelpScreen
+from pgq_tui.tui.screens.queue import QueueScreen
 from pgq_tui.tui.screens.session import SessionScreen
 from pgq_tui.tui.source import as_source
 from pgq_tui.tui.widgets.chart import ThroughputChart
@@ -375,6 +376,15 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         fetch = getattr(self.actions, "job_detail", None)
         now = self.snapshot.server.now if self.snapshot is not None else None
         self.push_screen(DetailScreen(row.job_id, fetch, now))
+
+    def action_queue_detail(self) -> None:
+        snap = self.snapshot
+        if snap is None or not snap.queues:
+            return
+        row = self.panel("queues").cursor_row_data()
+        name = row.target if row is not None else self.filter_text
+        queue = next((q for q in snap.queues if q.queue == name), snap.queues[0])
+        self.push_screen(QueueScreen(snap, queue))
 
     # -- shutdown --------------------------------------------------------------------------------
     def on_unmount(self) -> None:
