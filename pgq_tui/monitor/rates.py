@@ -136,8 +136,8 @@ def _at(table: Mapping[str, int | None], queue: str) -> int | None:
 
 def table_rates(window: Sequence[Activity]) -> dict[str, Rates]:
     """Per-queue rates derived from the table over the window (first to last poll)."""
-    polls = [a for a in window if not a.first]
-    if not polls or len(window) < 2:
+    polls = [a for a in window[1:] if not a.first]  # each poll's `new` covers the time since the one before
+    if not polls:
         return {}
     first, last = window[0], window[-1]
     dt = (last.at - first.at).total_seconds()
@@ -326,10 +326,13 @@ def throughput(
             history, queue_history = table_history(polls, now.replace(microsecond=0), history_s)
     else:
         history, queue_history = table_history(polls, now.replace(microsecond=0), history_s)
-    interval = (window[-1].at - window[0].at).total_seconds() if len(window) > 1 else float(rate_window_s)
+    window_s = (window[-1].at - window[0].at).total_seconds() if len(window) > 1 else None
+    if counters is None and not per_queue:
+        source = "table"
     zero = Rates(0.0, 0.0, 0.0, 0.0)
     return Throughput(
-        interval_s=float(rate_window_s) if source == "counters" else interval,
+        interval_s=float(rate_window_s) if source == "counters" or window_s is None else window_s,
+        window_s=window_s,
         total=totals(per_queue, counters.total if counters is not None else zero),
         per_queue=per_queue,
         history=history,

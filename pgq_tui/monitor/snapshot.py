@@ -153,6 +153,7 @@ class Throughput:
     queue_history: dict[str, tuple[int, ...]]  # completed per second per queue (sparklines)
     source: str = "counters"  # "counters" (<table>_stats), "table" (derived from the jobs table), "mixed"
     table: TableRates | None = None  # None until two polls have been seen
+    window_s: float | None = None  # the table-derived rates' window: first to last poll in it
 
 
 @dataclass(frozen=True)
