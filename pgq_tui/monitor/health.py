@@ -59,6 +59,13 @@ def vacuum_due(dead_tuples: int, threshold: float, enabled: bool = True) -> bool
     return enabled and dead_tuples > threshold
 
 
+def _total(snap: Snapshot, name: str, total: int) -> str:
+    """A sum over queues, marked like its least certain part ("≥" if any is a lower bound)."""
+    accuracies = {q.accuracy(name) for q in snap.queues}
+    worst = next((a for a in ("at_least", "approximate", "stale") if a in accuracies), "exact")
+    return fmt_figure(total, worst)
+
+
 # -- rates -------------------------------------------------------------------------------------------
 def rate(count: float, seconds: float) -> float:
     """Events per second; 0 for an empty window.
@@ -142,12 +149,14 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
             Verdict(
                 CRIT if orphaned else WARN,
                 "leases",
-                f"{fmt_count(snap.expired.total)} stuck jobs: lease expired{extra}",
+                f"{_total(snap, 'expired', snap.expired.total)} stuck jobs: lease expired{extra}",
             )
         )
     failed = sum(q.failed for q in snap.queues)
     if failed:
-        out.append(Verdict(WARN, "dead", f"{fmt_count(failed)} dead jobs (failed, out of attempts)"))
+        out.append(
+            Verdict(WARN, "dead", f"{_total(snap, 'failed', failed)} dead jobs (failed, out of attempts)")
+        )
     for h in snap.sessions.xmin_holders:
         level = latency_level(h.age_s, t.xmin_warn_s, t.xmin_crit_s)
         if level != OK:
