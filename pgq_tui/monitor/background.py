@@ -144,10 +144,11 @@ class BackgroundCounter:
 
     @property
     def max_lag_s(self) -> float:
-        """How old a background figure can get before the next one lands: the pacing wait plus one
-        count (the budget at worst, the last cost when known)."""
+        """How old a background figure gets before the next one lands: the pacing wait plus the next
+        count, taken as twice the last one's cost (the budget before any count has finished). The hard
+        bound is the wait plus the budget: a count that overruns it fails and says so."""
         with self._cond:
-            cost_s = self._latest.cost_ms / 1000 if self._latest else self.budget_ms / 1000
+            cost_s = 2 * self._latest.cost_ms / 1000 if self._latest else self.budget_ms / 1000
             return self._last_wait + cost_s
 
     def wait_for(self, groups: frozenset[str], timeout: float) -> bool:

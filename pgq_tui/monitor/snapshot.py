@@ -248,7 +248,7 @@ class CountStatus:
     cap: int
     background: str  # "idle" (no count above the cap), "waiting" (no result yet), "ready", "failed"
     budget_ms: int  # the background count's statement_timeout
-    max_lag_s: float  # stated bound: a background figure in use is at most this old (plus one poll)
+    max_lag_s: float  # stated bound on a background figure's age: pacing wait + 2x the last count's cost
     as_of: datetime | None = None  # snapshot time of the newest background count
     cost_ms: float | None = None  # how long that count took (its own connection, not the poll's)
     lag_s: float | None = None  # how far behind this poll it is (poll's now - as_of)
