@@ -108,6 +108,8 @@ class BackgroundCounter:
         self._latest: BackgroundCount | None = None
         self._error: str | None = None
         self._next_at = 0.0  # monotonic time the next count may start
+        self._asked_at = 0.0  # when the wanted states last grew
+        self._started_at = 0.0  # when the latest count started
         self._last_wait = min_interval_s
         self._running = False  # a count is in flight
         self._thread: threading.Thread | None = None
@@ -122,6 +124,7 @@ class BackgroundCounter:
         with self._cond:
             if groups - self._wanted:
                 self._next_at = 0.0  # a state newly over the cap: count it now
+                self._asked_at = time.monotonic()
             self._wanted = groups
             if groups and self._thread is None and not self._closed:
                 self._thread = threading.Thread(target=self._run, name="pgq-top counts", daemon=True)
@@ -152,15 +155,15 @@ class BackgroundCounter:
             return self._last_wait + cost_s
 
     def wait_for(self, groups: frozenset[str], timeout: float) -> bool:
-        """Block until a count covering `groups` has landed after this call (or a count failed)."""
+        """Block until a count covering `groups`, started after they were asked for, has landed;
+        False after `timeout` or when a count failed."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            started = self._latest
             while not self._closed:
                 latest = self._latest
-                if latest is not started and latest is not None and groups <= latest.groups:
+                if latest is not None and groups <= latest.groups and self._started_at >= self._asked_at:
                     return True
-                if self._error is not None and not self._running and started is self._latest:
+                if self._error is not None and not self._running:
                     return False
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -192,6 +195,7 @@ class BackgroundCounter:
                 groups = self._wanted
                 previous = self._latest
                 self._running = True
+                started_at = time.monotonic()
             started = time.perf_counter()
             try:
                 result = self._count(groups, previous)
@@ -206,6 +210,7 @@ class BackgroundCounter:
                 wait = pacing_wait(cost_s, self.min_interval_s, self.duty)
                 if result is not None:
                     self._latest, self._error, self._last_wait = result, None, wait
+                    self._started_at = started_at
                 else:
                     self._error, wait = error, 2 * wait
                 self._next_at = time.monotonic() + wait
