@@ -277,3 +277,41 @@ def test_count_cap_flag_rejects_nonsense(cap: str, capsys: pytest.CaptureFixture
     with pytest.raises(SystemExit) as exit_:
         build_parser().parse_args(["--count-cap", cap])
     assert exit_.value.code == 2 and "whole number of rows" in capsys.readouterr().err
+
+
+def test_a_deep_queue_drained_by_a_foreign_worker_shows_its_completions(
+    dsn: str, sql: psycopg.Connection
+) -> None:
+    """The issue's pgbench case: a backlog far above the cap, drained by claim-then-DELETE from
+    another connection, nothing bumping the counters table. The depth is only known from the
+    background counts, so done/s comes from two of them (stale) and must match the drain."""
+    sql.execute(
+        "INSERT INTO jobs (queue, run_at) "
+        "SELECT 'deep', now() - interval '1 minute' FROM generate_series(1, 30000)"
+    )
+    sql.execute("VACUUM ANALYZE jobs")
+    drain = Writer(dsn, delete_drain("deep", 25), 0.05)  # ~500 jobs/s
+    drain.start()
+    try:
+        with Monitor(dsn, count_interval_s=2.0) as monitor:
+            deadline, rates = time.monotonic() + 20, None
+            while time.monotonic() < deadline:
+                snap = monitor.collect()
+                rates = snap.throughput.per_queue.get("deep")
+                if (
+                    rates is not None
+                    and rates.figures.get("completed")
+                    and rates.figures["completed"].source == "background depth"
+                ):
+                    break
+                time.sleep(0.5)
+    finally:
+        drain.stop.set()
+        drain.join(5)
+    assert rates is not None and rates.completed is not None, rates
+    figure = rates.figures["completed"]
+    assert figure.source == "background depth" and figure.accuracy == STALE, figure
+    at = figure.as_of.timestamp()  # type: ignore[union-attr]
+    real = drain.rate(max(at - 4.0, drain.log[0][0]), at)  # the drain's steady rate up to then
+    assert abs(rates.completed - real) <= 0.1 * real, (rates.completed, real)
+    assert rates.enqueued == 0.0 and rates.figures["enqueued"].accuracy == EXACT
