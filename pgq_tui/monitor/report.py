@@ -37,9 +37,7 @@ def run_snapshot(args: argparse.Namespace, out: TextIO | None = None) -> int:
     dsn = resolve_dsn(args.dsn)
     target = single_target(dsn, args)
     cap = getattr(args, "count_cap", None)
-    with open_monitor(
-        dsn, target.model, read_only=True, **({"count_cap": cap} if cap else {})
-    ) as monitor:
+    with open_monitor(dsn, target.model, read_only=True, **({"count_cap": cap} if cap else {})) as monitor:
         started = time.monotonic()
         monitor.collect()
         monitor.settle(SETTLE_S)
