@@ -202,7 +202,8 @@ def main() -> int:
             ratio = results[max(sizes)] / results[min(sizes)]
             worst = max(worst, ratio)
             print(
-                f"{kind:>16} collect() at {max(sizes):,} rows / at {min(sizes):,}: {ratio:.2f} (target < 2)"
+                f"{kind:>16} queue statements at {max(sizes):,} rows / at {min(sizes):,}: {ratio:.2f}"
+                " (target < 2)"
             )
         return 0 if worst < 2 else 1
 
