@@ -90,6 +90,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(check, suppress=True, many=True)
     add_check_arguments(check)
+
+    exporter = sub.add_parser("exporter", help="serve Prometheus metrics from the monitor's snapshots")
+    _common(exporter, suppress=True)
+    exporter.add_argument(
+        "--listen", default="127.0.0.1:9187", help="HOST:PORT to serve /metrics on (default: 127.0.0.1:9187)"
+    )
+    exporter.add_argument(
+        "--min-interval",
+        type=float,
+        default=5.0,
+        help="seconds between two collects; closer scrapes get the last snapshot (default: 5)",
+    )
     return parser
 
 
@@ -158,6 +170,12 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     return run_snapshot(args)
 
 
+def _cmd_exporter(args: argparse.Namespace) -> int:
+    from pgq_tui.exporter.server import run_exporter
+
+    return run_exporter(args)
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from pgq_tui.check.command import run_check
 
@@ -175,6 +193,7 @@ COMMANDS = {
     "worker": _cmd_worker,
     "snapshot": _cmd_snapshot,
     "check": _cmd_check,
+    "exporter": _cmd_exporter,
     None: _cmd_dashboard,
 }
 MULTI_TARGET = ("snapshot", "check", None)
@@ -184,6 +203,13 @@ def _resolve_targets(args: argparse.Namespace) -> None:
     """`--dsn` is repeatable (and `--targets FILE` exists) where several databases make sense; there
     `args.target_list` holds them and `args.dsn` the single DSN, else `args.dsn` is one DSN or None."""
     dsns = args.dsn or []
+    if args.command == "exporter":  # one database per exporter, as Prometheus expects
+        if len(dsns) > 1:
+            raise PgqError("pgq-top exporter takes one --dsn (run one exporter per database)", EXIT_USAGE)
+        from pgq_tui.targets import resolve_targets
+
+        args.target_list = resolve_targets(dsns, None, args.table, args.schema)
+        return
     if args.command not in MULTI_TARGET:
         if len(dsns) > 1:
             raise PgqError(f"pgq-top {args.command} takes one --dsn", EXIT_USAGE)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pgq_tui.monitor import figures
 from pgq_tui.monitor.health import CRIT, OK, WARN, fmt_age, fmt_count
 from pgq_tui.monitor.snapshot import Snapshot
 
@@ -114,103 +115,51 @@ def _rated(
 def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Measure]:
     """Every measure of one Snapshot, alerted ones carrying a message that names what is wrong."""
     failed = snap.errors
-    queues_ok = "queues" not in failed
-    sessions_ok = "sessions" not in failed
+    sums = figures.totals(snap)
     out: list[Measure] = []
 
-    # Stuck jobs: expired leases (the leases panel's true total).
-    stuck = snap.expired.total
     orphaned = sum(1 for lease in snap.expired.rows if not lease.holder_connected)
-    out.append(
-        _rated(
-            snap,
-            "leases",
-            "stuck",
-            stuck,
-            t.stuck,
-            f"{fmt_count(stuck)} stuck jobs (lease expired"
-            + (f", {orphaned} with no live holder)" if orphaned else ")"),
-        )
-    )
+    no_holder = f", {orphaned} with no live holder" if orphaned else ""
+    stuck_msg = f"{fmt_count(sums.stuck)} stuck jobs (lease expired{no_holder})"
+    out.append(_rated(snap, "leases", "stuck", sums.stuck, t.stuck, stuck_msg))
 
-    # The longest wait of a ready job, and which queue it is in.
-    waiting = [q for q in snap.queues if q.oldest_ready_age_s is not None]
-    oldest = max(waiting, key=lambda q: q.oldest_ready_age_s or 0.0, default=None)
-    age = (oldest.oldest_ready_age_s or 0.0) if oldest else 0.0
-    slow = [q.queue for q in waiting if t.ready_age_s.level(q.oldest_ready_age_s or 0.0) != OK]
+    queue, age = figures.oldest_ready(snap)
+    slow = [q for q in snap.queues if t.ready_age_s.level(q.oldest_ready_age_s or 0.0) != OK]
     more = f" (+{len(slow) - 1} more queues)" if len(slow) > 1 else ""
-    out.append(
-        _rated(
-            snap,
-            "queues",
-            "oldest_ready_age",
-            age,
-            t.ready_age_s,
-            f"queue {oldest.queue if oldest else '-'}: oldest ready job waiting {fmt_age(age)}{more}",
-            "s",
-        )
-    )
+    age_msg = f"queue {queue}: oldest ready job waiting {fmt_age(age)}{more}"
+    out.append(_rated(snap, "queues", "oldest_ready_age", age, t.ready_age_s, age_msg, "s"))
 
-    dead = sum(q.failed for q in snap.queues)
-    out.append(_rated(snap, "queues", "dead", dead, t.dead, f"{fmt_count(dead)} dead jobs"))
+    out.append(_rated(snap, "queues", "dead", sums.dead, t.dead, f"{fmt_count(sums.dead)} dead jobs"))
 
     tab = snap.table
     ratio = tab.dead_tuples / tab.vacuum_threshold if tab.vacuum_threshold > 0 else 0.0
     running = ", vacuum running" if tab.vacuum is not None else ""
     autovac_off = "" if tab.autovacuum_enabled else ", autovacuum off"
-    out.append(
-        _rated(
-            snap,
-            "table",
-            "dead_tuples_ratio",
-            round(ratio, 3),
-            t.dead_tuples_ratio,
-            f"dead tuples {ratio:.1f}x the autovacuum threshold ({fmt_count(tab.dead_tuples)} > "
-            f"{fmt_count(round(tab.vacuum_threshold))}{running}{autovac_off})",
-        )
+    ratio_msg = (
+        f"dead tuples {ratio:.1f}x the autovacuum threshold ({fmt_count(tab.dead_tuples)} > "
+        f"{fmt_count(round(tab.vacuum_threshold))}{running}{autovac_off})"
     )
+    out.append(_rated(snap, "table", "dead_tuples_ratio", round(ratio, 3), t.dead_tuples_ratio, ratio_msg))
 
-    holders = [h for h in snap.sessions.xmin_holders if not h.is_pgq_top and h.age_s is not None]
-    holder = max(holders, key=lambda h: h.age_s or 0.0, default=None)
+    holder = figures.oldest_xmin_holder(snap)
     xmin_age = (holder.age_s or 0.0) if holder else 0.0
-    out.append(
-        _rated(
-            snap,
-            "sessions",
-            "xmin_age",
-            xmin_age,
-            t.xmin_age_s,
-            f"xmin horizon held {fmt_age(xmin_age)} by {holder.kind if holder else '-'} "
-            f"{holder.name if holder else ''}".rstrip(),
-            "s",
-        )
-    )
+    xmin_msg = f"xmin horizon held {fmt_age(xmin_age)} by {holder.kind} {holder.name}" if holder else ""
+    out.append(_rated(snap, "sessions", "xmin_age", xmin_age, t.xmin_age_s, xmin_msg, "s"))
 
-    idle = [s for s in snap.sessions.idle_in_transaction if not s.is_pgq_top]
-    longest = max(idle, key=lambda s: s.xact_age_s or 0.0, default=None)
-    idle_age = (longest.xact_age_s or 0.0) if longest else 0.0
-    app = f" ({longest.application})" if longest and longest.application else ""
-    out.append(
-        _rated(
-            snap,
-            "sessions",
-            "idle_tx_age",
-            idle_age,
-            t.idle_tx_age_s,
-            f"pid {longest.pid if longest else '-'}{app} idle in transaction for {fmt_age(idle_age)}",
-            "s",
-        )
-    )
+    idle = figures.oldest_idle_in_transaction(snap)
+    idle_age = (idle.xact_age_s or 0.0) if idle else 0.0
+    app = f" ({idle.application})" if idle and idle.application else ""
+    idle_msg = f"pid {idle.pid}{app} idle in transaction for {fmt_age(idle_age)}" if idle else ""
+    out.append(_rated(snap, "sessions", "idle_tx_age", idle_age, t.idle_tx_age_s, idle_msg, "s"))
 
     # Reported, never alerted on: the figures a graph wants next to the alerting ones.
-    def figure(label: str, value: float | None, uom: str = "") -> Measure:
-        return Measure(label, value, uom)
-
+    queues_ok, sessions_ok = "queues" not in failed, "sessions" not in failed
     for state in ("ready", "scheduled", "running"):
-        out.append(figure(state, sum(getattr(q, state) for q in snap.queues) if queues_ok else None))
-    out.append(figure("dead_tuples", None if "table" in failed else tab.dead_tuples))
-    out.append(figure("idle_tx_sessions", len(idle) if sessions_ok else None))
-    out.append(figure("poll_time", round(snap.server.collect_ms / 1000, 4), "s"))
+        out.append(Measure(state, getattr(sums, state) if queues_ok else None))
+    out.append(Measure("dead_tuples", None if "table" in failed else tab.dead_tuples))
+    idle_count = len(figures.idle_in_transaction(snap))
+    out.append(Measure("idle_tx_sessions", idle_count if sessions_ok else None))
+    out.append(Measure("poll_time", round(snap.server.collect_ms / 1000, 4), "s"))
     return out
 
 
