@@ -39,6 +39,7 @@ from pgq_tui.tui.widgets.status import Banner, Connection, DemoBar, Header, Verd
 from pgq_tui.tui.widgets.table import PanelTable
 
 INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+BACK = -1  # the app's result when escape leaves a dashboard opened from the fleet screen
 COMPACT_WIDTH = 120  # below this the panels no longer fit side by side
 COMPACT_HEIGHT = 34
 STUCK_POLL_S = 10.0  # a poll with no answer this long (a hung network, not a timeout): say so
@@ -74,8 +75,10 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         clock: Callable[[], float] = time.monotonic,
         poll: bool = True,
         initial: Snapshot | None = None,
+        back: bool = False,
     ) -> None:
         super().__init__()
+        self.back = back  # opened from the fleet: escape with nothing to clear goes back to it
         self.source = as_source(source)
         self.actions = actions
         self.target = target
@@ -326,8 +329,10 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             self._close_filter()
         elif self.filter_text:
             self._set_filter("")
-        elif isinstance(self.focused, PanelTable):
+        elif isinstance(self.focused, PanelTable) and self.focused.marked:
             self.focused.clear_marks()
+        elif self.back:
+            self.exit(BACK)
 
     def _set_filter(self, text: str) -> None:
         self.filter_text = text.strip()
