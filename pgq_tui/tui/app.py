@@ -26,6 +26,7 @@ from pgq_tui.tui import hangup, keys
 from pgq_tui.tui.demo_keys import DemoKeys
 from pgq_tui.tui.fixes import Fixes
 from pgq_tui.tui.messages import CollectFailed, SnapshotReady
+from pgq_tui.tui.quiet import update_static
 from pgq_tui.tui.screens.detail import DetailScreen
 from pgq_tui.tui.screens.help import HelpScreen
 from pgq_tui.tui.screens.session import SessionScreen
@@ -166,7 +167,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         for i, panel_id in enumerate(keys.PANEL_IDS, 1):
             mark = "▸" if panel_id == self.current_panel else " "
             tabs.append(f"{mark}{i} {panel_id}")
-        self.query_one("#tabs", Static).update(" ".join(tabs))
+        update_static(self.query_one("#tabs", Static), " ".join(tabs))
 
     def panel(self, panel_id: str) -> Any:
         return self.query_one(f"#{panel_id}")
@@ -256,7 +257,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         text = header_text(self.snapshot, c)
         if self.filter_text:
             text.append(f"  filter: {self.filter_text}", style="bold magenta")
-        self.query_one(Header).update(text)
+        update_static(self.query_one(Header), text)
         stuck_poll = c.waiting_s >= max(STUCK_POLL_S, 3 * self.interval)
         self.query_one(Banner).show(c if self.connected is False or stuck_poll else None)
 

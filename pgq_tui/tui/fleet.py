@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from pgq_tui.fleet.rows import FleetRow, fleet_row, fleet_summary
 from pgq_tui.tui.format import DASH, LEVEL_STYLE, fmt_age, fmt_count, level, safe
+from pgq_tui.tui.quiet import changed, update_static
 
 RENDER_EVERY_S = 0.5
 COLUMNS = ("name", "version", "state", "ready", "stuck", "dead", "oldest", "poll", "updated", "health")
@@ -129,14 +130,17 @@ class FleetApp(App[str | None]):
             cells = row_cells(row, self.interval)
             if row.name not in table.rows:
                 table.add_row(*cells, key=row.name)
-            else:
                 for col, cell in zip(COLUMNS, cells, strict=True):
+                    changed(table, f"{row.name}\0{col}", cell)
+                continue
+            for col, cell in zip(COLUMNS, cells, strict=True):
+                if changed(table, f"{row.name}\0{col}", cell):  # only what changed is sent
                     table.update_cell(row.name, col, cell, update_width=True)
         if self._notice and any(r.name == self._notice[0] and r.state == "up" for r in self.rows):
             self.query_one("#fleet-notice", Static).display = False
         header = Text(" pgq-top fleet ", style="bold reverse")
         header.append(f" {len(self.rows)} targets · every {self.interval:g}s · {fleet_summary(self.rows)}")
-        self.query_one("#fleet-header", Static).update(header)
+        update_static(self.query_one("#fleet-header", Static), header)
         self._render_detail()
         self.renders += 1
 
@@ -148,7 +152,7 @@ class FleetApp(App[str | None]):
         text = safe(f"{row.name} · {row.table} · ", style="bold")
         text.append_text(safe(row.verdict, style=LEVEL_STYLE.get(row.level, "yellow")))
         text.append("  (enter: dashboard)", style="dim")
-        self.query_one("#fleet-detail", Static).update(text)
+        update_static(self.query_one("#fleet-detail", Static), text, layout=True)
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -11,6 +11,7 @@ from textual.events import Resize
 from textual.widgets import DataTable
 
 from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.tui.quiet import changed, forget, set_border
 
 MARK = "●"
 
@@ -68,6 +69,7 @@ class PanelTable(DataTable):
 
     def _set_columns(self) -> None:
         self.clear(columns=True)
+        forget(self, "rows")  # the rows went with the columns: the next update must add them again
         if self.MARKABLE:
             self.add_column(" ", width=1, key="mark")
         for col in self.visible_columns():
@@ -108,7 +110,7 @@ class PanelTable(DataTable):
         total = self.total(snap)
         self._render_rows(rows)
         shown = f"{len(rows)}" if total is None or total == len(rows) else f"{len(rows)} of {total}"
-        self.border_title = f"{self.TITLE} ({shown})"
+        set_border(self, title=f"{self.TITLE} ({shown})")
         self._update_subtitle()
 
     def set_stale(self, error: str | None) -> None:
@@ -122,9 +124,12 @@ class PanelTable(DataTable):
             parts.append(f"{len(self.marked)} marked")
         if self._stale is not None:
             parts.append(f"STALE: {self._stale[:60]}")
-        self.border_subtitle = Text(" · ".join(parts)) if parts else ""
+        set_border(self, subtitle=Text(" · ".join(parts)) if parts else "")
 
     def _render_rows(self, rows: list[Row]) -> None:
+        if not changed(self, "rows", tuple((r.key, r.cells) for r in rows)):
+            self._panel_rows = {r.key: r for r in rows}  # same cells; keep the newest targets/info
+            return  # nothing on screen would change: don't clear and repaint the table
         cursor_key = self.cursor_key()
         scroll_y = self.scroll_y
         self._panel_rows = {r.key: r for r in rows}
