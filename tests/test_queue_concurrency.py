@@ -14,7 +14,8 @@ from pathlib import Path
 import psycopg
 
 from pgq_tui.queue import JobQueue
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 
 N_JOBS = 10_000
 
@@ -201,7 +202,8 @@ def test_worker_cli_bad_input_is_one_line(dsn: str) -> None:
 
 ORPHAN_SCRIPT = """
 import sys, time
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 pool = WorkerPool(WorkerConfig(conninfo=sys.argv[1], queues=("q",), idle_sleep=0.1), concurrency=2).start()
 print(" ".join(str(s.process.pid) for s in pool.workers), flush=True)
 time.sleep(120)

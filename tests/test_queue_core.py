@@ -31,9 +31,22 @@ def test_install_is_idempotent_and_sets_indexes_and_autovacuum(
     )
     assert "WHERE (status = 'pending'::text)" in indexes["jobs_claim_idx"]
     assert "WHERE (status = 'running'::text)" in indexes["jobs_lease_idx"]
-    assert "jobs_failed_idx" in indexes and "jobs_done_idx" in indexes
+    assert (
+        "(queue, finished_at DESC NULLS LAST, id DESC) WHERE (status = 'failed'::text)"
+        in (indexes["jobs_dead_idx"])
+    )
+    assert "jobs_done_idx" in indexes and "jobs_failed_idx" not in indexes
     (reloptions,) = sql.execute("SELECT reloptions FROM pg_class WHERE relname = 'jobs'").fetchone()
     assert {f"{k}={v}" for k, v in AUTOVACUUM_OPTIONS.items()} <= set(reloptions)
+
+
+def test_install_adds_the_dead_index_to_an_existing_table(queue: JobQueue, sql: psycopg.Connection) -> None:
+    # A table installed by an older version: the dead-letter index was (queue) only.
+    sql.execute("DROP INDEX jobs_dead_idx")
+    sql.execute("CREATE INDEX jobs_failed_idx ON jobs (queue) WHERE status = 'failed'")
+    queue.install()
+    names = {r[0] for r in sql.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'jobs'")}
+    assert "jobs_dead_idx" in names and "jobs_failed_idx" not in names
 
 
 def test_status_is_constrained(queue: JobQueue, sql: psycopg.Connection) -> None:
@@ -145,6 +158,10 @@ def test_reap_returns_expired_leases_and_dead_letters_exhausted_ones(
         ).fetchone()[0]
         == 4
     )
+    # Counted in the same statement, like FAIL: each reaped lease is a failed attempt, the exhausted
+    # ones are dead letters (the poison-job case: "dead/s" must not stay 0).
+    counted = sql.execute("SELECT sum(failed), sum(dead) FROM jobs_stats WHERE queue = 'q'").fetchone()
+    assert counted == (4, 3)
     assert queue.reap() == 0
 
 
@@ -165,6 +182,18 @@ def test_fencing_refuses_a_stale_worker(queue: JobQueue, sql: psycopg.Connection
         assert fresh.extend(a2, 120) is True
         assert fresh.complete([a2, b2]) == 2
     assert sql.execute("SELECT count(*) FROM jobs").fetchone()[0] == 0
+
+
+def test_complete_marks_only_the_accepted_jobs_done(queue: JobQueue, sql: psycopg.Connection) -> None:
+    queue.enqueue("q", [{}, {}])
+    with JobQueue(queue.conninfo) as other:
+        (stale,) = queue.claim("q", limit=1, lease=0.1)
+        (held,) = queue.claim("q", limit=1, lease=60)
+        time.sleep(0.2)
+        assert other.reap() == 1 and [j.id for j in other.claim("q", lease=60)] == [stale.id]
+        assert queue.complete([stale, held], keep=True) == 1
+        assert (held.status, stale.status) == ("done", "running")  # fencing refused the stale one
+        assert statuses(sql) == {held.id: "done", stale.id: "running"}
 
 
 def test_complete_after_expiry_but_before_reap_is_accepted(queue: JobQueue) -> None:
@@ -270,7 +299,7 @@ def test_claim_and_reap_use_their_partial_indexes(queue: JobQueue, sql: psycopg.
     )
     assert '"Index Name": "jobs_claim_idx"' in claim, claim
     assert "Seq Scan" not in claim
-    reap = _plan(sql, st.compose(st.REAP, "jobs", "public"), {"batch": 1000})
+    reap = _plan(sql, st.compose(st.REAP, "jobs", "public"), {"batch": 1000, "before": None})
     assert '"Index Name": "jobs_lease_idx"' in reap, reap
     assert "Seq Scan" not in reap
 

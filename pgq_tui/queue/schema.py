@@ -5,7 +5,10 @@ Why these indexes (each keeps a hot path proportional to the active jobs, not to
   in exactly its ORDER BY, so a claim reads a handful of index entries however many done rows exist.
 - `<table>_lease_idx (queue, locked_until) WHERE status = 'running'`: the reaper and the monitor's
   running/expired counts read only running rows.
-- `<table>_failed_idx (queue) WHERE status = 'failed'`: dead-letter counts and retry/discard.
+- `<table>_dead_idx (queue, finished_at DESC NULLS LAST, id DESC) WHERE status = 'failed'`: dead-letter
+  counts and retry/discard, and the monitor's "most recent dead jobs", which walks it in finished_at
+  order (a few entries per queue however many dead jobs pile up). It supersedes `<table>_failed_idx (queue)`,
+  which install() drops from tables made by an older version.
 - `<table>_done_idx (finished_at) WHERE status = 'done'`: `prune()` deletes old history in batches.
 
 Autovacuum: every claim and completion leaves a dead tuple, so the default trigger (20% of the table)
@@ -91,19 +94,25 @@ _INDEXES = (
     "CREATE INDEX IF NOT EXISTS {claim_idx} ON {jobs} (queue, priority DESC, run_at, id) "
     "WHERE status = 'pending'",
     "CREATE INDEX IF NOT EXISTS {lease_idx} ON {jobs} (queue, locked_until) WHERE status = 'running'",
-    "CREATE INDEX IF NOT EXISTS {failed_idx} ON {jobs} (queue) WHERE status = 'failed'",
+    "CREATE INDEX IF NOT EXISTS {dead_idx} ON {jobs} (queue, finished_at DESC NULLS LAST, id DESC) "
+    "WHERE status = 'failed'",
     "CREATE INDEX IF NOT EXISTS {done_idx} ON {jobs} (finished_at) WHERE status = 'done'",
 )
 
+# Indexes an older version made that one of the above now covers (dead_idx starts with the same column).
+_SUPERSEDED = ("DROP INDEX IF EXISTS {old_failed_idx}",)
+
 
 def names(table: str, schema: str) -> dict[str, sql.Composable]:
-    """Every object name the queue uses, quoted. Index names are unqualified (they live with the table)."""
+    """Every object name the queue uses, quoted. Index names to create are unqualified (they live with
+    the table); an index to drop is schema-qualified (DROP INDEX finds it by name)."""
     return {
         "jobs": sql.Identifier(schema, table),
         "stats": sql.Identifier(schema, f"{table}_stats"),
         "claim_idx": sql.Identifier(f"{table}_claim_idx"),
         "lease_idx": sql.Identifier(f"{table}_lease_idx"),
-        "failed_idx": sql.Identifier(f"{table}_failed_idx"),
+        "dead_idx": sql.Identifier(f"{table}_dead_idx"),
+        "old_failed_idx": sql.Identifier(schema, f"{table}_failed_idx"),
         "done_idx": sql.Identifier(f"{table}_done_idx"),
         "status_check": sql.Identifier(f"{table}_status_check"),
         "attempts_check": sql.Identifier(f"{table}_max_attempts_check"),
@@ -134,6 +143,6 @@ def install(conn: psycopg.Connection, table: str = "jobs", schema: str = "public
         if not conn.execute(_HAS_STATUS_CHECK, (qualified, f"{table}_status_check")).fetchone():
             conn.execute(sql.SQL(_STATUS_CHECK).format(**n))
         conn.execute(sql.SQL(_STATS).format(**n))
-        for ddl in _INDEXES:
+        for ddl in (*_INDEXES, *_SUPERSEDED):
             conn.execute(sql.SQL(ddl).format(**n))
         conn.execute(sql.SQL("ALTER TABLE {} SET ({})").format(n["jobs"], options))
