@@ -5,6 +5,10 @@ minimum interval however many scrapers, and serving through a server restart (pg
 from __future__ import annotations
 
 import doctest
+import re
+import signal
+import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -239,3 +243,34 @@ def test_scrape_while_jobs_flow_and_through_a_restart(
     finally:
         http.shutdown()
         monitor.close()
+
+
+def test_a_missing_table_is_up_0_with_its_error_code(dsn: str) -> None:
+    with Monitor(dsn, table="nope", read_only=True) as monitor:
+        http, _ = serve(SnapshotCache(monitor, min_interval_s=0), "127.0.0.1:0")
+        try:
+            got = scrape(f"http://127.0.0.1:{http.server_address[1]}/metrics")
+        finally:
+            http.shutdown()
+    assert got.families == ALWAYS
+    assert (got.get("pgq_up"), got.get("pgq_last_error_code")) == (0, 4)  # 4: table missing
+
+
+def test_the_command_serves_and_stops_cleanly(dsn: str) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pgq_tui", "exporter", "--dsn", dsn, "--listen", "127.0.0.1:0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        url = re.search(r"http://\S+/metrics", line)
+        assert url, line
+        got = scrape(url.group(0))
+        assert got.get("pgq_up") == 1 and got.get("pgq_jobs_completed_total") == 0
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()

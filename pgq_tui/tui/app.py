@@ -285,7 +285,10 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
 
     def action_help(self) -> None:
         active = [ab.binding for ab in self.screen.active_bindings.values() if keys.section(ab.binding)]
-        note = "read-only: write keys are disabled" if self.read_only else ""
+        notes = ["read-only: write keys are disabled"] if self.read_only else []
+        if self.back:
+            notes.append("escape with no filter or marks to clear: back to the fleet")
+        note = "; ".join(notes)
         self.push_screen(HelpScreen(active, keys.TABLE_KEYS, note))
 
     def _typing(self, char: str) -> bool:
