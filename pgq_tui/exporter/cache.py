@@ -71,6 +71,6 @@ class SnapshotCache:
             return ExporterState(None, error, prev.collects + 1, prev.failures + 1, self.counters)
         if prev.error is not None:
             print("pgq-top exporter: collect works again", file=self.log, flush=True)
-        if "throughput" not in snap.errors:
-            self.counters.add(snap.throughput)
+        if "throughput" not in snap.errors and snap.throughput.source == "counters":
+            self.counters.add(snap.throughput)  # only the counters table's buckets are real counts
         return ExporterState(snap, None, prev.collects + 1, prev.failures, self.counters)

@@ -83,10 +83,17 @@ def _queue_families(snap: Snapshot, state: ExporterState) -> Iterator[Metric]:
         "Jobs per queue and state (stuck: lease expired; dead: out of attempts)",
         labels=["queue", "state"],
     )
-    estimated = gauge(
-        "pgq_jobs_estimated",
-        "1 when pgq_jobs for this queue and state is an estimate (above the exact-count cap), 0 when exact",
+    exact = gauge(
+        "pgq_jobs_exact",
+        "1 when pgq_jobs for this queue and state is exact at this collect; 0 when it is a background "
+        "count's (see pgq_background_count_lag_seconds) or a lower bound",
         labels=["queue", "state"],
+    )
+    rate = gauge(
+        "pgq_queue_rate_per_second",
+        "The monitor's own per-queue rate over its window (any writer; from the counters table or "
+        "derived from the jobs table); absent while unknown. Prefer rate() over the _total counters",
+        labels=["queue", "event"],
     )
     age = gauge(
         "pgq_oldest_ready_job_age_seconds",
@@ -96,19 +103,33 @@ def _queue_families(snap: Snapshot, state: ExporterState) -> Iterator[Metric]:
     for q in snap.queues:
         for s in figures.STATES:
             jobs.add_metric([q.queue, s], figures.state_count(q, s))
-            estimated.add_metric([q.queue, s], 1 if figures.state_estimated(q, s) else 0)
+            exact.add_metric([q.queue, s], 1 if figures.state_exact(q, s) else 0)
         age.add_metric([q.queue], q.oldest_ready_age_s or 0.0)
+    for name, rates in sorted(snap.throughput.per_queue.items()):
+        for event in ("enqueued", "completed", "failed"):
+            value = getattr(rates, event)
+            if value is not None:
+                rate.add_metric([name, event], value)
     yield jobs
-    yield estimated
+    yield exact
     yield age
+    if "throughput" not in snap.errors:
+        yield rate
+    counts = snap.counts
+    if counts is not None and counts.lag_s is not None:
+        yield gauge(
+            "pgq_background_count_lag_seconds",
+            "How far behind this collect the background exact count (used above the per-poll cap) is",
+            counts.lag_s,
+        )
     yield gauge(
         "pgq_stuck_jobs",
         "Expired leases, all queues (the leases panel's true total)",
         figures.totals(snap).stuck,
     )
-    if "throughput" in snap.errors:
-        return  # no counters table (or no grant): no counters rather than flat ones
     c = state.counters
+    if c.mark is None:
+        return  # no counters table (or no grant, or not yet read): no counters rather than flat ones
     for event in EVENTS:
         yield CounterMetricFamily(
             f"pgq_jobs_{event}",

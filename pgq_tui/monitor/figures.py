@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pgq_tui.monitor.snapshot import QueueStats, Session, Snapshot, XminHolder
+from pgq_tui.monitor.snapshot import EXACT, QueueStats, Session, Snapshot, XminHolder
 
 STATES = ("ready", "scheduled", "running", "stuck", "dead", "done")
 # the Snapshot's field for each canonical state name (stuck = expired leases, dead = failed)
@@ -27,8 +27,9 @@ def state_count(q: QueueStats, state: str) -> int:
     return int(getattr(q, STATE_FIELD[state]))
 
 
-def state_estimated(q: QueueStats, state: str) -> bool:
-    return STATE_FIELD[state] in q.approximate_fields
+def state_exact(q: QueueStats, state: str) -> bool:
+    """Exact at this poll (not a stale background count, a lower bound or an estimate)."""
+    return q.accuracy(STATE_FIELD[state]) == EXACT
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Totals:
     running: int
     stuck: int
     dead: int
-    estimated: bool  # at least one queue's count is an estimate
+    estimated: bool  # some queue's count is not exact at this poll (stale, lower bound)
 
 
 def totals(snap: Snapshot) -> Totals:
