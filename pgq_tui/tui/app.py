@@ -208,6 +208,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self.connected = True
         self.error = None
         self._data_at = self.clock()
+        if not self.query("#grid"):
+            return  # the screen is being torn down: a poll that lands now has nothing to update
         self.query_one("#grid").remove_class("-stale")
         if message.demo_status is not None and self.demo is not None:
             self.query_one(DemoBar).show(message.demo_status)
@@ -219,6 +221,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self._landed()
         self.connected = False
         self.error = message.error
+        if not self.query("#grid"):
+            return  # the screen is being torn down (quit while a poll was failing): nothing to mark
         self.query_one("#grid").add_class("-stale")
         self._update_header()
 
