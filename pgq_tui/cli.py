@@ -295,7 +295,7 @@ def _resolve_targets(args: argparse.Namespace) -> None:
     from pgq_tui.targets import resolve_targets
 
     # Several databases (the fleet, check) watch pgq-top's own table, `--table`/`--schema` or jobs; one
-    # database without them is detected (any dialect: pgq_tui.target).
+    # database without them is detected (any dialect: pgq_tui.detection).
     args.target_list = resolve_targets(dsns, args.targets, args.table or "jobs", args.schema or "public")
     args.dsn = args.target_list[0].dsn if len(args.target_list) == 1 else None
     if len(args.target_list) == 1 and args.targets:  # one target from a file: its own table and schema

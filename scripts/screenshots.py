@@ -96,8 +96,8 @@ async def shoot_dialect(out: Path) -> None:
 
     from pgq_tui.actions.dialect_actions import DialectActions
     from pgq_tui.demo.embedded import EmbeddedPostgres
+    from pgq_tui.detection import find_queues
     from pgq_tui.monitor.dialect_monitor import DialectMonitor
-    from pgq_tui.target import find_targets
 
     server = EmbeddedPostgres()
     try:
@@ -107,7 +107,7 @@ async def shoot_dialect(out: Path) -> None:
         dsn = server.dsn("shop")
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute(SEED_TABLE)
-        (target,) = find_targets(dsn)
+        (target,) = find_queues(dsn)
         for name, size, press in (
             ("seed-jobs-120x32", (120, 32), []),
             ("seed-jobs-help-120x32", (120, 32), ["question_mark"]),

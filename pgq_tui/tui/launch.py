@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pgq_tui.errors import EXIT_OK, EXIT_TERMINAL, PgqError
 
 if TYPE_CHECKING:
-    from pgq_tui.target import Target
+    from pgq_tui.detection import QueueTarget
 
 MIN_WIDTH, MIN_HEIGHT = 40, 12  # below this not even the queues table and the verdict fit
 
@@ -63,11 +63,11 @@ def choose_target(
     schema: str | None = None,
     table: str | None = None,
     mapping: str | None = None,
-) -> Target | None:
+) -> QueueTarget | None:
     """Detect the queues; one opens, several are offered in a picker (None: the user quit)."""
-    from pgq_tui.target import find_targets
+    from pgq_tui.detection import find_queues
 
-    targets = find_targets(dsn, kind=kind, schema=schema, table=table, mapping=mapping)
+    targets = find_queues(dsn, kind=kind, schema=schema, table=table, mapping=mapping)
     if len(targets) == 1:
         return targets[0]
     from pgq_tui.tui.picker import pick
@@ -78,7 +78,7 @@ def choose_target(
 
 def open_dashboard(
     dsn: str,
-    target: Target,
+    target: QueueTarget,
     *,
     interval: float,
     read_only: bool,
