@@ -110,7 +110,7 @@ async def shoot_dialect(out: Path) -> None:
         (target,) = find_queues(dsn)
         for name, size, press in (
             ("seed-jobs-120x32", (120, 32), []),
-            ("seed-jobs-help-120x32", (120, 32), ["question_mark"]),
+            ("seed-jobs-detail-120x32", (120, 32), ["2", "enter"]),
         ):
             monitor = DialectMonitor(dsn, target.model)
             actions = DialectActions(dsn, target.model)
