@@ -23,8 +23,8 @@ import psycopg
 from common import measured_server
 from psycopg import sql
 
+from pgq_tui.detection import find_queues
 from pgq_tui.monitor.dialect_monitor import DialectMonitor
-from pgq_tui.target import find_targets
 
 TABLE = """
 CREATE TABLE {jobs} (id bigserial PRIMARY KEY, queue text, payload jsonb, status text DEFAULT 'pending',
@@ -72,7 +72,7 @@ def main() -> int:
         monitors = {}
         for n in sizes:
             build(dsn, f"dialect_{n}", n)
-            (target,) = find_targets(dsn, kind="seed-jobs", schema=f"dialect_{n}", table="jobs")
+            (target,) = find_queues(dsn, kind="seed-jobs", schema=f"dialect_{n}", table="jobs")
             monitor = stack.enter_context(DialectMonitor(dsn, target.model, read_only=True))
             snap = monitor.collect()
             assert not snap.errors, snap.errors

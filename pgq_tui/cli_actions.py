@@ -15,9 +15,9 @@ from typing import TextIO
 from pgq_tui.actions.dialect_actions import DialectActions
 from pgq_tui.actions.model import Plan
 from pgq_tui.db import resolve_dsn
+from pgq_tui.detection import find_queues
 from pgq_tui.dialects.contract import ActionKind, JobId
 from pgq_tui.errors import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PgqError
-from pgq_tui.target import find_targets
 
 COMMANDS = {
     "requeue": (ActionKind.REQUEUE, "--stuck", "hand stuck jobs back to the queue (the framework's rescue)"),
@@ -73,7 +73,7 @@ def run_action(args: argparse.Namespace, out: TextIO | None = None) -> int:
     kind, _, _ = COMMANDS[args.command]
     ids = parse_ids(args.ids) if args.ids else None
     dsn = resolve_dsn(args.dsn)
-    targets = find_targets(dsn, kind=args.kind, schema=args.schema, table=args.table, mapping=args.mapping)
+    targets = find_queues(dsn, kind=args.kind, schema=args.schema, table=args.table, mapping=args.mapping)
     if len(targets) > 1:
         found = "; ".join(t.label for t in targets)
         raise PgqError(

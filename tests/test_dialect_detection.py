@@ -6,13 +6,13 @@ import psycopg
 import pytest
 
 from pgq_tui.db.introspect import read_catalog
+from pgq_tui.detection import queues_in
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.catalog import Catalog, Index, Relation, VersionMarker, table
 from pgq_tui.dialects.contract import Capability, Match
 from pgq_tui.dialects.detect import DetectionError, choose, detect
 from pgq_tui.dialects.mapping import MappingError, parse
 from pgq_tui.errors import EXIT_SCHEMA, EXIT_USAGE, PgqError
-from pgq_tui.target import targets_in
 
 SEED = {"id": "bigint", "queue": "text", "payload": "jsonb", "status": "text", "run_at": "timestamptz",
         "attempts": "integer", "locked_until": "timestamptz"}  # fmt: skip
@@ -77,9 +77,9 @@ def test_the_most_specific_match_wins_and_several_are_never_guessed() -> None:
 
 def test_kind_forces_a_less_specific_dialect_on_the_same_table() -> None:
     catalog = Catalog((table("public", "jobs", PGQ),))
-    (forced,) = targets_in(catalog, registry.builtin(), kind="seed-jobs")
+    (forced,) = queues_in(catalog, registry.builtin(), kind="seed-jobs")
     assert (forced.kind, forced.match.table) == ("seed-jobs", "jobs")
-    (default,) = targets_in(catalog, registry.builtin())
+    (default,) = queues_in(catalog, registry.builtin())
     assert default.kind == "pgq"
 
 
@@ -87,12 +87,12 @@ def test_flags_that_name_no_queue_keep_the_one_line_errors() -> None:
     catalog = Catalog((table("public", "wrong", {"id": "bigint", "status": "text"}),))
     known = registry.builtin()
     with pytest.raises(PgqError, match=r"table public\.nope does not exist") as e:
-        targets_in(catalog, known, table="nope")
+        queues_in(catalog, known, table="nope")
     assert e.value.exit_code == EXIT_SCHEMA
     with pytest.raises(PgqError, match="not a pgq-top jobs table: missing columns attempts"):
-        targets_in(catalog, known, table="wrong")
+        queues_in(catalog, known, table="wrong")
     with pytest.raises(PgqError, match="unknown --kind") as e:
-        targets_in(catalog, known, kind="nope")
+        queues_in(catalog, known, kind="nope")
     assert e.value.exit_code == EXIT_USAGE
 
 

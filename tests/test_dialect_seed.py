@@ -285,18 +285,19 @@ def test_job_detail_of_a_dialect_shows_its_words_and_stuck_rule(
     from rich.console import Console
 
     from pgq_tui.actions.dialect_actions import DialectActions
-    from pgq_tui.target import find_targets
+    from pgq_tui.detection import find_queues
     from pgq_tui.tui.screens.detail import detail_renderable
 
     conn.execute(SEED_JOBS)
     conn.execute(SEED_JOBS_ADVISED)
     seed_jobs_populate(empty_dsn)
     stuck = conn.execute("SELECT id FROM jobs WHERE locked_until < now()").fetchone()[0]
-    (target,) = find_targets(empty_dsn)
+    (target,) = find_queues(empty_dsn)
     with DialectActions(empty_dsn, target.model) as actions:
         job = actions.job_detail(stuck)
         assert actions.job_detail(10**9) is None
     assert job is not None and job["status"] == "stuck (running)" and job["attempts"] == 1
+    assert isinstance(job["payload"], dict) and job["details"] == {}  # every column is mapped by role
     console = Console(width=120, record=True)
     console.print(detail_renderable(job))
     text = console.export_text()
@@ -307,13 +308,13 @@ def test_counts_above_the_cap_come_from_the_background_count(
     empty_dsn: str, conn: psycopg.Connection, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Over the cap a count is first a lower bound, then the background's exact count (stale)."""
+    from pgq_tui.detection import find_queues
     from pgq_tui.monitor.dialect_monitor import DialectMonitor
-    from pgq_tui.target import find_targets
 
     conn.execute(JOB_QUEUE)
     conn.execute(JOB_QUEUE_ADVISED)
     conn.execute("INSERT INTO job_queue (payload) SELECT '{}' FROM generate_series(1, 40)")
-    (target,) = find_targets(empty_dsn)
+    (target,) = find_queues(empty_dsn)
     with DialectMonitor(empty_dsn, target.model, count_cap=10, count_interval_s=0.1) as monitor:
         (q,) = monitor.collect().queues
         # a proven lower bound: the cap, or the rows read when the cap is over all queues (this shape)

@@ -16,8 +16,8 @@ from dialect_cases.seed import (
 )
 
 from pgq_tui.actions.dialect_actions import DialectActions
+from pgq_tui.detection import find_queues
 from pgq_tui.monitor.dialect_monitor import DialectMonitor
-from pgq_tui.target import find_targets
 from pgq_tui.tui.app import PgqTopApp
 from pgq_tui.tui.screens.confirm import ConfirmScreen
 
@@ -32,7 +32,7 @@ async def settle(pilot, app: PgqTopApp, polls: int = 1, timeout: float = 10.0) -
 
 
 def _app(dsn: str) -> tuple[PgqTopApp, DialectMonitor, DialectActions]:
-    (target,) = find_targets(dsn)
+    (target,) = find_queues(dsn)
     monitor = DialectMonitor(dsn, target.model)
     actions = DialectActions(dsn, target.model)
     return PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0), monitor, actions
@@ -72,7 +72,7 @@ async def test_the_job_queue_shape_in_read_only_mode_refuses_writes(empty_dsn: s
         conn.execute(JOB_QUEUE)
         conn.execute(JOB_QUEUE_ADVISED)
         job_queue_populate(empty_dsn)
-        (target,) = find_targets(empty_dsn)
+        (target,) = find_queues(empty_dsn)
         monitor = DialectMonitor(empty_dsn, target.model, read_only=True)
         actions = DialectActions(empty_dsn, target.model, read_only=True)
         app = PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0, read_only=True)

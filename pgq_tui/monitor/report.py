@@ -17,11 +17,11 @@ from rich.table import Table
 from rich.text import Text
 
 from pgq_tui.db import resolve_dsn
+from pgq_tui.detection import QueueTarget, find_queues
 from pgq_tui.errors import EXIT_OK, EXIT_USAGE, PgqError
 from pgq_tui.monitor import health, provenance
 from pgq_tui.monitor.dialect_monitor import open_monitor
 from pgq_tui.monitor.snapshot import LeaseList, Snapshot
-from pgq_tui.target import Target, find_targets
 
 _STYLE = {health.WARN: "yellow", health.CRIT: "bold red"}
 
@@ -53,9 +53,9 @@ def run_snapshot(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return EXIT_OK
 
 
-def single_target(dsn: str, args: argparse.Namespace) -> Target:
+def single_target(dsn: str, args: argparse.Namespace) -> QueueTarget:
     """The one queue the flags name; several found is a usage error here (nobody to ask)."""
-    targets = find_targets(
+    targets = find_queues(
         dsn,
         kind=getattr(args, "kind", None),
         schema=args.schema,

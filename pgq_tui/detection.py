@@ -1,6 +1,7 @@
-"""Which queue to open: the one catalog read, every dialect's detection, and the user's flags.
+"""Which queue to open in one database: the catalog read, every dialect's detection, and the user's
+flags. (Which *databases* to watch is pgq_tui.targets.)
 
-`find_targets()` returns every queue that fits `--kind/--schema/--table` (several: the caller asks
+`find_queues()` returns every queue that fits `--kind/--schema/--table` (several: the caller asks
 the user, never guesses). A `--table`/`--schema` that names no queue keeps the one-line errors users
 know: the table does not exist, or it lacks pgq-top's columns (and no mapping describes it).
 """
@@ -26,7 +27,7 @@ APPLICATION_NAME = "pgq-top detect"
 
 
 @dataclass(frozen=True)
-class Target:
+class QueueTarget:
     """One detected queue, ready to monitor and act on."""
 
     match: Match
@@ -51,14 +52,14 @@ def dialects(mapping: str | None = None) -> tuple[Dialect, ...]:
         raise PgqError(str(exc), EXIT_USAGE) from None
 
 
-def targets_in(
+def queues_in(
     catalog: Catalog,
     known: tuple[Dialect, ...],
     *,
     kind: str | None = None,
     schema: str | None = None,
     table: str | None = None,
-) -> list[Target]:
+) -> list[QueueTarget]:
     """Pure: the catalog and the flags -> the queues to offer (PgqError when none fits)."""
     if kind is not None and kind not in {d.kind for d in known}:
         kinds = ", ".join(sorted({d.kind for d in known}))
@@ -71,7 +72,7 @@ def targets_in(
             raise _explain_missing(catalog, schema or "public", table or "jobs", kind) from None
         raise PgqError(str(exc), EXIT_SCHEMA) from None
     by_kind = {d.kind: d for d in known}
-    return [Target(m, by_kind[m.kind].model(m, catalog)) for m in chosen]
+    return [QueueTarget(m, by_kind[m.kind].model(m, catalog)) for m in chosen]
 
 
 def _explain_missing(catalog: Catalog, schema: str, table: str, kind: str | None) -> PgqError:
@@ -95,14 +96,14 @@ def _explain_missing(catalog: Catalog, schema: str, table: str, kind: str | None
     )
 
 
-def find_targets(
+def find_queues(
     conninfo: str,
     *,
     kind: str | None = None,
     schema: str | None = None,
     table: str | None = None,
     mapping: str | None = None,
-) -> list[Target]:
+) -> list[QueueTarget]:
     """Connect once, read the catalog once, and return the queues that fit the flags."""
     known = dialects(mapping)
     try:
@@ -110,7 +111,7 @@ def find_targets(
             catalog = read_catalog(conn, known)
     except psycopg.Error as exc:
         raise describe(exc) from None
-    return targets_in(catalog, known, kind=kind, schema=schema, table=table)
+    return queues_in(catalog, known, kind=kind, schema=schema, table=table)
 
 
 def relation_label(schema: str, table: str) -> str:
