@@ -103,11 +103,15 @@ FROM locked_jobs WHERE river_job.id = locked_jobs.id
 RETURNING river_job.id
 """
 # The completer's transitions (JobSetStateIfRunningMany) for a running job.
-COMPLETE = "UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = ANY(%s) AND state = 'running'"
+COMPLETE = (
+    "UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = ANY(%s) AND state = 'running'"
+)
 ERRORED = """
-UPDATE river_job SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END::river_job_state,
-       finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
-       scheduled_at = CASE WHEN attempt >= max_attempts THEN scheduled_at ELSE now() + interval '16 seconds' END,
+UPDATE river_job
+SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END::river_job_state,
+    finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
+    scheduled_at = CASE WHEN attempt >= max_attempts THEN scheduled_at
+                        ELSE now() + interval '16 seconds' END,
        errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt, 'error', 'boom',
                                                         'trace', ''))
 WHERE id = ANY(%s) AND state = 'running'
@@ -155,7 +159,8 @@ SELECT id, queue,
        CASE state::text
             WHEN 'available' THEN CASE WHEN scheduled_at <= now() THEN 'ready' ELSE 'scheduled' END
             WHEN 'scheduled' THEN 'scheduled' WHEN 'retryable' THEN 'scheduled'
-            WHEN 'running' THEN CASE WHEN attempted_at < now() - interval '1 hour' THEN 'stuck' ELSE 'running' END
+            WHEN 'running' THEN CASE WHEN attempted_at < now() - interval '1 hour' THEN 'stuck'
+                                     ELSE 'running' END
             WHEN 'discarded' THEN 'dead' WHEN 'completed' THEN 'done'
             ELSE state::text END AS state
 FROM {} ORDER BY id

@@ -35,8 +35,9 @@ RESCUE_ENV = "PGQ_TOP_RIVER_RESCUE_AFTER"
 DEFAULT_RESCUE_AFTER_S = 3600.0  # River's JobRescuerRescueAfterDefault
 MIN_VERSION = 4  # the `pending` state and today's finalized_at constraint (River 0.5.0)
 # fmt: off
-JOB_COLUMNS_SEEN = frozenset(("id", "state", "queue", "kind", "args", "attempt", "max_attempts", "attempted_at",
-                              "attempted_by", "scheduled_at", "finalized_at", "errors", "metadata", "priority"))
+JOB_COLUMNS_SEEN = frozenset(("id", "state", "queue", "kind", "args", "attempt", "max_attempts",
+                              "attempted_at", "attempted_by", "scheduled_at", "finalized_at", "errors",
+                              "metadata", "priority"))
 # fmt: on
 FETCH_INDEX = ("state", "queue", "priority", "scheduled_at", "id")
 MARKER = VersionMarker("river_migration", "version", "line", "main")
