@@ -196,6 +196,7 @@ COMMANDS = {
     "requeue": _cmd_action,
     "retry": _cmd_action,
     "discard": _cmd_action,
+    "cancel": _cmd_action,
     None: _cmd_dashboard,
 }
 
