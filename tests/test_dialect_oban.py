@@ -99,7 +99,8 @@ def _executing(conn: psycopg.Connection, minutes_ago: float, *, max_attempts: in
     insert(conn, "work", 1, max_attempts=max_attempts)
     (got,) = fetch(conn, "work", 1)
     conn.execute(
-        "UPDATE oban_jobs SET attempted_at = timezone('UTC', now()) - make_interval(mins => %s) WHERE id = %s",
+        "UPDATE oban_jobs SET attempted_at = timezone('UTC', now()) - make_interval(mins => %s)"
+        " WHERE id = %s",
         (minutes_ago, got),
     )
     return got
