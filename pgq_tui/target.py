@@ -63,7 +63,7 @@ def targets_in(
     if kind is not None and kind not in {d.kind for d in known}:
         kinds = ", ".join(sorted({d.kind for d in known}))
         raise PgqError(f"unknown --kind {kind!r} (known: {kinds})", EXIT_USAGE)
-    matches = detect(catalog, known)
+    matches = detect(catalog, known, best=kind is None)
     try:
         chosen = choose(matches, kind=kind, schema=schema, table=table)
     except DetectionError as exc:

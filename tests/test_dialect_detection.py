@@ -75,6 +75,14 @@ def test_the_most_specific_match_wins_and_several_are_never_guessed() -> None:
         choose([])
 
 
+def test_kind_forces_a_less_specific_dialect_on_the_same_table() -> None:
+    catalog = Catalog((table("public", "jobs", PGQ),))
+    (forced,) = targets_in(catalog, registry.builtin(), kind="seed-jobs")
+    assert (forced.kind, forced.match.table) == ("seed-jobs", "jobs")
+    (default,) = targets_in(catalog, registry.builtin())
+    assert default.kind == "pgq"
+
+
 def test_flags_that_name_no_queue_keep_the_one_line_errors() -> None:
     catalog = Catalog((table("public", "wrong", {"id": "bigint", "status": "text"}),))
     known = registry.builtin()

@@ -20,15 +20,22 @@ def markers(dialects: Sequence[Dialect]) -> tuple[VersionMarker, ...]:
     return tuple(dict.fromkeys(m for d in dialects for m in d.version_markers))
 
 
-def detect(catalog: Catalog, dialects: Sequence[Dialect]) -> list[Match]:
-    """Every match, best per relation, ordered by kind then place."""
-    best: dict[tuple[str, str], Match] = {}
+def detect(catalog: Catalog, dialects: Sequence[Dialect], *, best: bool = True) -> list[Match]:
+    """Every match, ordered by kind then place; with `best`, only the best one per relation (with
+    --kind the user forces a dialect, so every match of it counts)."""
+    found: dict[tuple[str, str, str], Match] = {}
     for dialect in dialects:
         for m in dialect.detect(catalog):
+            found.setdefault((m.schema, m.table, m.kind), m)
+    matches = list(found.values())
+    if best:
+        top: dict[tuple[str, str], Match] = {}
+        for m in matches:
             key = (m.schema, m.table)
-            if key not in best or m.score > best[key].score:
-                best[key] = m
-    return sorted(best.values(), key=lambda m: (m.kind, m.schema, m.table))
+            if key not in top or m.score > top[key].score:
+                top[key] = m
+        matches = list(top.values())
+    return sorted(matches, key=lambda m: (m.kind, m.schema, m.table))
 
 
 def choose(

@@ -98,7 +98,7 @@ def open_dashboard(
         app = PgqTopApp(
             monitor,
             actions=actions,
-            target=target.label if target.kind != "pgq" else f"{target.match.schema}.{target.match.table}",
+            target=target.label,  # e.g. "pgq · public.jobs", "seed-jobs · app.jobs": which queue is open
             interval=interval,
             read_only=read_only,
             demo=demo,
