@@ -6,6 +6,6 @@ SELECT j.id, j.queue, j.attempt AS attempts, j.max_attempts,
        CASE WHEN pg_column_size(j.args) <= 65536 THEN left(j.worker || ' ' || j.args::text, 200) END
            AS payload_preview
 FROM {jobs} j
-WHERE j.state = 'discarded'
-ORDER BY j.discarded_at DESC NULLS LAST, j.id DESC
+WHERE j.state = 'discarded' AND j.discarded_at IS NOT NULL
+ORDER BY j.discarded_at DESC
 LIMIT %(rows)s

@@ -8,5 +8,5 @@ SELECT j.id, j.queue, j.attempt::int AS attempts, j.max_attempts::int AS max_att
            AS payload_preview
 FROM {jobs} j
 WHERE j.state = 'discarded' AND j.finalized_at IS NOT NULL
-ORDER BY j.finalized_at DESC, j.id DESC
+ORDER BY j.finalized_at DESC
 LIMIT %(rows)s

@@ -11,7 +11,7 @@ WITH s AS (
 ), f AS (
     SELECT j.queue_name, count(*) AS n
     FROM (SELECT e.job_id FROM {failed} e ORDER BY e.job_id LIMIT %(cap1)s) x
-    JOIN {jobs} j ON j.id = x.job_id
+    CROSS JOIN LATERAL (SELECT j.id, j.queue_name FROM {jobs} j WHERE j.id = x.job_id LIMIT 1) j
     GROUP BY j.queue_name
 ), b AS (
     SELECT x.queue_name, count(*) AS n

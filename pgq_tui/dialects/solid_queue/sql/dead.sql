@@ -8,5 +8,6 @@ SELECT j.id, j.queue_name::text AS queue, NULL::int AS attempts, NULL::int AS ma
        CASE WHEN length(j.arguments) <= 65536 THEN left(j.class_name || ' ' || j.arguments, 200) END
            AS payload_preview
 FROM (SELECT * FROM {failed} ORDER BY id DESC LIMIT %(rows)s) f
-JOIN {jobs} j ON j.id = f.job_id
+CROSS JOIN LATERAL (SELECT j.id, j.queue_name, j.class_name, j.arguments FROM {jobs} j
+                    WHERE j.id = f.job_id LIMIT 1) j
 ORDER BY f.id DESC

@@ -17,7 +17,8 @@ FROM (
            CASE WHEN length(j.arguments) <= 65536 THEN left(j.class_name || ' ' || j.arguments, 200) END
                AS payload_preview
     FROM {claimed} c
-    JOIN {jobs} j ON j.id = c.job_id
+    CROSS JOIN LATERAL (SELECT j.id, j.queue_name, j.class_name, j.arguments FROM {jobs} j
+                        WHERE j.id = c.job_id LIMIT 1) j
     LEFT JOIN {processes} p ON p.id = c.process_id
 ) r
 ORDER BY r.stuck DESC, r.expires_at NULLS FIRST, r.id
