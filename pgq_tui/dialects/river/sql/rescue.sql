@@ -2,7 +2,7 @@
 -- attempted_at older than {rescue_after_s} s. Each gets the rescuer's error appended to errors
 -- (at, attempt, error "Stuck job rescued by JobRescuer", trace "") and
 -- metadata."river:rescue_count" + 1, then: cancelled (finalized now) when a cancel was attempted;
--- retryable at River's default backoff ((errors + 1)^4 s, +-10 %%) while attempt < max_attempts;
+-- retryable at River's default backoff ((errors + 1)^4 s, +-10 percent) while attempt < max_attempts;
 -- else discarded (finalized now). River also skips a job whose own kind timeout is longer than the
 -- horizon; the database does not record that timeout. Locked rows, guard re-checked on each.
 WITH chosen AS MATERIALIZED (
