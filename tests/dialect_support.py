@@ -13,6 +13,8 @@ import pytest
 from psycopg.rows import dict_row
 
 from pgq_tui.cli import main
+from pgq_tui.db.introspect import DEFAULTS
+from pgq_tui.dialects.contract import QueueModel
 from pgq_tui.errors import EXIT_OK
 from pgq_tui.monitor.dialect_monitor import DialectMonitor
 from pgq_tui.monitor.snapshot import Snapshot
@@ -76,4 +78,25 @@ def row(conn: psycopg.Connection, query: str, *params: Any) -> dict[str, Any]:
     with conn.cursor(row_factory=dict_row) as cur:
         found = cur.execute(query, params).fetchone()
     assert found is not None, query
+    return found
+
+
+def seq_scanned(conn: psycopg.Connection, model: QueueModel) -> set[str]:
+    """Relations that a poll statement (counts, leases, dead) can only read with a sequential scan:
+    EXPLAIN with sequential scans disabled still shows one where no index serves the read."""
+    found: set[str] = set()
+
+    def walk(node: dict[str, Any]) -> None:
+        if node.get("Node Type") == "Seq Scan":
+            found.add(node["Relation Name"])
+        for child in node.get("Plans", ()):
+            walk(child)
+
+    statements = [s for s in (*model.counts, model.leases, model.dead) if s is not None]
+    with conn.transaction(force_rollback=True):
+        conn.execute("SET LOCAL enable_seqscan = off")
+        for statement in statements:
+            explain = psycopg.sql.SQL("EXPLAIN (FORMAT JSON) ") + statement.compose()
+            (plan,) = conn.execute(explain, {**DEFAULTS, "cap1": 501, "rows": 50}).fetchone()  # type: ignore[misc]
+            walk(plan[0]["Plan"])
     return found

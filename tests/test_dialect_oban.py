@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 from dialect_cases.oban import NODE, PRODUCER, connect, fetch, insert, install_schema
-from dialect_support import assert_counts_match, cli, collect, row, snapshot_json
+from dialect_support import assert_counts_match, cli, collect, row, seq_scanned, snapshot_json
 
 from pgq_tui.actions.dialect_actions import DialectActions
 from pgq_tui.db.introspect import read_catalog
@@ -181,3 +181,10 @@ def test_snapshot_json_kind_and_read_only(oban, capsys: pytest.CaptureFixture[st
     code, _, err = cli(capsys, "--read-only", "discard", "--dsn", dsn, "--dead", "--yes")
     assert code == EXIT_REFUSED and "read-only" in err
     assert conn.execute("SELECT count(*) FROM oban_jobs").fetchone()[0] == 1  # type: ignore[index]
+
+
+def test_every_poll_statement_is_served_by_an_index(oban) -> None:
+    """No count, lease or dead-list read needs a sequential scan of the framework's big tables."""
+    dsn, conn = oban
+    (target,) = find_targets(dsn, kind="oban")
+    assert seq_scanned(conn, target.model) & {"oban_jobs"} == set()

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 from dialect_cases.river import CLIENT_ID, Args, claim, insert, install_schema, river_client
-from dialect_support import assert_counts_match, cli, collect, row, snapshot_json
+from dialect_support import assert_counts_match, cli, collect, row, seq_scanned, snapshot_json
 
 from pgq_tui.actions.dialect_actions import DialectActions
 from pgq_tui.db.introspect import read_catalog
@@ -233,3 +233,10 @@ def test_snapshot_json_kind_and_read_only(river, capsys: pytest.CaptureFixture[s
     code, _, err = cli(capsys, "--read-only", "retry", "--dsn", dsn, "--dead", "--yes")
     assert code == EXIT_REFUSED and "read-only" in err
     assert conn.execute("SELECT state::text FROM river_job").fetchone()[0] == "discarded"  # type: ignore[index]
+
+
+def test_every_poll_statement_is_served_by_an_index(river) -> None:
+    """No count, lease or dead-list read needs a sequential scan of the framework's big tables."""
+    dsn, conn, _ = river
+    (target,) = find_targets(dsn, kind="river")
+    assert seq_scanned(conn, target.model) & {"river_job"} == set()

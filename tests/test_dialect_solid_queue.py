@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 from dialect_cases.solid_queue import FAIL, FINISH, TRUTH, claim, enqueue, install, register
-from dialect_support import approximate, cli, collect, counts, row, snapshot_json
+from dialect_support import approximate, cli, collect, counts, row, seq_scanned, snapshot_json
 
 from pgq_tui.actions.dialect_actions import DialectActions
 from pgq_tui.db.introspect import read_catalog
@@ -220,3 +220,14 @@ def test_snapshot_json_kind_and_read_only(sq, capsys: pytest.CaptureFixture[str]
     code, _, err = cli(capsys, "--read-only", "discard", "--dsn", dsn, "--dead", "--yes")
     assert code == EXIT_REFUSED and "read-only" in err
     assert conn.execute("SELECT count(*) FROM solid_queue_failed_executions").fetchone()[0] == 1  # type: ignore[index]
+
+
+def test_every_poll_statement_is_served_by_an_index(sq) -> None:
+    """No count, lease or dead-list read needs a sequential scan of the framework's big tables (the
+    in-flight claimed executions and the processes are small by nature)."""
+    dsn, conn = sq
+    (target,) = find_targets(dsn, kind="solid-queue")
+    big = {
+        "solid_queue_" + t for t in ("jobs", "ready_executions", "scheduled_executions", "failed_executions")
+    }
+    assert seq_scanned(conn, target.model) & big == set()
