@@ -1,6 +1,7 @@
 -- Failed executions, most recent first, at most %(rows)s, through their primary key (id grows with
 -- each failure). The error is Solid Queue's JSON (exception_class, message, backtrace): the first two.
-SELECT j.id, j.queue_name::text AS queue, NULL::int AS attempts, NULL::int AS max_attempts,
+SELECT j.id, j.queue_name::text AS queue,
+       CASE WHEN left(j.arguments, 1) = '{{' THEN (j.arguments::jsonb ->> 'executions')::int END AS attempts, NULL::int AS max_attempts,
        f.created_at AT TIME ZONE 'UTC' AS finished_at,
        CASE WHEN left(f.error, 1) = '{{'
             THEN (f.error::jsonb ->> 'exception_class') || ': ' || (f.error::jsonb ->> 'message')

@@ -12,7 +12,7 @@ SELECT j.id, j.queue_name::text AS queue,
        CASE WHEN j.finished_at IS NOT NULL THEN 'finished' WHEN r.id IS NOT NULL THEN 'ready'
             WHEN s.id IS NOT NULL THEN 'scheduled' WHEN c.id IS NOT NULL THEN 'claimed'
             WHEN f.id IS NOT NULL THEN 'failed' WHEN b.id IS NOT NULL THEN 'blocked' END AS native_state,
-       NULL::int AS attempts, NULL::int AS max_attempts,
+       CASE WHEN left(j.arguments, 1) = '{{' THEN (j.arguments::jsonb ->> 'executions')::int END AS attempts, NULL::int AS max_attempts,
        j.scheduled_at AT TIME ZONE 'UTC' AS run_at, j.created_at AT TIME ZONE 'UTC' AS created_at,
        c.created_at AT TIME ZONE 'UTC' AS started_at, j.finished_at AT TIME ZONE 'UTC' AS finished_at,
        CASE WHEN p.id IS NOT NULL
