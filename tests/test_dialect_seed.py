@@ -301,3 +301,26 @@ def test_job_detail_of_a_dialect_shows_its_words_and_stuck_rule(
     console.print(detail_renderable(job))
     text = console.export_text()
     assert "stuck means" in text and "locked_until < now()" in text and "seed-jobs" in text
+
+
+def test_counts_above_the_cap_come_from_the_background_count(
+    empty_dsn: str, conn: psycopg.Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Over the cap a count is first a lower bound, then the background's exact count (stale)."""
+    from pgq_tui.monitor.dialect_monitor import DialectMonitor
+    from pgq_tui.target import find_targets
+
+    conn.execute(JOB_QUEUE)
+    conn.execute(JOB_QUEUE_ADVISED)
+    conn.execute("INSERT INTO job_queue (payload) SELECT '{}' FROM generate_series(1, 40)")
+    (target,) = find_targets(empty_dsn)
+    with DialectMonitor(empty_dsn, target.model, count_cap=10, count_interval_s=0.1) as monitor:
+        (q,) = monitor.collect().queues
+        # a proven lower bound: the cap, or the rows read when the cap is over all queues (this shape)
+        assert q.accuracy("ready") == "at_least" and 10 <= q.ready < 40
+        assert monitor.settle(10)
+        (q,) = monitor.collect().queues
+        assert (q.ready, q.accuracy("ready")) == (40, "stale")
+    snap = snapshot(capsys, "--dsn", empty_dsn, "--count-cap", "10")
+    (row,) = snap["queues"]
+    assert row["ready"] == 40 and row["figures"]["ready"]["accuracy"] in ("stale", "exact")

@@ -17,8 +17,10 @@ from psycopg.rows import dict_row
 from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import QueueModel, Statement
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe
-from pgq_tui.monitor import dialect_panels, panels
+from pgq_tui.monitor import dialect_panels, panels, rates
+from pgq_tui.monitor.background import GROUPS
 from pgq_tui.monitor.collect import Monitor
+from pgq_tui.monitor.dialect_background import DialectBackgroundCounter
 from pgq_tui.monitor.snapshot import DeadList, LeaseList, ServerInfo, Sessions, Snapshot
 
 _RELATION = """
@@ -35,6 +37,17 @@ class DialectMonitor(Monitor):
         schema, table = model.relations[0] if model.relations else (model.match.schema, model.match.table)
         super().__init__(conninfo, table, schema, **kw)
         self.model = model
+        # the Monitor's background counter runs pgq-top's own SQL: count through the dialect instead
+        pgq_counter = self._counter
+        self._counter = DialectBackgroundCounter(
+            conninfo,
+            model,
+            dialect_panels.FIELD,
+            budget_ms=pgq_counter.budget_ms,
+            min_interval_s=pgq_counter.min_interval_s,
+            read_only=self.read_only,
+        )
+        pgq_counter.close()
 
     def _run(self, statement: Statement, **params: Any) -> list[dict[str, Any]]:
         with self._connection().cursor(row_factory=dict_row) as cur:
@@ -71,19 +84,27 @@ class DialectMonitor(Monitor):
 
         no_rows: list[dict[str, Any]] = []
         count_rows = self._guard("queues", errors, no_rows, counts)
-        throughput = panels.empty_throughput(self.rate_window_s)
+        now = server["now"]
+        counters = None
         if model.throughput is not None:
-            until, since = panels.window(server["now"], max(self.history_s, self.rate_window_s))
+            until, since = panels.window(now, max(self.history_s, self.rate_window_s))
             statement = model.throughput
-            throughput = self._guard(
+            counters = self._guard(
                 "throughput",
                 errors,
-                throughput,
+                None,
                 lambda: panels.throughput(
                     self._run(statement, since=since, until=until), until, self.history_s, self.rate_window_s
                 ),
             )
-        queues = dialect_panels.queue_stats(count_rows, model, cap1, throughput.per_queue)
+        bg = self._counter.latest()
+        also = set(counters.per_queue) if counters is not None else set()
+        queues = dialect_panels.queue_stats(count_rows, model, cap1, now, bg, also)
+        if "queues" not in errors:
+            reads, _ = dialect_panels.poll_reads(count_rows)
+            self._counter.want(
+                frozenset(GROUPS) if dialect_panels.over_cap(reads, model, cap1) else frozenset()
+            )
         empty = (LeaseList((), 0), LeaseList((), 0))
         leases, stuck = empty
         if model.leases is not None:
@@ -105,6 +126,15 @@ class DialectMonitor(Monitor):
             )
         table = self._guard(
             "table", errors, panels.empty_table(self.qualified), lambda: self._table(version, rel["oid"])
+        )
+        # Per-queue rates need the framework's own counters (model.throughput); the table-wide row
+        # changes (pg_stat_user_tables) are true for any writer and shown in any case.
+        if "table" not in errors:
+            self._remember(
+                rates.Activity(now, 0, {}, 0, 0, (), pg=(table.inserted, table.updated, table.deleted))
+            )
+        throughput = rates.throughput(
+            counters, self._window(now), tuple(self._polls), None, self.rate_window_s, self.history_s, now
         )
         sessions = self._guard("sessions", errors, Sessions((), (), (), 0), lambda: self._sessions(version))
         info = ServerInfo(
@@ -130,6 +160,7 @@ class DialectMonitor(Monitor):
             target=model.match.label,
             stuck_rule=model.stuck_rule,
             unsupported=unsupported,
+            counts=self._count_status(now, bg),
         )
 
     def job_detail(self, job_id: Any) -> dict[str, Any] | None:

@@ -1,13 +1,15 @@
 """A dialect's canonical rows -> Snapshot panels. Pure: no database, so each rule tests on its own.
 
 Counts read at most cap1 rows per queue and state (or over all queues, for the states a dialect marks
-`capped_overall`): a count that reaches cap1 is a lower bound, flagged approximate, never a guess.
+`capped_overall`). A count below the cap is exact at this poll; one that reached it is the background
+counter's exact value (stale, with its as_of) or else a proven lower bound (at_least): never a guess.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from pgq_tui.dialects.contract import (
@@ -19,7 +21,19 @@ from pgq_tui.dialects.contract import (
     dead_row,
     lease_row,
 )
-from pgq_tui.monitor.snapshot import DeadJob, DeadList, Lease, LeaseList, QueueStats, Rates
+from pgq_tui.monitor.background import BackgroundCount
+from pgq_tui.monitor.counting import BACKGROUND, POLL
+from pgq_tui.monitor.snapshot import (
+    AT_LEAST,
+    EXACT,
+    STALE,
+    DeadJob,
+    DeadList,
+    Figure,
+    Lease,
+    LeaseList,
+    QueueStats,
+)
 
 Row = Mapping[str, Any]
 
@@ -44,59 +58,86 @@ PANEL = {
 }
 
 
-def queue_stats(
-    rows: Sequence[Row], model: QueueModel, cap1: int | None, rate_queues: Mapping[str, Rates] = {}
-) -> tuple[QueueStats, ...]:
-    """Sum the count statements' rows per queue; flag what reached the cap."""
-    values: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    extra: dict[str, dict[str, int]] = defaultdict(dict)
-    approx: dict[str, set[str]] = defaultdict(set)
-    oldest: dict[str, float | None] = {}
-    overall: dict[str, int] = defaultdict(int)
+def poll_reads(rows: Sequence[Row]) -> tuple[dict[str, dict[str, int]], dict[str, float]]:
+    """queue -> count name -> rows read (several statements summed), and queue -> oldest ready age."""
+    reads: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    oldest: dict[str, float] = {}
     for r in rows:
         queue = str(r[COUNT_KEY])
-        _ = values[queue]
+        _ = reads[queue]
         for key, value in r.items():
             if key == COUNT_KEY or value is None:
                 continue
             if key == OLDEST_READY:
                 oldest[queue] = float(value)
-                continue
-            n = int(value)
-            name = FIELD.get(key)
-            if name is not None:
-                values[queue][name] += n
             else:
-                extra[queue][key] = extra[queue].get(key, 0) + n
-            if key in model.capped_overall:
-                overall[key] += n
-            elif cap1 is not None and n >= cap1:
-                approx[queue].add(FIELD.get(key, key))
-    for key, total in overall.items():
-        if cap1 is not None and total >= cap1:
-            for queue in values:
-                approx[queue].add(FIELD.get(key, key))
-    for queue in rate_queues:
-        _ = values[queue]
-    order = ("ready", "scheduled", "running", "expired", "failed", "done")
-    return tuple(
-        QueueStats(
-            queue=q,
-            ready=v["ready"],
-            scheduled=v["scheduled"],
-            running=v["running"],
-            expired=v["expired"],
-            failed=v["failed"],
-            done=v["done"],
-            oldest_ready_age_s=oldest.get(q),
-            approximate=bool(approx.get(q)),
-            approximate_fields=tuple(
-                f for f in (*order, *sorted(model.extra_states)) if f in approx.get(q, ())
-            ),
-            extra=dict(sorted(extra.get(q, {}).items())),
+                reads[queue][FIELD.get(key, key)] += int(value)
+    return reads, oldest
+
+
+def over_cap(reads: Mapping[str, Mapping[str, int]], model: QueueModel, cap1: int) -> frozenset[str]:
+    """The count names that reached cap1 at this poll (per queue, or in sum for capped_overall)."""
+    overall = {FIELD.get(s, s) for s in model.capped_overall}
+    out = {n for c in reads.values() for n, v in c.items() if n not in overall and v >= cap1}
+    out |= {n for n in overall if sum(c.get(n, 0) for c in reads.values()) >= cap1}
+    return frozenset(out)
+
+
+def figure(
+    name: str,
+    read: int,
+    capped: bool,
+    overall: bool,
+    cap1: int,
+    bg: BackgroundCount | None,
+    queue: str,
+    now: datetime,
+) -> tuple[int, Figure]:
+    """The poll's exact read; above the cap the background's exact count when it agrees, else the
+    proven lower bound (cap1 - 1 per queue, or the rows seen when the cap is over all queues)."""
+    if not capped:
+        return read, Figure(EXACT, now, POLL)
+    floor = read if overall else cap1 - 1
+    value = bg.counts.get((queue, name), 0) if bg is not None else None
+    if value is not None and bg is not None and value > floor:
+        return value, Figure(STALE, bg.as_of, BACKGROUND)
+    return floor, Figure(AT_LEAST, now, POLL)
+
+
+def queue_stats(
+    rows: Sequence[Row],
+    model: QueueModel,
+    cap1: int,
+    now: datetime,
+    bg: BackgroundCount | None = None,
+    also: Iterable[str] = (),
+) -> tuple[QueueStats, ...]:
+    """Sum the count statements' rows per queue; each count with its Figure."""
+    reads, oldest = poll_reads(rows)
+    capped = over_cap(reads, model, cap1)
+    overall = {FIELD.get(s, s) for s in model.capped_overall}
+    queues = set(reads) | set(also)
+    if bg is not None:
+        queues |= {q for q, n in bg.counts if n in capped}  # queues the capped reads did not reach
+    served = {FIELD.get(c, c) for c in model.count_columns()} - {COUNT_KEY, OLDEST_READY}
+    out = []
+    for q in sorted(queues):
+        values: dict[str, int] = dict.fromkeys(FIELD.values(), 0)
+        extra: dict[str, int] = {}
+        figures: dict[str, Figure] = {}
+        for name in sorted(served):
+            n, f = figure(
+                name, reads.get(q, {}).get(name, 0), name in capped, name in overall, cap1, bg, q, now
+            )
+            figures[name] = f
+            if name in values:
+                values[name] = n
+            else:
+                extra[name] = n
+        out.append(
+            QueueStats(queue=q, **values, oldest_ready_age_s=oldest.get(q), figures=figures, extra=extra)
         )
-        for q, v in sorted(values.items())
-    )
+    return tuple(out)
 
 
 def _lease(r: Row) -> Lease:

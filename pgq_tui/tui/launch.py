@@ -77,7 +77,13 @@ def choose_target(
 
 
 def open_dashboard(
-    dsn: str, target: Target, *, interval: float, read_only: bool, demo: Any | None = None
+    dsn: str,
+    target: Target,
+    *,
+    interval: float,
+    read_only: bool,
+    demo: Any | None = None,
+    count_cap: int | None = None,
 ) -> int:
     """Check the connection and table with one real poll, then run the app on a monitor and actions."""
     from pgq_tui.actions import Actions
@@ -86,7 +92,8 @@ def open_dashboard(
     from pgq_tui.tui.app import PgqTopApp
     from pgq_tui.tui.source import close_quietly
 
-    monitor = open_monitor(dsn, target.model, read_only=read_only)
+    caps = {} if count_cap is None else {"count_cap": count_cap}
+    monitor = open_monitor(dsn, target.model, read_only=read_only, **caps)
     actions: Any = None
     try:
         first = monitor.collect()  # raises PgqError: cannot connect, no such table, no privilege
@@ -138,7 +145,13 @@ def run_dashboard(args: argparse.Namespace) -> int:
             )
             if target is None:
                 return EXIT_OK
-            return open_dashboard(dsn, target, interval=args.interval, read_only=args.read_only)
+            return open_dashboard(
+                dsn,
+                target,
+                interval=args.interval,
+                read_only=args.read_only,
+                count_cap=getattr(args, "count_cap", None),
+            )
         from pgq_tui.demo import DemoSession
 
         print("pgq-top: starting embedded PostgreSQL…", file=sys.stderr, flush=True)
@@ -154,6 +167,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                     interval=args.interval,
                     read_only=args.read_only,
                     demo=session.controller,
+                    count_cap=getattr(args, "count_cap", None),
                 )
             finally:
                 print("pgq-top: stopping the demo (workers, load, server)…", file=sys.stderr, flush=True)
