@@ -115,3 +115,22 @@ def test_solid_queue_needs_every_table_and_advises_its_own_missing_indexes() -> 
         SolidQueueDialect().detect(Catalog(tuple(t for t in tables if t.name != "solid_queue_processes")))
         == []
     )
+
+
+def test_a_per_queue_cap_binds_only_the_queue_that_reached_it() -> None:
+    """`bulk` reached the cap for scheduled jobs; `small` has none: its 0 is exact, not "at least"."""
+    from datetime import datetime, timezone
+
+    from pgq_tui.monitor.dialect_panels import queue_stats
+
+    model = RiverDialect().model(*_river_match())
+    rows = [{"queue": "bulk", "ready": 3, "scheduled": 11}, {"queue": "small", "ready": 2, "scheduled": 0}]
+    stats = {q.queue: q for q in queue_stats(rows, model, 11, datetime.now(timezone.utc))}
+    assert (stats["bulk"].scheduled, stats["bulk"].accuracy("scheduled")) == (10, "at_least")
+    assert (stats["small"].scheduled, stats["small"].accuracy("scheduled")) == (0, "exact")
+
+
+def _river_match():
+    catalog = river_catalog()
+    (match,) = RiverDialect().detect(catalog)
+    return match, catalog
