@@ -10,7 +10,7 @@ ANALYZE. The active set is the same at every size (2,000 ready, 1,000 scheduled,
 10% of the rows are dead and the rest done, as in a busy queue that keeps finished jobs.
 
 It times DialectMonitor.collect() (every count statement, the lease and dead lists, the table and
-session panels; median of --runs after two warm-ups, once the background exact count that counts above
+session panels; median of --runs, the sizes polled in turn, once the background exact count that counts above
 the cap ask for has landed: its own cost, on its own connection, is printed beside) and, in the same
 run, the full-scan reference a naive dashboard runs (`SELECT queue, state, count(*) ... GROUP BY 1, 2`).
 It prints the count statements' plans' sequential scans with the table's size (only small tables, such
@@ -193,29 +193,45 @@ def median_ms(fn, runs: int) -> float:
     return statistics.median(times)
 
 
-def measure(dsn: str, fw: Framework, runs: int) -> tuple[float, float, float | None, set[str]]:
-    """(poll ms, full-scan reference ms, background exact count ms, seq scans in the count plans).
-
-    The poll is timed alone: the background exact count the first poll asks for (counts above the
-    cap) runs first, on its own connection, and is reported beside; none starts during the timing."""
-    (target,) = find_targets(dsn, kind=fw.kind)
-    monitor = DialectMonitor(
-        dsn, target.model, statement_timeout_ms=60_000, count_budget_ms=600_000, count_interval_s=86_400
-    )
+def polls_in_turn(targets: dict[int, str], fw: Framework, runs: int) -> dict[int, tuple[float, float | None]]:
+    """size -> (poll ms, background exact count ms). The sizes are polled in turn, so the machine's
+    noise hits each alike. Each poll is timed alone: the background exact count the first poll asks
+    for (counts above the cap) runs first, on its own connection, and is reported beside."""
+    monitors = {}
+    for n, dsn in targets.items():
+        (target,) = find_targets(dsn, kind=fw.kind)
+        monitors[n] = DialectMonitor(
+            dsn, target.model, statement_timeout_ms=60_000, count_budget_ms=600_000, count_interval_s=86_400
+        )
     try:
-        snap = monitor.collect()
-        if snap.errors:
-            raise SystemExit(f"{fw.kind}: collect() reported errors: {snap.errors}")
-        monitor.settle(600)
-        counted = monitor.collect().counts
-        background_ms = counted.cost_ms if counted is not None else None
-        poll_ms = median_ms(monitor.collect, runs)
+        background: dict[int, float | None] = {}
+        for n, monitor in monitors.items():
+            snap = monitor.collect()
+            if snap.errors:
+                raise SystemExit(f"{fw.kind}: collect() reported errors: {snap.errors}")
+            monitor.settle(600)
+            counted = monitor.collect().counts
+            background[n] = counted.cost_ms if counted is not None else None
+            monitor.collect()
+        times: dict[int, list[float]] = {n: [] for n in monitors}
+        for _ in range(runs):
+            for n, monitor in monitors.items():
+                t = time.perf_counter()
+                monitor.collect()
+                times[n].append((time.perf_counter() - t) * 1000)
+        return {n: (statistics.median(times[n]), background[n]) for n in monitors}
     finally:
-        monitor.close()
+        for monitor in monitors.values():
+            monitor.close()
+
+
+def reference(dsn: str, fw: Framework, runs: int) -> tuple[float, set[str]]:
+    """(the full-scan reference's median ms, seq scans in the count plans)."""
+    (target,) = find_targets(dsn, kind=fw.kind)
     with psycopg.connect(dsn, autocommit=True) as conn:
         ref_ms = median_ms(lambda: conn.execute(fw.reference).fetchall(), max(3, runs // 5))
         scans = set().union(*(seq_scans(conn, s) for s in target.model.counts))
-    return poll_ms, ref_ms, background_ms, scans
+    return ref_ms, scans
 
 
 def main() -> int:
@@ -231,10 +247,11 @@ def main() -> int:
     worst = 0.0
     with measured_server(args.dsn) as (dsn, version):
         print(
-            f"PostgreSQL {version}; DialectMonitor.collect() median of {args.runs} runs; active set {ACTIVE}"
+            f"PostgreSQL {version}; DialectMonitor.collect() median of {args.runs} runs, sizes polled in"
+            f" turn; active set {ACTIVE}"
         )
         for fw in chosen:
-            results: dict[int, float] = {}
+            targets: dict[int, str] = {}
             for n in sizes:
                 name = f"bench_{fw.kind.replace('-', '_')}_{n}"
                 with psycopg.connect(dsn, autocommit=True) as admin:
@@ -242,25 +259,30 @@ def main() -> int:
                         sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
                     )
                     admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-                target = make_conninfo(dsn, dbname=name)
+                targets[n] = make_conninfo(dsn, dbname=name)
                 started = time.perf_counter()
-                with psycopg.connect(target, autocommit=True) as conn:
+                with psycopg.connect(targets[n], autocommit=True) as conn:
                     load(conn, fw, n)
-                built_s = time.perf_counter() - started
-                poll_ms, ref_ms, background_ms, scans = measure(target, fw, args.runs)
-                results[n] = poll_ms
+                print(
+                    f"{fw.kind:<12} {n:>10,} rows built in {time.perf_counter() - started:.0f} s", flush=True
+                )
+            polls = polls_in_turn(targets, fw, args.runs)
+            for n in sizes:
+                ref_ms, scans = reference(targets[n], fw, args.runs)
+                poll_ms, background_ms = polls[n]
                 background = f"{background_ms:8.1f} ms" if background_ms is not None else "     n/a   "
                 print(
                     f"{fw.kind:<12} {n:>10,} rows  poll {poll_ms:7.2f} ms   full-scan reference"
                     f" {ref_ms:9.2f} ms   background exact count {background}"
-                    f"   seq scans in counts: {', '.join(sorted(scans)) or 'none'}"
-                    f"   (built in {built_s:.0f} s)",
+                    f"   seq scans in counts: {', '.join(sorted(scans)) or 'none'}",
                     flush=True,
                 )
-                if not args.keep:
-                    with psycopg.connect(dsn, autocommit=True) as admin:
+            if not args.keep:
+                with psycopg.connect(dsn, autocommit=True) as admin:
+                    for n in sizes:
+                        name = f"bench_{fw.kind.replace('-', '_')}_{n}"
                         admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
-            ratio = results[max(sizes)] / results[min(sizes)]
+            ratio = polls[max(sizes)][0] / polls[min(sizes)][0]
             worst = max(worst, ratio)
             print(f"{fw.kind:<12} poll {max(sizes):,}/{min(sizes):,} ratio: {ratio:.2f} (must stay under 2)")
     return 0 if worst < 2 else 1
