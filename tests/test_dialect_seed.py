@@ -297,6 +297,7 @@ def test_job_detail_of_a_dialect_shows_its_words_and_stuck_rule(
         job = actions.job_detail(stuck)
         assert actions.job_detail(10**9) is None
     assert job is not None and job["status"] == "stuck (running)" and job["attempts"] == 1
+    assert isinstance(job["payload"], dict) and job["details"] == {}  # every column is mapped by role
     console = Console(width=120, record=True)
     console.print(detail_renderable(job))
     text = console.export_text()

@@ -8,6 +8,7 @@ rows than the plan promised, counting what really changed from RETURNING.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -270,11 +271,21 @@ def detail_row(row: dict[str, Any], model: QueueModel) -> dict[str, Any]:
         "started_at": row["started_at"],
         "finished_at": row["finished_at"],
         "last_error": row["error"],
-        "payload": row["payload"],
+        "payload": _json_or_text(row["payload"]),
         "kind": f"{model.title} ({model.kind})",
         "stuck_rule": model.stuck_rule,
         "details": row.get("details") or {},
     }
+
+
+def _json_or_text(payload: str | None) -> Any:
+    """A payload as its JSON value when it is JSON text (pretty-printed by the detail), else the text."""
+    if payload is None:
+        return None
+    try:
+        return json.loads(payload)
+    except ValueError:
+        return payload
 
 
 def _ints(ids: Sequence[JobId]) -> tuple[int, ...]:

@@ -9,12 +9,13 @@ finds it there, no other file to edit. A dialect *answers questions*; it never o
 imports `pgq_tui.monitor`, `pgq_tui.actions`, `pgq_tui.tui` or another dialect. The engine runs its SQL.
 
 1. Detection (pure). pgq-top reads the catalog once (`catalog.CATALOG_SQL`: relations with columns,
-   indexes and comments, enum types with labels, functions, and the `version_markers` every dialect
-   asks for, e.g. `VersionMarker("migrations", "id")` reads `max(id)` of every `migrations` table).
-   `Dialect.detect(catalog) -> list[Match]` finds its framework *by shape* in any schema (names and
-   prefixes are configurable in most frameworks) and fills `Match(kind, schema, table, version,
-   evidence, score, tables)`. When two dialects match one relation the higher `score` wins (use the
-   number of columns/objects your probe checked). Build test catalogs by hand with `catalog.table()`.
+   indexes and comments, enum types with labels, functions), then `max()` of each version table the
+   dialects ask for through `version_markers` (e.g. `VersionMarker("migrations", "id")`: graphile's
+   migration id; `Catalog.marker(schema, table, column)` has it). `Dialect.detect(catalog) ->
+   list[Match]` finds its framework *by shape* in any schema (names and prefixes are configurable in
+   most frameworks) and fills `Match(kind, schema, table, version, evidence, score, tables)`. When two
+   dialects match one relation the higher `score` wins unless `--kind` forces one (use the number of
+   columns/objects your probe checked). Build test catalogs by hand with `catalog.table()`.
 
 2. The model (pure). `Dialect.model(match, catalog) -> QueueModel` gives:
    - `stuck_rule`: the framework's own rule in words ("locked_at older than 4 hours"), shown in the
@@ -24,7 +25,9 @@ imports `pgq_tui.monitor`, `pgq_tui.actions`, `pgq_tui.tui` or another dialect. 
      parameters `cap1 rows id ids queue batch`):
        counts   -> rows `queue` + any of ready/scheduled/running/stuck/dead/done, `extra_states`
                    labels and `oldest_ready_age_s`; NULL = not counted here; several statements are
-                   summed per queue; each count stops at `cap1` rows (cap1 NULL = exact);
+                   summed per queue; each count stops at `cap1` rows per queue (or over all queues:
+                   list the state in `capped_overall`); the background exact count runs the same
+                   statements with cap1 NULL;
        leases   -> contract.LEASE_COLUMNS: running and stuck jobs with holder, liveness
                    ('alive'|'gone'|'unknown': never 'gone' when you cannot know), expiry, `stuck`;
        dead     -> contract.DEAD_COLUMNS, with the error text;

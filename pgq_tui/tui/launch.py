@@ -83,6 +83,8 @@ def open_dashboard(
     interval: float,
     read_only: bool,
     demo: Any | None = None,
+    back: bool = False,
+    name: str | None = None,
     count_cap: int | None = None,
 ) -> int:
     """Check the connection and table with one real poll, then run the app on a monitor and actions."""
@@ -105,11 +107,13 @@ def open_dashboard(
         app = PgqTopApp(
             monitor,
             actions=actions,
-            target=target.label,  # e.g. "pgq · public.jobs", "seed-jobs · app.jobs": which queue is open
+            # which queue is open, e.g. "pgq · public.jobs", "seed-jobs · app.jobs" (fleet: "orders · ...")
+            target=f"{name} · {target.label}" if name else target.label,
             interval=interval,
             read_only=read_only,
             demo=demo,
             initial=first,
+            back=back,
         )
         result = app.run()
         _reinstall_interrupts()  # the app's event loop reset SIGTERM/SIGHUP on exit
@@ -129,9 +133,57 @@ def _reinstall_interrupts() -> None:
         signal.signal(sig, interrupt)
 
 
+def run_fleet(targets: list[Any], *, interval: float, read_only: bool) -> int:
+    """The fleet screen; enter opens a target's dashboard, whose escape comes back to the fleet."""
+    from pgq_tui.fleet.poller import FleetPoller
+    from pgq_tui.tui.app import BACK
+    from pgq_tui.tui.fleet import FleetApp
+
+    poller = FleetPoller(targets, interval=interval).start()
+    names = [t.name for t in targets]
+    cursor = 0
+    notice: tuple[str, str] | None = None  # a dashboard that could not open, and why
+    try:
+        while True:
+            fleet = FleetApp(poller, interval=interval, cursor=cursor, notice=notice)
+            choice = fleet.run()
+            _reinstall_interrupts()
+            if fleet.return_code:
+                return fleet.return_code
+            if choice is None:
+                return EXIT_OK
+            cursor, notice = names.index(choice), None
+            target = targets[cursor]
+            poller.pause()  # one poll of this target at a time: the dashboard's
+            try:
+                queue = choose_target(target.dsn, schema=target.schema, table=target.table)
+                if queue is None:
+                    continue
+                code = open_dashboard(
+                    target.dsn,
+                    queue,
+                    interval=interval,
+                    read_only=read_only,
+                    back=True,
+                    name=target.name,
+                )
+            except PgqError as exc:  # down, no table: say so on the fleet screen, don't exit
+                notice = (target.name, str(exc))
+                continue
+            finally:
+                poller.resume()
+            if code != BACK:
+                return code
+    finally:
+        poller.stop()
+
+
 def run_dashboard(args: argparse.Namespace) -> int:
     check_terminal()
     with _interruptible():
+        targets = getattr(args, "target_list", [])
+        if not args.demo and len(targets) > 1:
+            return run_fleet(targets, interval=args.interval, read_only=args.read_only)
         if not args.demo:
             from pgq_tui.db import resolve_dsn
 

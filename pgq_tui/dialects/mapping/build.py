@@ -49,8 +49,8 @@ class Builder:
             self.literals[f"x{i}"] = (label,)
         if spec.interval:
             self.literals["interval"] = (spec.interval,)
-        if "payload" in spec.columns:
-            self.literals["payload_name"] = (spec.columns["payload"],)
+        # the job detail's `details`: the row's other columns (the mapped ones are shown by role)
+        self.literals["mapped"] = tuple(dict.fromkeys(spec.columns.values()))
 
     # -- expressions --------------------------------------------------------------------------
     def has(self, role: str) -> bool:
@@ -350,7 +350,7 @@ ORDER BY {order} LIMIT %(rows)s"""
         ]
         cases += [f"WHEN {self.in_state(k)} THEN '{k}'" for k in ("dead", "done") if k in self.spec.states]
         cases += [f"WHEN {{c_status}} IN ({{v_x{i}}}) THEN {{x{i}}}" for i, _ in enumerate(self.spec.extra)]
-        drop = " - {payload_name}" if self.has("payload") else ""
+        drop = " - ARRAY[{mapped}]::text[]"
         text = f"""
 SELECT {{c_id}} AS id, {self.queue} AS queue,
        CASE {" ".join(cases)} ELSE {{c_status}}::text END AS state,
