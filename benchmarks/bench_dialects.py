@@ -30,11 +30,11 @@ from pathlib import Path
 
 import psycopg
 from common import measured_server
+from pgq_tui.target import find_targets
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from pgq_tui.monitor.dialect_monitor import DialectMonitor
-from pgq_tui.target import find_targets
 
 DDL = Path(__file__).resolve().parent.parent / "tests" / "dialect_cases" / "ddl"
 ACTIVE = {"ready": 2_000, "scheduled": 1_000, "running": 150, "stuck": 50}

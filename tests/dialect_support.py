@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from pgq_tui.target import find_targets
 from psycopg.rows import dict_row
 
 from pgq_tui.cli import main
@@ -18,7 +19,6 @@ from pgq_tui.dialects.contract import QueueModel
 from pgq_tui.errors import EXIT_OK
 from pgq_tui.monitor.dialect_monitor import DialectMonitor
 from pgq_tui.monitor.snapshot import AT_LEAST, EXACT, STALE, Snapshot
-from pgq_tui.target import find_targets
 
 # Snapshot.QueueStats field -> canonical state word
 FIELDS = {"ready": "ready", "scheduled": "scheduled", "running": "running", "expired": "stuck",

@@ -11,6 +11,7 @@ import psycopg
 import pytest
 from dialect_cases.oban import NODE, PRODUCER, connect, fetch, insert, install_schema
 from dialect_support import assert_counts_match, cli, collect, counts, row, seq_scanned, snapshot_json
+from pgq_tui.target import find_targets
 
 from pgq_tui.actions.dialect_actions import DialectActions
 from pgq_tui.db.introspect import read_catalog
@@ -18,7 +19,6 @@ from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import ActionKind
 from pgq_tui.dialects.detect import detect
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
-from pgq_tui.target import find_targets
 
 SCHEMA = "private"
 

@@ -20,6 +20,7 @@ from dialect_support import (
     seq_scanned,
     snapshot_json,
 )
+from pgq_tui.target import find_targets
 
 from pgq_tui.actions.dialect_actions import DialectActions
 from pgq_tui.db.introspect import read_catalog
@@ -27,7 +28,6 @@ from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import ActionKind
 from pgq_tui.dialects.detect import detect
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
-from pgq_tui.target import find_targets
 
 OVERALL = ("scheduled", "dead", "blocked")  # capped over all queues together (no queue index there)
 
