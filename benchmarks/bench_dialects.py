@@ -30,10 +30,10 @@ from pathlib import Path
 
 import psycopg
 from common import measured_server
-from pgq_tui.target import find_targets
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
+from pgq_tui.detection import find_queues
 from pgq_tui.monitor.dialect_monitor import DialectMonitor
 
 DDL = Path(__file__).resolve().parent.parent / "tests" / "dialect_cases" / "ddl"
@@ -199,7 +199,7 @@ def polls_in_turn(targets: dict[int, str], fw: Framework, runs: int) -> dict[int
     for (counts above the cap) runs first, on its own connection, and is reported beside."""
     monitors = {}
     for n, dsn in targets.items():
-        (target,) = find_targets(dsn, kind=fw.kind)
+        (target,) = find_queues(dsn, kind=fw.kind)
         monitors[n] = DialectMonitor(
             dsn, target.model, statement_timeout_ms=60_000, count_budget_ms=600_000, count_interval_s=86_400
         )
@@ -227,7 +227,7 @@ def polls_in_turn(targets: dict[int, str], fw: Framework, runs: int) -> dict[int
 
 def reference(dsn: str, fw: Framework, runs: int) -> tuple[float, set[str]]:
     """(the full-scan reference's median ms, seq scans in the count plans)."""
-    (target,) = find_targets(dsn, kind=fw.kind)
+    (target,) = find_queues(dsn, kind=fw.kind)
     with psycopg.connect(dsn, autocommit=True) as conn:
         ref_ms = median_ms(lambda: conn.execute(fw.reference).fetchall(), max(3, runs // 5))
         scans = set().union(*(seq_scans(conn, s) for s in target.model.counts))

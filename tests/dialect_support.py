@@ -10,11 +10,11 @@ from typing import Any
 
 import psycopg
 import pytest
-from pgq_tui.target import find_targets
 from psycopg.rows import dict_row
 
 from pgq_tui.cli import main
 from pgq_tui.db.introspect import DEFAULTS
+from pgq_tui.detection import find_queues
 from pgq_tui.dialects.contract import QueueModel
 from pgq_tui.errors import EXIT_OK
 from pgq_tui.monitor.dialect_monitor import DialectMonitor
@@ -39,7 +39,7 @@ def snapshot_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, A
 
 def collect(dsn: str, kind: str, *, count_cap: int = 500, settle: bool = False) -> Snapshot:
     """One poll through the dialect; with `settle`, the poll after the background exact count landed."""
-    (target,) = find_targets(dsn, kind=kind)
+    (target,) = find_queues(dsn, kind=kind)
     with DialectMonitor(
         dsn, target.model, count_cap=count_cap, statement_timeout_ms=30_000, count_interval_s=0.1
     ) as monitor:

@@ -11,10 +11,10 @@ import psycopg
 import pytest
 from dialect_cases.river import CLIENT_ID, Args, claim, insert, install_schema, river_client
 from dialect_support import assert_counts_match, cli, collect, counts, row, seq_scanned, snapshot_json
-from pgq_tui.target import find_targets
 
 from pgq_tui.actions.dialect_actions import DialectActions
 from pgq_tui.db.introspect import read_catalog
+from pgq_tui.detection import find_queues
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import ActionKind
 from pgq_tui.dialects.detect import detect
@@ -137,7 +137,7 @@ def test_stuck_is_the_job_rescuer_horizon(river, monkeypatch: pytest.MonkeyPatch
     assert [lease.id for lease in snap.leases.rows] == [fresh]
     assert {lease.locked_by for lease in snap.leases.rows} == {CLIENT_ID}
     assert "JobRescuer" in snap.stuck_rule and "3600 s" in snap.stuck_rule
-    (target,) = find_targets(dsn, kind="river")
+    (target,) = find_queues(dsn, kind="river")
     assert target.model.stuck_rule == snap.stuck_rule
     monkeypatch.setenv("PGQ_TOP_RIVER_RESCUE_AFTER", "1800")  # a client with a 30 min horizon
     snap = collect(dsn, "river")
@@ -163,7 +163,7 @@ def test_retry_is_river_job_retry_and_refuses_changed_rows(river, capsys: pytest
         expected = {**before[i], "state": "available", "finalized_at": None, "max_attempts": max_attempts}
         assert after == {**expected, "scheduled_at": after["scheduled_at"]}
     # a plan made while c was discarded, run after River itself retried it, leaves it alone
-    with DialectActions(dsn, find_targets(dsn, kind="river")[0].model) as actions:
+    with DialectActions(dsn, find_queues(dsn, kind="river")[0].model) as actions:
         plan = actions.plan(ActionKind.RETRY, [c])
         assert plan.count == 1 and "JobRetry" in plan.description
         conn.execute("UPDATE river_job SET state = 'available', finalized_at = NULL WHERE id = %s", (c,))
@@ -241,5 +241,5 @@ def test_snapshot_json_kind_and_read_only(river, capsys: pytest.CaptureFixture[s
 def test_every_poll_statement_is_served_by_an_index(river) -> None:
     """No count, lease or dead-list read needs a sequential scan of the framework's big tables."""
     dsn, conn, _ = river
-    (target,) = find_targets(dsn, kind="river")
+    (target,) = find_queues(dsn, kind="river")
     assert seq_scanned(conn, target.model) & {"river_job"} == set()

@@ -20,10 +20,10 @@ from dialect_support import (
     seq_scanned,
     snapshot_json,
 )
-from pgq_tui.target import find_targets
 
 from pgq_tui.actions.dialect_actions import DialectActions
 from pgq_tui.db.introspect import read_catalog
+from pgq_tui.detection import find_queues
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import ActionKind
 from pgq_tui.dialects.detect import detect
@@ -154,7 +154,7 @@ def test_retry_is_failed_execution_retry(sq, capsys: pytest.CaptureFixture[str])
     assert ready == {"queue_name": "default", "priority": 3}
     sched = row(conn, "SELECT scheduled_at FROM solid_queue_scheduled_executions WHERE job_id = %s", later)
     assert sched["scheduled_at"] == before[later]["scheduled_at"]
-    with DialectActions(dsn, find_targets(dsn, kind="solid-queue")[0].model) as actions:
+    with DialectActions(dsn, find_queues(dsn, kind="solid-queue")[0].model) as actions:
         plan = actions.plan(ActionKind.RETRY, [changed])
         assert plan.count == 1 and "FailedExecution#retry" in plan.description
         conn.execute(
@@ -230,7 +230,7 @@ def test_every_poll_statement_is_served_by_an_index(sq) -> None:
     """No count, lease or dead-list read needs a sequential scan of the framework's big tables (the
     in-flight claimed executions and the processes are small by nature)."""
     dsn, conn = sq
-    (target,) = find_targets(dsn, kind="solid-queue")
+    (target,) = find_queues(dsn, kind="solid-queue")
     big = {
         "solid_queue_" + t for t in ("jobs", "ready_executions", "scheduled_executions", "failed_executions")
     }
