@@ -271,6 +271,7 @@ COMMANDS = {
     "requeue": _cmd_action,
     "retry": _cmd_action,
     "discard": _cmd_action,
+    "cancel": _cmd_action,
     None: _cmd_dashboard,
 }
 MULTI_TARGET = ("snapshot", "check", None)

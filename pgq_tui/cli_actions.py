@@ -1,4 +1,4 @@
-"""`pgq-top requeue|retry|discard`: job actions for runbooks and scripts, through the same actions
+"""`pgq-top requeue|retry|discard|cancel`: job actions for runbooks and scripts, through the same actions
 module as the dashboard's keys.
 
 Without --yes the plan is printed (what changes, at most how many rows, the SQL) and confirmed on a
@@ -23,6 +23,7 @@ COMMANDS = {
     "requeue": (ActionKind.REQUEUE, "--stuck", "hand stuck jobs back to the queue (the framework's rescue)"),
     "retry": (ActionKind.RETRY, "--dead", "run dead jobs again"),
     "discard": (ActionKind.DISCARD, "--dead", "remove dead jobs for good"),
+    "cancel": (ActionKind.CANCEL, "--waiting", "cancel waiting jobs (frameworks with a cancelled state)"),
 }
 
 

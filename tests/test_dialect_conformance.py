@@ -174,8 +174,8 @@ def test_actions_touch_only_what_their_guard_admits(populated) -> None:
     case, conn, model = populated
     for action in model.actions:
         jobs: list[TruthJob] = case.truth(conn)
-        inside = [j.id for j in jobs if j.state == action.applies_to.value]
-        outside = [j.id for j in jobs if j.state != action.applies_to.value]
+        inside = [j.id for j in jobs if j.state in action.takes]
+        outside = [j.id for j in jobs if j.state not in action.takes]
         with conn.transaction(force_rollback=True):
             if outside and action.kind != ActionKind.REAP:  # a reap pass takes every stuck job
                 (p,) = run(conn, action.preview, ids=outside)
@@ -186,7 +186,7 @@ def test_actions_touch_only_what_their_guard_admits(populated) -> None:
             changed = run(conn, action.statement, ids=inside or None, batch=1000)
             assert sorted(r["id"] for r in changed) == sorted(inside), action.kind
             after = {j.id: j.state for j in case.truth(conn)}
-            assert all(after.get(i) != action.applies_to.value for i in inside), action.kind
+            assert all(after.get(i) not in action.takes for i in inside), action.kind
 
 
 def test_action_kinds_are_known() -> None:

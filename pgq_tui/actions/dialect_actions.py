@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -28,6 +29,7 @@ from pgq_tui.errors import describe
 from pgq_tui.queue.jobqueue import BATCH
 
 APPLICATION_NAME = "pgq-top actions"
+JOB_CANCEL = "cancel-jobs"  # Plan.action of ActionKind.CANCEL ("cancel" is a session's query)
 
 _NOUN = {State.STUCK: "stuck job", State.DEAD: "dead job"}
 _VERB = {
@@ -109,6 +111,11 @@ class DialectActions:
 
         Never raises: a plan that cannot run carries `refused`, in one line.
         """
+        plan = self._plan(kind, ids, queue)
+        # a job cancel is not the session cancel ("cancel" plans go to pg_cancel_backend)
+        return replace(plan, action=JOB_CANCEL) if kind == ActionKind.CANCEL else plan
+
+    def _plan(self, kind: ActionKind, ids: Iterable[JobId] | None, queue: str | None) -> Plan:
         targets = tuple(dict.fromkeys(ids)) if ids is not None else ()
         spec = self.model.action(kind)
         noun = "job"
@@ -199,7 +206,7 @@ class DialectActions:
         if self.read_only or plan.refused:
             reason = "read-only mode" if self.read_only else str(plan.refused)
             return Outcome(plan.action, requested, 0, f"not run: {reason}", error=reason)
-        kind = ActionKind(plan.action)
+        kind = ActionKind.CANCEL if plan.action == JOB_CANCEL else ActionKind(plan.action)
         spec = self.model.action(kind)
         assert spec is not None  # a plan without a spec is refused
         changed, error = 0, None

@@ -38,7 +38,8 @@ imports `pgq_tui.monitor`, `pgq_tui.actions`, `pgq_tui.tui` or another dialect. 
      CONCURRENTLY ...", why)`: the dashboard shows the advice instead of scanning.
    - `actions`: `ActionSpec(kind, label, applies_to, effect, guard, preview, statement)` for each
      `ActionKind` the framework has an equivalent for, in its own terms (its functions where it has
-     them; else the same transition its own code makes). The statement's WHERE states the guard and
+     them; else the same transition its own code makes), taking the jobs of `applies_to` (and of
+     `also_applies_to`, e.g. a cancel of ready and scheduled jobs). The statement's WHERE states the guard and
      is re-checked on the locked row; it returns one `id` row per job changed. The preview returns
      `eligible, alive`. An action the framework lacks is absent, never faked.
    - capabilities follow from what is present (`QueueModel.support(Capability.X)`); add
@@ -52,7 +53,8 @@ imports `pgq_tui.monitor`, `pgq_tui.actions`, `pgq_tui.tui` or another dialect. 
 
 Modules: `contract` (the types), `catalog` (the one catalog read), `detect` (matching and choosing),
 `registry` (the built-in dialects), `pgq/` (pgq-top's own table), `mapping/` (home-grown tables
-described by a TOML mapping, with the two seed shapes shipped).
+described by a TOML mapping, with the two seed shapes shipped), `river/`, `oban/`, `solid_queue/` (frameworks
+whose workers do not install here: their SQL transitions, tested on their own migrations' schemas).
 """
 
 from pgq_tui.dialects.catalog import Catalog, VersionMarker

@@ -252,6 +252,14 @@ class ActionSpec:
     preview: Statement
     statement: Statement
     destructive: bool = False
+    # further canonical words (or extra states) it takes besides applies_to, e.g. a cancel of waiting
+    # jobs takes ready and scheduled ones
+    also_applies_to: tuple[str, ...] = ()
+
+    @property
+    def takes(self) -> frozenset[str]:
+        """Every state word the action takes (its guard admits jobs in these states only)."""
+        return frozenset((self.applies_to.value, *self.also_applies_to))
 
 
 # -- what the dialect says about one detected queue ------------------------------------------------

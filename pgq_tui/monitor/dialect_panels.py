@@ -126,9 +126,10 @@ def queue_stats(
         extra: dict[str, int] = {}
         figures: dict[str, Figure] = {}
         for name in sorted(served):
-            n, f = figure(
-                name, reads.get(q, {}).get(name, 0), name in capped, name in overall, cap1, bg, q, now
-            )
+            read = reads.get(q, {}).get(name, 0)
+            # a per-queue cap binds only the queues whose read reached it (others are exact)
+            capped_here = name in capped and (name in overall or read >= cap1)
+            n, f = figure(name, read, capped_here, name in overall, cap1, bg, q, now)
             figures[name] = f
             if name in values:
                 values[name] = n
