@@ -175,7 +175,7 @@ def main() -> int:
             for n in sizes:
                 dsn = build(server_dsn, kind, n)
                 try:
-                    (target,) = find_targets(dsn, kind=kind)
+                    (target,) = find_queues(dsn, kind=kind)
                     with DialectMonitor(dsn, target.model, read_only=True) as monitor:
                         snap = monitor.collect()
                         assert not snap.errors, snap.errors
