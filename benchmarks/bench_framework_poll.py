@@ -42,8 +42,8 @@ from frameworks.pgqueuer_client import Pgqueuer
 from frameworks.procrastinate_client import Procrastinate
 
 from pgq_tui.db.introspect import run
+from pgq_tui.detection import find_queues
 from pgq_tui.monitor.dialect_monitor import DialectMonitor
-from pgq_tui.target import find_targets
 
 # g: row number; b: its bucket 0..99 (90 finished/dead, 6 ready, 2 scheduled, 1 running, 1 dead);
 # q: one of 10 queues, by a hash of g (so no queue's share depends on its bucket)
