@@ -22,6 +22,7 @@ from psycopg.rows import dict_row
 from pgq_tui.db.connect import Session
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
 from pgq_tui.monitor import panels, queries
+from pgq_tui.monitor.bloatwatch import BloatWatch
 from pgq_tui.monitor.snapshot import (
     DeadList,
     LeaseList,
@@ -80,6 +81,7 @@ class Monitor:
         history_s: int = 300,
         rate_window_s: int = 10,
         session_rows: int = 50,
+        probe_interval_s: float = 10.0,
     ) -> None:
         self.conninfo = conninfo
         self.table = table
@@ -92,6 +94,11 @@ class Monitor:
         self.history_s = history_s
         self.rate_window_s = rate_window_s
         self.session_rows = session_rows
+        # Claim-cost probe and autovacuum pacing (monitor/bloatwatch.py); the probe is the claim's own
+        # candidate scan (db/sql/claim_probe.sql), at most once per probe_interval_s.
+        self.bloat = BloatWatch(
+            queries.query("claim_probe", 0, table, schema), probe_interval_s=probe_interval_s
+        )
         self._session = Session(
             conninfo,
             setup=_tune_session,
@@ -190,6 +197,20 @@ class Monitor:
             "table", errors, panels.empty_table(self.qualified), lambda: self._table(version, jobs_oid)
         )
         sessions = self._guard("sessions", errors, Sessions((), (), (), 0), lambda: self._sessions(version))
+        bloat = self._guard(
+            "bloat",
+            errors,
+            None,
+            lambda: self.bloat.poll(
+                self._connection(),
+                lambda name, params: self._rows(name, version, params),
+                jobs_oid,
+                table,
+                sessions,
+                queues,
+                now,
+            ),
+        )
         info = ServerInfo(
             version=server["version"],
             version_num=version,
@@ -209,6 +230,7 @@ class Monitor:
             sessions=sessions,
             errors=errors,
             dead=dead,
+            bloat=bloat,
         )
 
     def _check(self, version: int) -> dict[str, Any]:

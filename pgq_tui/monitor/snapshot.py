@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from pgq_tui.monitor.bloat import BloatReport
+
 
 @dataclass(frozen=True)
 class ServerInfo:
@@ -196,6 +198,8 @@ class Snapshot:
     # Added for the dashboard's retry/discard keys; a monitor that does not fill it reports none
     # ("dead" is also its panel name in `errors`).
     dead: DeadList = field(default_factory=lambda: DeadList(rows=(), total=0))
+    # Claim-cost probe, autovacuum pacing and xmin block (monitor/bloat.py); None when not collected.
+    bloat: BloatReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(dataclasses.asdict(self))
