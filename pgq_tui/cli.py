@@ -79,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     snap = sub.add_parser("snapshot", help="print one snapshot of the queue and the server, and exit")
     _common(snap, suppress=True)
     snap.add_argument("--json", action="store_true", help="print JSON (stable keys, see README)")
+
+    adv = sub.add_parser("advise", help="measure the queue's churn, then recommend autovacuum settings")
+    _common(adv, suppress=True)
+    adv.add_argument("--seconds", type=float, default=15.0, help="how long to measure (default: 15)")
+    adv.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 
@@ -159,13 +164,25 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     return run_snapshot(args)
 
 
+def _cmd_advise(args: argparse.Namespace) -> int:
+    from pgq_tui.monitor.advise_cli import run_advise
+
+    return run_advise(args)
+
+
 def _cmd_dashboard(args: argparse.Namespace) -> int:
     from pgq_tui.tui.launch import run_dashboard
 
     return run_dashboard(args)
 
 
-COMMANDS = {"init": _cmd_init, "worker": _cmd_worker, "snapshot": _cmd_snapshot, None: _cmd_dashboard}
+COMMANDS = {
+    "init": _cmd_init,
+    "worker": _cmd_worker,
+    "snapshot": _cmd_snapshot,
+    "advise": _cmd_advise,
+    None: _cmd_dashboard,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
