@@ -111,7 +111,7 @@ def test_probe_writes_nothing_and_runs_read_only(dsn: str, queue: JobQueue, sql:
     with Monitor(dsn, read_only=True, probe_interval_s=0.01) as monitor:
         for _ in range(3):
             snap = monitor.collect()
-            time.sleep(0.02)
+            time.sleep(0.3)  # the probe takes at most 2% of the time: a 5 ms probe waits 250 ms
     assert "bloat" not in snap.errors
     assert snap.bloat is not None and snap.bloat.probe.error is None
     assert len(snap.bloat.probe.history) >= 2 and snap.bloat.probe.latest.found
@@ -129,11 +129,12 @@ def test_probe_sees_dead_entries_in_front_of_the_ready_jobs(
     sql.execute("VACUUM ANALYZE jobs")
     with Monitor(dsn, probe_interval_s=0.01) as monitor:
         healthy = monitor.collect().bloat
+        time.sleep(0.3)
         assert healthy is not None and healthy.probe.level == "ok"
         with JobQueue(dsn, worker_id="drain") as q:
             for _ in range(60):
                 q.complete(q.claim("q", limit=100))
-        time.sleep(0.05)
+        time.sleep(0.3)
         sick = monitor.collect().bloat
     assert sick is not None
     floor, latest = sick.probe.floor, sick.probe.latest

@@ -145,6 +145,7 @@ def test_json_round_trip(dsn: str, seeded: dict[str, object]) -> None:
         "sessions",
         "errors",
         "dead",
+        "bloat",
     ]
     assert set(data["queues"][0]) >= {"queue", "ready", "scheduled", "running", "expired", "failed", "done",
                                       "oldest_ready_age_s"}  # fmt: skip

@@ -13,7 +13,7 @@ from psycopg import sql
 from pgq_tui.monitor import queries
 from pgq_tui.monitor.collect import Monitor
 
-STATEMENTS = ("queue_pending", "queue_states", "queue_done", "leases", "dead_jobs")
+STATEMENTS = ("queue_pending", "queue_states", "queue_done", "leases", "dead_jobs", "claim_probe")
 
 
 def nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
@@ -44,7 +44,7 @@ def test_no_sequential_scan_of_the_jobs_table(dsn: str, big: None, name: str) ->
         monitor.collect()  # opens the connection with the monitor's session settings
         conn = monitor._connection()
         query = queries.query(name, conn.info.server_version, "jobs", "public")
-        params = {"cap1": 51, "rows": 50}
+        params = {"cap1": 51, "rows": 50, "queue": "q1"}
         (row,) = conn.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + query, params).fetchall()
     plan = row[0] if isinstance(row[0], list) else json.loads(row[0])
     scans = [n for n in nodes(plan[0]["Plan"]) if n.get("Relation Name") == "jobs"]

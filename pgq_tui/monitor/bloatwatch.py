@@ -104,11 +104,16 @@ class BloatWatch:
     ) -> ProbePoint | None:
         if self.probe is None or self.probe_interval_s <= 0 or self.clock() < self._next_probe:
             return None
-        busiest = max(queues, key=lambda q: q.ready, default=None)
-        if busiest is not None and (busiest.ready > 0 or self._queue is None):
+        # Stay on one queue while it exists (floors of two queues are not comparable); pick the one
+        # with the most ready jobs when there is none yet or it went away.
+        names = {q.queue for q in queues}
+        if self._queue is None or (names and self._queue not in names):
+            busiest = max(queues, key=lambda q: q.ready, default=None)
+            if busiest is None:
+                return None
+            if self._queue is not None:
+                self._points.clear()
             self._queue = busiest.queue
-        if self._queue is None:
-            return None
         started = self.clock()
         try:
             point = pr.run_probe(
