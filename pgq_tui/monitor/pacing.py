@@ -212,7 +212,8 @@ def xmin_block(
     """Vacuum ran but the dead tuples stayed: name who holds the xmin horizon back. `dead_before`:
     n_dead_tup at the poll before the vacuum finished (None when we did not see it run: then the
     count left after it must still be at least `min_dead`). A holder counts if its transaction began
-    before the vacuum; the oldest such (not pgq-top's own) is named.
+    before the vacuum; the oldest such (not pgq-top's own) is named. None without one: the tuples
+    left may just be newer than the vacuum.
 
     >>> h = XminHolder("backend", "4242", 50, 300.0, "app@db psql idle in transaction")
     >>> xmin_block(dead_before=5000, dead_after=5000, vacuumed_at_epoch=950.0, now_epoch=1000.0,
@@ -228,19 +229,15 @@ def xmin_block(
         return None  # it removed most of them
     since_vacuum = now_epoch - vacuumed_at_epoch
     older = [h for h in holders if not h.is_pgq_top and (h.age_s is None or h.age_s >= since_vacuum)]
-    if dead_before is None and not older:
-        return None  # nothing proves the vacuum was blocked (the dead may be newer than it)
+    holder = max(older, key=lambda h: (h.xmin_age, h.age_s or 0.0), default=None)
+    if holder is None:
+        # Nobody visible is older than the vacuum: under heavy churn the tuples left may simply be
+        # newer than it, so there is nothing to blame (a standby's feedback is not visible here).
+        return None
     if dead_before:
         removed = f"removed {_n(max(0, dead_before - dead_after))} of {_n(dead_before)}"
     else:
         removed = f"left {_n(dead_after)}"
-    holder = max(older, key=lambda h: (h.xmin_age, h.age_s or 0.0), default=None)
-    if holder is None:
-        message = (
-            f"vacuum ran but {removed} dead tuples; no xmin holder is visible here (a standby's "
-            "hot_standby_feedback or another database's session?)"
-        )
-        return XminBlock(vacuumed_at, dead_before, dead_after, None, None, None, None, message)
     who = f"pid {holder.name}" if holder.kind == "backend" else f"{holder.kind} {holder.name}"
     held = f" for {fmt_age(holder.age_s)}" if holder.age_s is not None else ""
     detail = f" ({holder.detail})" if holder.detail else ""
