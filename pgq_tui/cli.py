@@ -39,6 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--read-only", action="store_true", help="disable every write action")
     parser.add_argument(
+        "--probe-interval",
+        type=float,
+        default=10.0,
+        help="seconds between claim-cost probes, a read-only EXPLAIN of one claim (default: 10; 0: off)",
+    )
+    parser.add_argument(
         "--demo",
         action="store_true",
         help="start a private PostgreSQL with live load and workers, and watch it",

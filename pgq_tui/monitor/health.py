@@ -255,7 +255,9 @@ def bloat_verdicts(snap: Snapshot) -> list[Verdict]:
     b = snap.bloat
     if b is None:
         return []
-    out = [Verdict(level, "table", msg) for level, msg in ((b.probe.level, b.probe.message),) if level != OK]
+    out = []
+    if b.probe.level != OK:
+        out.append(Verdict(b.probe.level, "table", b.probe.message))
     if b.pacing is not None and b.pacing.level != OK:
         out.append(Verdict(b.pacing.level, "table", b.pacing.message))
     if b.xmin_block is not None:

@@ -54,7 +54,14 @@ def _interruptible() -> Iterator[None]:
 
 
 def open_dashboard(
-    dsn: str, table: str, schema: str, *, interval: float, read_only: bool, demo: Any | None = None
+    dsn: str,
+    table: str,
+    schema: str,
+    *,
+    interval: float,
+    read_only: bool,
+    demo: Any | None = None,
+    probe_interval_s: float = 10.0,
 ) -> int:
     """Check the connection and table with one real poll, then run the app on a Monitor and Actions."""
     from pgq_tui.actions import Actions
@@ -62,7 +69,7 @@ def open_dashboard(
     from pgq_tui.tui.app import PgqTopApp
     from pgq_tui.tui.source import close_quietly
 
-    monitor = Monitor(dsn, table, schema, read_only=read_only)
+    monitor = Monitor(dsn, table, schema, read_only=read_only, probe_interval_s=probe_interval_s)
     actions = None
     try:
         first = monitor.collect()  # raises PgqError: cannot connect, no such table, no privilege
@@ -106,6 +113,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                 args.schema,
                 interval=args.interval,
                 read_only=args.read_only,
+                probe_interval_s=args.probe_interval,
             )
         from pgq_tui.demo import DemoSession
 
@@ -121,6 +129,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                     interval=args.interval,
                     read_only=args.read_only,
                     demo=session.controller,
+                    probe_interval_s=args.probe_interval,
                 )
             finally:
                 print("pgq-top: stopping the demo (workers, load, server)…", file=sys.stderr, flush=True)
