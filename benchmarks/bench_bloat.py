@@ -17,13 +17,15 @@ threshold 50, cost delay 2 ms, fillfactor 100): "default autovacuum". Then, twic
 Run 1 shows the collapse and when the probe's verdict fired relative to the throughput falling by a
 third. Between the runs the advisor's recommendations, computed from run 1's measurements, are applied:
 the per-table ALTER TABLE, and the ALTER SYSTEM lines a DBA would run (naptime, idle timeout). Run 2
-shows time to drain and peak dead tuples with them. Both runs land in --out as JSON, a summary and a
-plotext text plot (README). The machine's load average is recorded: other work on it skews times.
+shows time to drain and peak dead tuples with them. Both runs land in --out: every second of both
+(bench_bloat.json.gz), a summary and a plotext text plot (README); `--replot FILE` recomputes the
+summary and plot from a recorded file. The machine's load average is recorded: other work skews times.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -171,30 +173,40 @@ def run(dsn: str, label: str, jobs: int, clients: int, script: Path) -> tuple[di
     return result, snaps
 
 
+def moving_mean(progress: list[tuple[float, float]], width: int = 5) -> list[tuple[float, float]]:
+    """Trailing `width`-second means of pgbench's per-second rates (one noisy second decides nothing)."""
+    return [
+        (progress[i][0], sum(v for _, v in progress[i - width + 1 : i + 1]) / width)
+        for i in range(width - 1, len(progress))
+    ]
+
+
 def timeline(samples: list[dict[str, Any]], progress: list[tuple[float, float]]) -> dict[str, Any]:
-    """When the probe's verdict first fired, and when throughput first fell by a third: the first
-    second whose 3-second mean is below 2/3 of the starting rate (the median of seconds 2-6, so
-    pgbench's ramp-up second and one noisy second on a shared machine do not decide it)."""
-    first = sorted(v for t, v in progress if 2 <= t <= 6)
-    start_tps = first[len(first) // 2] if first else None
+    """When the probe's verdict first fired, and when throughput had fallen by a third: the reference
+    is the best 5-second mean of the first 60 s (pgbench ramps up, and on a shared machine the first
+    seconds can be slow for reasons of their own); it has fallen once a later 5-second mean is below
+    2/3 of it."""
+    means = moving_mean(progress)
+    early = [m for m in means if m[0] <= 60]
+    ref_t, ref = max(early, key=lambda m: m[1]) if early else (None, None)
     fell = None
-    if start_tps:
-        for i in range(len(progress) - 2):
-            window = [v for _, v in progress[i : i + 3]]
-            if progress[i][0] > 2 and sum(window) / 3 < start_tps * 2 / 3:
-                fell = progress[i][0]
-                break
-    fired = next((s["t"] for s in samples if s["probe_level"] in ("warn", "crit")), None)
+    if ref:
+        fell = next((t for t, v in means if t > ref_t and v < ref * 2 / 3), None)
+    fired = next((s for s in samples if s["probe_level"] in ("warn", "crit")), None)
     pacing = next((s["t"] for s in samples if s["pacing_level"] in ("warn", "crit")), None)
-    tps_at_fire = None
-    if fired is not None and progress:
-        tps_at_fire = min(progress, key=lambda p: abs(p[0] - fired))[1]
+    at_fire = None
+    if fired is not None and means:
+        at_fire = round(min(means, key=lambda m: abs(m[0] - fired["t"]))[1])
     return {
-        "start_jobs_per_s": start_tps,
+        "best_early_jobs_per_s": round(ref) if ref else None,
+        "best_early_at_s": ref_t,
         "throughput_fell_by_a_third_at_s": fell,
-        "probe_verdict_at_s": fired,
+        "probe_verdict_at_s": fired["t"] if fired else None,
+        "buffers_when_probe_fired": f"{fired['buffers_per_claim']} (floor {fired['probe_floor']})"
+        if fired
+        else None,
+        "jobs_per_s_when_probe_fired": at_fire,
         "pacing_verdict_at_s": pacing,
-        "jobs_per_s_when_probe_fired": tps_at_fire,
     }
 
 
@@ -218,27 +230,36 @@ def apply_advice(dsn: str, snap: Snapshot) -> dict[str, Any]:
 
 
 def plot(results: list[dict[str, Any]], path: Path) -> str:
+    """Two panels over time: jobs/s (5-second means), and the probe's buffers per claim with the dead
+    tuples; vertical lines in run 1: the probe's verdict fired (blue), throughput fell by a third (red)."""
     plt.clear_figure()
     plt.subplots(2, 1)
-    plt.plotsize(100, 36)
+    plt.plotsize(100, 40)
     plt.theme("clear")
     colors = ("red", "green")
+    first = results[0]
+
+    def marks() -> None:
+        if first["probe_verdict_at_s"] is not None:
+            plt.vline(first["probe_verdict_at_s"], "blue")
+        if first["throughput_fell_by_a_third_at_s"] is not None:
+            plt.vline(first["throughput_fell_by_a_third_at_s"], "red")
+
     plt.subplot(1, 1)
-    plt.title("jobs/s (pgbench -P 1): run 1 stock autovacuum vs run 2 advisor's settings")
+    plt.title("jobs/s (pgbench, 5-s means): run 1 stock autovacuum, run 2 the advisor's settings")
     for r, c in zip(results, colors, strict=False):
-        plt.plot([t for t, _ in r["progress"]], [v for _, v in r["progress"]], label=r["label"], color=c)
-        if r["label"].startswith("1") and r["probe_verdict_at_s"] is not None:
-            plt.vline(r["probe_verdict_at_s"], "blue")
+        means = moving_mean([(float(t), float(v)) for t, v in r["progress"]])
+        plt.plot([t for t, _ in means], [v for _, v in means], label=r["label"], color=c)
+    marks()
     plt.subplot(2, 1)
-    plt.title("buffers per claim (probe) and dead tuples / 1000; vertical: probe verdict fired (run 1)")
+    plt.title("buffers per claim (probe, lines) and dead tuples / 1000 (dots)")
     for r, c in zip(results, colors, strict=False):
-        ts = [s["t"] for s in r["samples"] if s["buffers_per_claim"] is not None]
-        plt.plot(ts, [s["buffers_per_claim"] for s in r["samples"] if s["buffers_per_claim"] is not None],
+        probed = [s for s in r["samples"] if s["buffers_per_claim"] is not None]
+        plt.plot([s["t"] for s in probed], [s["buffers_per_claim"] for s in probed],
                  label=f"{r['label']}: buffers/claim", color=c)  # fmt: skip
-        plt.plot([s["t"] for s in r["samples"]], [s["dead_tuples"] / 1000 for s in r["samples"]],
-                 label=f"{r['label']}: dead/1000", color=c, marker="dot")  # fmt: skip
-        if r["label"].startswith("1") and r["probe_verdict_at_s"] is not None:
-            plt.vline(r["probe_verdict_at_s"], "blue")
+        plt.scatter([s["t"] for s in r["samples"]], [s["dead_tuples"] / 1000 for s in r["samples"]],
+                    label=f"{r['label']}: dead/1000", color=c, marker="dot")  # fmt: skip
+    marks()
     plt.xlabel("seconds")
     text = plt.build()
     path.write_text(plt.uncolorize(text))
@@ -250,9 +271,9 @@ def summary(results: list[dict[str, Any]], advice: dict[str, Any], version: str)
         f"PostgreSQL {version}, embedded, stock durability; load average (1, 5, 15 min) recorded per run"
     ]
     keys = (
-        "drain_s", "jobs_per_s_mean", "start_jobs_per_s", "peak_dead_tuples", "autovacuums",
-        "probe_verdict_at_s", "jobs_per_s_when_probe_fired", "throughput_fell_by_a_third_at_s",
-        "pacing_verdict_at_s", "load_before", "load_after",
+        "drain_s", "jobs_per_s_mean", "peak_dead_tuples", "autovacuums", "best_early_jobs_per_s",
+        "best_early_at_s", "probe_verdict_at_s", "buffers_when_probe_fired", "jobs_per_s_when_probe_fired",
+        "throughput_fell_by_a_third_at_s", "pacing_verdict_at_s", "load_before", "load_after",
     )  # fmt: skip
     lines.append(f"{'':34}" + "".join(f"{r['label']:>28}" for r in results))
     for k in keys:
@@ -264,13 +285,40 @@ def summary(results: list[dict[str, Any]], advice: dict[str, Any], version: str)
     return "\n".join(lines)
 
 
+def report(results: list[dict[str, Any]], advice: dict[str, Any], version: str, out: Path) -> int:
+    text = summary(results, advice, version)
+    print(plot(results, out / "bench_bloat_plot.txt"))
+    first, second = results
+    ok = (
+        first["probe_verdict_at_s"] is not None
+        and first["throughput_fell_by_a_third_at_s"] is not None
+        and first["probe_verdict_at_s"] < first["throughput_fell_by_a_third_at_s"]
+        and second["drain_s"] < first["drain_s"]
+        and second["peak_dead_tuples"] < first["peak_dead_tuples"]
+    )
+    text += "\nacceptance (verdict before the fall, faster drain, lower peak): " + (
+        "met" if ok else "NOT met"
+    )
+    (out / "bench_bloat_summary.txt").write_text(text + "\n")
+    print(text)
+    return 0 if ok else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=200_000)
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    ap.add_argument("--replot", type=Path, help="recompute summary and plot from a recorded bench_bloat.json")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.replot:
+        opener = gzip.open if args.replot.suffix == ".gz" else open
+        with opener(args.replot, "rt") as fh:
+            recorded = json.load(fh)
+        for r in recorded["runs"]:
+            r.update(timeline(r["samples"], [tuple(p) for p in r["progress"]]))
+        return report(recorded["runs"], recorded["advice"], recorded["version"], args.out)
     # stock PostgreSQL: autovacuum_naptime back to its 1 min default (the demo server uses 5 s)
     server = EmbeddedPostgres(settings={"autovacuum_naptime": "1min"})
     dsn = server.start()
@@ -294,23 +342,10 @@ def main() -> int:
         print("run 2: the advisor's settings", file=sys.stderr)
         second, _ = run(dsn, "2 advised", args.jobs, args.clients, script)
         results = [first, second]
-        (args.out / "bench_bloat.json").write_text(
-            json.dumps({"version": version, "advice": advice, "runs": results}, indent=1, default=str)
-        )
-        text = summary(results, advice, version)
-        (args.out / "bench_bloat_summary.txt").write_text(text + "\n")
-        print(plot(results, args.out / "bench_bloat_plot.txt"))
-        print(text)
-        ok = (
-            first["probe_verdict_at_s"] is not None
-            and (first["throughput_fell_by_a_third_at_s"] is None
-                 or first["probe_verdict_at_s"] < first["throughput_fell_by_a_third_at_s"])
-            and second["drain_s"] < first["drain_s"]
-            and second["peak_dead_tuples"] < first["peak_dead_tuples"]
-        )  # fmt: skip
-        print("acceptance:", "met" if ok else "NOT met")
+        with gzip.open(args.out / "bench_bloat.json.gz", "wt") as fh:
+            json.dump({"version": version, "advice": advice, "runs": results}, fh, default=str)
         script.unlink()
-        return 0 if ok else 1
+        return report(results, advice, version, args.out)
     finally:
         server.stop()
 
