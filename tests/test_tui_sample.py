@@ -8,9 +8,12 @@ from bloat_sample import sample_bloat
 from rich.text import Text
 
 from pgq_tui.monitor.snapshot import (
+    STALE,
     Blocker,
+    CountStatus,
     DeadJob,
     DeadList,
+    Figure,
     Lease,
     LeaseList,
     QueueStats,
@@ -44,6 +47,8 @@ def make_snapshot(**overrides: object) -> Snapshot:
             failed=3,
             done=0,
             oldest_ready_age_s=42.0,
+            # above the cap: the background count's exact value, 4 s old
+            figures={"ready": Figure(STALE, NOW - timedelta(seconds=4), "background")},
         ),
         QueueStats(
             "reports", ready=12, scheduled=0, running=2, expired=1, failed=0, done=0, oldest_ready_age_s=610.0
@@ -218,6 +223,15 @@ def make_snapshot(**overrides: object) -> Snapshot:
         errors={},
         dead=dead,
         bloat=sample_bloat(NOW),
+        counts=CountStatus(
+            cap=1000,
+            background="ready",
+            budget_ms=20_000,
+            max_lag_s=2.4,
+            as_of=NOW - timedelta(seconds=4),
+            cost_ms=370.0,
+            lag_s=4.0,
+        ),
     )
     values.update(overrides)
     return Snapshot(**values)  # type: ignore[arg-type]

@@ -61,6 +61,7 @@ def open_dashboard(
     interval: float,
     read_only: bool,
     demo: Any | None = None,
+    count_cap: int | None = None,
     probe_interval_s: float = 10.0,
 ) -> int:
     """Check the connection and table with one real poll, then run the app on a Monitor and Actions."""
@@ -69,7 +70,8 @@ def open_dashboard(
     from pgq_tui.tui.app import PgqTopApp
     from pgq_tui.tui.source import close_quietly
 
-    monitor = Monitor(dsn, table, schema, read_only=read_only, probe_interval_s=probe_interval_s)
+    caps = {} if count_cap is None else {"count_cap": count_cap}
+    monitor = Monitor(dsn, table, schema, read_only=read_only, probe_interval_s=probe_interval_s, **caps)
     actions = None
     try:
         first = monitor.collect()  # raises PgqError: cannot connect, no such table, no privilege
@@ -113,6 +115,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                 args.schema,
                 interval=args.interval,
                 read_only=args.read_only,
+                count_cap=getattr(args, "count_cap", None),
                 probe_interval_s=args.probe_interval,
             )
         from pgq_tui.demo import DemoSession
@@ -129,6 +132,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                     interval=args.interval,
                     read_only=args.read_only,
                     demo=session.controller,
+                    count_cap=getattr(args, "count_cap", None),
                     probe_interval_s=args.probe_interval,
                 )
             finally:
