@@ -189,6 +189,12 @@ def advise(snap: Snapshot, schema: str, table: str) -> Advice:
             )
     else:
         notes.append("no dead tuples were made while measuring: advise while the queue is busy")
+    if report.xmin_block is not None:
+        notes.insert(
+            0,
+            "first end the transaction holding the xmin horizon (see above): while it is held, vacuum "
+            "removes nothing and no setting here helps",
+        )
     if st.workers_elsewhere >= st.max_workers:
         notes.append(
             f"all {st.max_workers} autovacuum workers were busy on other tables: raise "
