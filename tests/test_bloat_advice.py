@@ -104,7 +104,7 @@ async def test_advisor_key_applies_with_confirmation(dsn: str, sql: psycopg.Conn
         async with dashboard(dsn, interval=0.5) as (app, pilot):
             for _ in range(4):  # churn between polls: the advisor needs a measured rate
                 q.complete(q.claim("q", limit=500))
-                sql.execute("SELECT pg_stat_force_next_flush()")
+                q.conn.execute("SELECT pg_stat_force_next_flush()")  # the claimer's stats, now
                 time.sleep(0.3)
                 await settle(pilot, app)
             await pilot.press("A")

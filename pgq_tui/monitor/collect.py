@@ -28,11 +28,13 @@ from pgq_tui.db.connect import Session
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
 from pgq_tui.monitor import counting, panels, queries, rates
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
+from pgq_tui.monitor.bloat import BloatReport
 from pgq_tui.monitor.bloatwatch import BloatWatch
 from pgq_tui.monitor.snapshot import (
     CountStatus,
     DeadList,
     LeaseList,
+    QueueStats,
     ServerInfo,
     Sessions,
     Snapshot,
@@ -225,20 +227,7 @@ class Monitor:
             counters, self._window(now), tuple(self._polls), bg, self.rate_window_s, self.history_s, now
         )
         sessions = self._guard("sessions", errors, Sessions((), (), (), 0), lambda: self._sessions(version))
-        bloat = self._guard(
-            "bloat",
-            errors,
-            None,
-            lambda: self.bloat.poll(
-                self._connection(),
-                lambda name, params: self._rows(name, version, params),
-                jobs_oid,
-                table,
-                sessions,
-                queues,
-                now,
-            ),
-        )
+        bloat = self._bloat_report(version, errors, jobs_oid, table, sessions, queues, now)
         info = ServerInfo(
             version=server["version"],
             version_num=version,
@@ -260,6 +249,33 @@ class Monitor:
             dead=dead,
             bloat=bloat,
             counts=self._count_status(now, bg),
+        )
+
+    def _bloat_report(
+        self,
+        version: int,
+        errors: dict[str, str],
+        jobs_oid: int,
+        table: TableHealth,
+        sessions: Sessions,
+        queues: tuple[QueueStats, ...],
+        now: Any,
+    ) -> BloatReport | None:
+        """Claim-cost probe and autovacuum pacing as one guarded panel ("bloat" in errors). A monitor
+        for another queue kind sets `self.bloat.probe` to its own claim's candidate SELECT (or None)."""
+        return self._guard(
+            "bloat",
+            errors,
+            None,
+            lambda: self.bloat.poll(
+                self._connection(),
+                lambda name, params: self._rows(name, version, params),
+                jobs_oid,
+                table,
+                sessions,
+                queues,
+                now,
+            ),
         )
 
     def _count_status(self, now: Any, bg: BackgroundCount | None) -> CountStatus:
