@@ -2,9 +2,12 @@
 
     python scripts/screenshots.py [--out screenshots]
 
+    python scripts/screenshots.py --only fleet   # just the fleet screen's shots
+
 Starts a private demo (embedded PostgreSQL, load generator, worker pool), makes it interesting (more
 load, an idle-in-transaction session pinning the xmin horizon, a worker killed mid-lease so stuck
 jobs appear), then lets the app render itself at 80x24 and 160x48 via `App.save_screenshot`.
+The fleet shots watch that demo, a second server with a quiet queue and a third that was stopped.
 """
 
 from __future__ import annotations
@@ -17,8 +20,13 @@ from pathlib import Path
 
 from pgq_tui.actions import Actions
 from pgq_tui.demo import DemoSession
+from pgq_tui.demo.embedded import EmbeddedPostgres
+from pgq_tui.fleet.poller import FleetPoller
 from pgq_tui.monitor.collect import Monitor
+from pgq_tui.queue import JobQueue
+from pgq_tui.targets import Target
 from pgq_tui.tui.app import PgqTopApp
+from pgq_tui.tui.fleet import FleetApp
 
 SHOTS: list[tuple[str, tuple[int, int], list[str]]] = [
     ("dashboard-80x24", (80, 24), []),
@@ -27,6 +35,7 @@ SHOTS: list[tuple[str, tuple[int, int], list[str]]] = [
     ("requeue-confirm-80x24", (80, 24), ["2", "space", "r"]),
     ("advisor-160x48", (160, 48), ["A"]),
 ]
+FLEET_SHOTS = [("fleet-80x24", (80, 24)), ("fleet-160x48", (160, 48))]
 
 
 async def shoot(session: DemoSession, out: Path, name: str, size: tuple[int, int], press: list[str]) -> None:
@@ -65,7 +74,36 @@ def wait_for_stuck_jobs(session: DemoSession, timeout: float = 60) -> int:
     raise SystemExit("no stuck jobs appeared: the screenshots would not show the stuck-job panels")
 
 
-async def main(out: Path) -> None:
+async def shoot_fleet(session: DemoSession, out: Path, only: str) -> None:
+    """The fleet screen over the busy demo, a quiet second server and a third one that is down."""
+    with EmbeddedPostgres() as quiet, EmbeddedPostgres() as gone:
+        with JobQueue(quiet.dsn()) as q:
+            q.install()
+            q.enqueue("invoices", [{"n": i} for i in range(40)])
+        gone_dsn = gone.dsn()
+        gone.stop()
+        targets = [
+            Target("orders", session.dsn),
+            Target("billing", quiet.dsn()),
+            Target("reports-eu", gone_dsn),
+        ]
+        poller = FleetPoller(targets, interval=1.0).start()
+        try:
+            for name, size in FLEET_SHOTS:
+                if not name.startswith(only):
+                    continue
+                app = FleetApp(poller, interval=1.0)
+                async with app.run_test(size=size) as pilot:
+                    while not app.rows or any(r.state == "waiting" for r in app.rows):
+                        await pilot.pause(0.2)
+                    await pilot.pause(1.0)
+                    app.save_screenshot(filename=f"{name}.svg", path=str(out))
+                    print(f"saved {out / (name + '.svg')}", file=sys.stderr)
+        finally:
+            poller.stop()
+
+
+async def main(out: Path, only: str = "") -> None:
     out.mkdir(parents=True, exist_ok=True)
     print("starting the demo…", file=sys.stderr)
     # The reaper is held off so the stuck jobs we make stay on screen for every shot.
@@ -78,10 +116,14 @@ async def main(out: Path) -> None:
         time.sleep(8)  # history for the chart and sparklines, dead tuples behind the xmin holder
         print(f"{wait_for_stuck_jobs(session)} stuck jobs", file=sys.stderr)
         for name, size, press in SHOTS:
-            await shoot(session, out, name, size, press)
+            if name.startswith(only):
+                await shoot(session, out, name, size, press)
+        await shoot_fleet(session, out, only)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "screenshots")
-    asyncio.run(main(parser.parse_args().out))
+    parser.add_argument("--only", default="", help="only the shots whose name starts with this")
+    args = parser.parse_args()
+    asyncio.run(main(args.out, args.only))

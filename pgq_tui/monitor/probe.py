@@ -2,11 +2,11 @@
 
 It runs the dialect's claim candidate scan (the SELECT inside the claim, `LIMIT 1`, no `FOR UPDATE`)
 under `EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON)`, inside a `READ ONLY` transaction with
-its own short statement timeout. It locks no row and writes nothing (the server refuses writes in a
-read-only transaction), so a claim never waits for it; like any reader it takes only ACCESS SHARE
-on the table and its indexes. The buffers it touched are the pages one claim walks before it finds
-its row: 5-10 on a healthy queue, hundreds once dead index entries pile up in front of the ready
-jobs. That rises long before the throughput falls, which is the point: a leading signal.
+its own short statement timeout, all in one round trip. It locks no row and writes nothing (the
+server refuses writes in a read-only transaction), so a claim never waits for it; like any reader
+it takes only ACCESS SHARE on the table and its indexes. The buffers it touched are the pages one
+claim walks before it finds its row: 5-10 on a healthy queue, hundreds once dead index entries pile
+up in front of the ready jobs. That rises long before the throughput falls: a leading signal.
 
 `cost_verdict()` and `buffers_per_dead()` are pure, over the recorded ProbePoints.
 """
@@ -20,6 +20,7 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg.pq import TransactionStatus
 
 from pgq_tui.monitor.bloat import ProbePoint
 
@@ -69,12 +70,20 @@ def run_probe(
     dead_tuples: int,
     timeout_ms: int = 1000,
 ) -> ProbePoint:
-    """One probe on an autocommit connection: its own READ ONLY transaction, LOCAL timeouts."""
+    """One probe on an autocommit connection, in one round trip (a pipeline): its own READ ONLY
+    transaction with a LOCAL statement timeout. On an error the transaction is rolled back."""
     check_probe_text(statement.as_string(conn))
-    with conn.transaction():
-        conn.execute("SET TRANSACTION READ ONLY")
-        conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(timeout_ms),))
-        row = conn.execute(EXPLAIN + statement, params).fetchone()
+    try:
+        with conn.pipeline():
+            conn.execute("BEGIN READ ONLY")
+            conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(timeout_ms),))
+            cur = conn.execute(EXPLAIN + statement, params)
+            conn.execute("COMMIT")
+    except psycopg.Error:
+        if not (conn.closed or conn.broken) and conn.info.transaction_status != TransactionStatus.IDLE:
+            conn.execute("ROLLBACK")
+        raise
+    row = cur.fetchone()
     assert row is not None
     buffers, read, ms, found = parse_explain(row[0])
     return ProbePoint(at=at, buffers=buffers, read=read, ms=ms, found=found, dead_tuples=dead_tuples)

@@ -61,6 +61,8 @@ def open_dashboard(
     interval: float,
     read_only: bool,
     demo: Any | None = None,
+    back: bool = False,
+    name: str | None = None,
     count_cap: int | None = None,
     probe_interval_s: float = 10.0,
 ) -> int:
@@ -79,11 +81,12 @@ def open_dashboard(
         app = PgqTopApp(
             monitor,
             actions=actions,
-            target=f"{schema}.{table}",
+            target=f"{name} · {schema}.{table}" if name else f"{schema}.{table}",
             interval=interval,
             read_only=read_only,
             demo=demo,
             initial=first,
+            back=back,
         )
         result = app.run()
         _reinstall_interrupts()  # the app's event loop reset SIGTERM/SIGHUP on exit
@@ -103,9 +106,55 @@ def _reinstall_interrupts() -> None:
         signal.signal(sig, interrupt)
 
 
+def run_fleet(targets: list[Any], *, interval: float, read_only: bool) -> int:
+    """The fleet screen; enter opens a target's dashboard, whose escape comes back to the fleet."""
+    from pgq_tui.fleet.poller import FleetPoller
+    from pgq_tui.tui.app import BACK
+    from pgq_tui.tui.fleet import FleetApp
+
+    poller = FleetPoller(targets, interval=interval).start()
+    names = [t.name for t in targets]
+    cursor = 0
+    notice: tuple[str, str] | None = None  # a dashboard that could not open, and why
+    try:
+        while True:
+            fleet = FleetApp(poller, interval=interval, cursor=cursor, notice=notice)
+            choice = fleet.run()
+            _reinstall_interrupts()
+            if fleet.return_code:
+                return fleet.return_code
+            if choice is None:
+                return EXIT_OK
+            cursor, notice = names.index(choice), None
+            target = targets[cursor]
+            poller.pause()  # one poll of this target at a time: the dashboard's
+            try:
+                code = open_dashboard(
+                    target.dsn,
+                    target.table,
+                    target.schema,
+                    interval=interval,
+                    read_only=read_only,
+                    back=True,
+                    name=target.name,
+                )
+            except PgqError as exc:  # down, no table: say so on the fleet screen, don't exit
+                notice = (target.name, str(exc))
+                continue
+            finally:
+                poller.resume()
+            if code != BACK:
+                return code
+    finally:
+        poller.stop()
+
+
 def run_dashboard(args: argparse.Namespace) -> int:
     check_terminal()
     with _interruptible():
+        targets = getattr(args, "target_list", [])
+        if not args.demo and len(targets) > 1:
+            return run_fleet(targets, interval=args.interval, read_only=args.read_only)
         if not args.demo:
             from pgq_tui.db import resolve_dsn
 
