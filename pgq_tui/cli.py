@@ -32,8 +32,20 @@ def _common(p: argparse.ArgumentParser, *, suppress: bool = False, many: bool = 
             default=d(None),
             help="TOML file of named targets ([targets.NAME] with dsn, table, schema); see README",
         )
-    p.add_argument("--table", default=d("jobs"), help="jobs table name (default: jobs)")
-    p.add_argument("--schema", default=d("public"), help="schema of the jobs table (default: public)")
+    p.add_argument(
+        "--table", default=d(None), help="the queue's table (default: detected; init/worker: jobs)"
+    )
+    p.add_argument(
+        "--schema", default=d(None), help="the queue's schema (default: detected; init/worker: public)"
+    )
+    p.add_argument(
+        "--kind",
+        default=d(None),
+        help="force a queue kind: pgq, seed-jobs, seed-job-queue, a framework, or your mapping's kind",
+    )
+    p.add_argument(
+        "--mapping", default=d(None), metavar="FILE", help="a TOML file describing a home-grown jobs table"
+    )
 
 
 def _count_cap(value: str) -> int:
@@ -120,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     _counting(snap, suppress=True)
     snap.add_argument("--json", action="store_true", help="print JSON (stable keys, see README)")
 
+    from pgq_tui.cli_actions import add_parsers
+
+    add_parsers(sub, _common)
+
     from pgq_tui.check.command import add_arguments as add_check_arguments
 
     check = sub.add_parser(
@@ -154,9 +170,10 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from pgq_tui.db import resolve_dsn
     from pgq_tui.queue import JobQueue
 
-    with JobQueue(resolve_dsn(args.dsn), args.table, args.schema, worker_id="pgq-top init") as q:
+    table, schema = args.table or "jobs", args.schema or "public"
+    with JobQueue(resolve_dsn(args.dsn), table, schema, worker_id="pgq-top init") as q:
         q.install()
-    print(f"pgq-top: {args.schema}.{args.table} is ready")
+    print(f"pgq-top: {schema}.{table} is ready")
     return EXIT_OK
 
 
@@ -173,6 +190,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     from pgq_tui.queue.worker import WorkerConfig
 
     dsn = resolve_dsn(args.dsn)
+    args.table, args.schema = args.table or "jobs", args.schema or "public"
     load_handler(args.handler)  # fail fast, in the parent, with one line
     with JobQueue(dsn, args.table, args.schema, worker_id="pgq-top worker check") as q:
         q.conn.execute(
@@ -255,6 +273,12 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
     return run_dashboard(args)
 
 
+def _cmd_action(args: argparse.Namespace) -> int:
+    from pgq_tui.cli_actions import run_action
+
+    return run_action(args)
+
+
 COMMANDS = {
     "init": _cmd_init,
     "worker": _cmd_worker,
@@ -262,6 +286,10 @@ COMMANDS = {
     "check": _cmd_check,
     "advise": _cmd_advise,
     "exporter": _cmd_exporter,
+    "requeue": _cmd_action,
+    "retry": _cmd_action,
+    "discard": _cmd_action,
+    "cancel": _cmd_action,
     None: _cmd_dashboard,
 }
 MULTI_TARGET = ("snapshot", "check", None)
@@ -276,7 +304,7 @@ def _resolve_targets(args: argparse.Namespace) -> None:
             raise PgqError("pgq-top exporter takes one --dsn (run one exporter per database)", EXIT_USAGE)
         from pgq_tui.targets import resolve_targets
 
-        args.target_list = resolve_targets(dsns, None, args.table, args.schema)
+        args.target_list = resolve_targets(dsns, None, args.table or "jobs", args.schema or "public")
         return
     if args.command not in MULTI_TARGET:
         if len(dsns) > 1:
@@ -285,9 +313,11 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         return
     from pgq_tui.targets import resolve_targets
 
-    args.target_list = resolve_targets(dsns, args.targets, args.table, args.schema)
+    # Several databases (the fleet, check) watch pgq-top's own table, `--table`/`--schema` or jobs; one
+    # database without them is detected (any dialect: pgq_tui.detection).
+    args.target_list = resolve_targets(dsns, args.targets, args.table or "jobs", args.schema or "public")
     args.dsn = args.target_list[0].dsn if len(args.target_list) == 1 else None
-    if len(args.target_list) == 1:  # one target from a file: its own table and schema
+    if len(args.target_list) == 1 and args.targets:  # one target from a file: its own table and schema
         args.table, args.schema = args.target_list[0].table, args.target_list[0].schema
 
 
@@ -299,7 +329,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except (PgqError, psycopg.Error) as exc:
-        err = describe(exc, table=f"{getattr(args, 'schema', 'public')}.{getattr(args, 'table', 'jobs')}")
+        schema, table = getattr(args, "schema", None) or "public", getattr(args, "table", None) or "jobs"
+        err = describe(exc, table=f"{schema}.{table}")
         if args.command == "check":  # a plugin runner reads stdout, and any failure here is UNKNOWN
             from pgq_tui.check.command import unknown
 

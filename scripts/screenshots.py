@@ -74,6 +74,65 @@ def wait_for_stuck_jobs(session: DemoSession, timeout: float = 60) -> int:
     raise SystemExit("no stuck jobs appeared: the screenshots would not show the stuck-job panels")
 
 
+SEED_TABLE = """
+CREATE TABLE jobs (id bigserial PRIMARY KEY, queue text, payload jsonb, status text DEFAULT 'pending',
+                   run_at timestamptz DEFAULT now(), attempts int DEFAULT 0, locked_until timestamptz);
+CREATE INDEX jobs_pending_idx ON jobs (queue, run_at) WHERE status = 'pending';
+CREATE INDEX jobs_running_idx ON jobs (queue, locked_until) WHERE status = 'running';
+INSERT INTO jobs (queue, payload, run_at)
+SELECT (ARRAY['mail', 'thumbnails', 'billing'])[1 + g % 3], jsonb_build_object('n', g),
+       now() - make_interval(secs => g % 90) + CASE WHEN g % 7 = 0 THEN interval '1 hour' ELSE '0' END
+FROM generate_series(1, 400) g;
+UPDATE jobs SET status = 'running', attempts = 1,
+       locked_until = now() + CASE WHEN id % 5 = 0 THEN interval '-3 minutes' ELSE interval '5 minutes' END
+WHERE id IN (SELECT id FROM jobs WHERE run_at <= now() ORDER BY id LIMIT 40);
+UPDATE jobs SET status = 'done'
+WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' ORDER BY id DESC LIMIT 90);
+"""
+
+
+async def shoot_dialect(out: Path) -> None:
+    """The seed article's `jobs` table (a home-grown queue, no pgq-top schema) through its dialect."""
+    import psycopg
+
+    from pgq_tui.actions.dialect_actions import DialectActions
+    from pgq_tui.demo.embedded import EmbeddedPostgres
+    from pgq_tui.detection import find_queues
+    from pgq_tui.monitor.dialect_monitor import DialectMonitor
+
+    server = EmbeddedPostgres()
+    try:
+        admin = server.start()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute("CREATE DATABASE shop")
+        dsn = server.dsn("shop")
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(SEED_TABLE)
+        (target,) = find_queues(dsn)
+        for name, size, press in (
+            ("seed-jobs-120x32", (120, 32), []),
+            ("seed-jobs-detail-120x32", (120, 32), ["2", "enter"]),
+        ):
+            monitor = DialectMonitor(dsn, target.model)
+            actions = DialectActions(dsn, target.model)
+            app = PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0)
+            try:
+                async with app.run_test(size=size) as pilot:
+                    while app.received < 2:
+                        await pilot.pause(0.2)
+                    for key in press:
+                        await pilot.press(key)
+                        await pilot.pause(0.3)
+                    await pilot.pause(0.5)
+                    app.save_screenshot(filename=f"{name}.svg", path=str(out))
+                    print(f"saved {out / (name + '.svg')}", file=sys.stderr)
+            finally:
+                actions.close()
+                monitor.close()
+    finally:
+        server.stop()
+
+
 async def shoot_fleet(session: DemoSession, out: Path, only: str) -> None:
     """The fleet screen over the busy demo, a quiet second server and a third one that is down."""
     with EmbeddedPostgres() as quiet, EmbeddedPostgres() as gone:
@@ -126,4 +185,7 @@ if __name__ == "__main__":
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "screenshots")
     parser.add_argument("--only", default="", help="only the shots whose name starts with this")
     args = parser.parse_args()
-    asyncio.run(main(args.out, args.only))
+    if not args.only.startswith("seed-jobs"):
+        asyncio.run(main(args.out, args.only))
+    if "seed-jobs".startswith(args.only) or args.only.startswith("seed-jobs"):
+        asyncio.run(shoot_dialect(args.out))  # the seed article's table through its dialect

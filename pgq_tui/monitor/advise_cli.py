@@ -22,25 +22,27 @@ from pgq_tui.db import resolve_dsn
 from pgq_tui.errors import EXIT_OK
 from pgq_tui.monitor.advice import Advice, advise
 from pgq_tui.monitor.collect import Monitor
+from pgq_tui.monitor.dialect_monitor import open_monitor
 from pgq_tui.monitor.health import bloat_verdicts
+from pgq_tui.monitor.report import single_target
 from pgq_tui.monitor.snapshot import Snapshot
 
 
-def measure(dsn: str, table: str, schema: str, seconds: float, progress: TextIO | None = None) -> Snapshot:
-    """Poll once a second for `seconds` (probing each time) and return the last snapshot."""
-    with Monitor(dsn, table, schema, read_only=True, probe_interval_s=1.0) as monitor:
-        deadline = time.monotonic() + seconds
+def measure(monitor: Monitor, seconds: float, progress: TextIO | None = None) -> Snapshot:
+    """Poll once a second for `seconds` (a monitor made with probe_interval_s=1 probes each time)
+    and return the last snapshot."""
+    deadline = time.monotonic() + seconds
+    snap = monitor.collect()
+    while time.monotonic() < deadline:
+        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
         snap = monitor.collect()
-        while time.monotonic() < deadline:
-            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
-            snap = monitor.collect()
-            if progress is not None:
-                left = max(0, round(deadline - time.monotonic()))
-                progress.write(f"\rpgq-top advise: measuring {schema}.{table}, {left:3d}s left ")
-                progress.flush()
         if progress is not None:
-            progress.write("\r" + " " * 60 + "\r")
-        return snap
+            left = max(0, round(deadline - time.monotonic()))
+            progress.write(f"\rpgq-top advise: measuring {monitor.qualified}, {left:3d}s left ")
+            progress.flush()
+    if progress is not None:
+        progress.write("\r" + " " * 60 + "\r")
+    return snap
 
 
 def render(advice: Advice, snap: Snapshot) -> Group:
@@ -70,11 +72,14 @@ def render(advice: Advice, snap: Snapshot) -> Group:
 
 
 def run_advise(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """The queue the flags name (detected like `snapshot`), measured, then advised; never writes."""
     dsn = resolve_dsn(args.dsn)
+    target = single_target(dsn, args)
     stream = out or sys.stdout
     progress = sys.stderr if sys.stderr.isatty() and not args.json else None
-    snap = measure(dsn, args.table, args.schema, args.seconds, progress)
-    advice = advise(snap, args.schema, args.table)
+    with open_monitor(dsn, target.model, read_only=True, probe_interval_s=1.0) as monitor:
+        snap = measure(monitor, args.seconds, progress)
+        advice = advise(snap, monitor.schema, monitor.table)
     if args.json:
         json.dump(asdict(advice), stream, indent=2)
         stream.write("\n")

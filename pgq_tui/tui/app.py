@@ -298,8 +298,11 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         notes = ["read-only: write keys are disabled"] if self.read_only else []
         if self.back:
             notes.append("escape with no filter or marks to clear: back to the fleet")
-        note = "; ".join(notes)
-        self.push_screen(HelpScreen(active, keys.TABLE_KEYS, note))
+        if self.snapshot is not None and self.snapshot.stuck_rule:
+            notes.append(
+                f"{self.snapshot.target or self.snapshot.kind}: stuck means {self.snapshot.stuck_rule}"
+            )
+        self.push_screen(HelpScreen(active, keys.TABLE_KEYS, "\n".join(notes)))
 
     def _typing(self, char: str) -> bool:
         """Priority keys are also text: while the filter box has focus, type them into it."""

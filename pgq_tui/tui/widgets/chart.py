@@ -47,6 +47,11 @@ class ThroughputChart(PlotextPlot, can_focus=True):
             return  # an idle queue's chart: the same picture, nothing to send
         plt = self.plt
         plt.clear_figure()
+        unsupported = snap.unsupported.get(self.PANEL)
+        if unsupported is not None:
+            plt.title(f"unsupported: {unsupported}"[:80])
+            self.refresh()
+            return
         if not hist:
             plt.title("no throughput yet")
             self.refresh()

@@ -16,7 +16,14 @@ def _holder(lease: Lease) -> Text:
     if lease.holder_connected:
         pid = f" {lease.holder_pid}" if lease.holder_pid else ""
         return Text(f"alive{pid}", style="bold yellow")
+    if lease.liveness == "unknown":  # the queue records nothing that ties a worker to a session
+        return Text("unknown", style="dim")
     return Text("gone", style="dim")
+
+
+def _tries(attempts: int, max_attempts: int) -> str:
+    """ "2/5"; just "2" when the queue records no limit (max_attempts 0)."""
+    return f"{attempts}/{max_attempts}" if max_attempts else str(attempts)
 
 
 class _LeaseTable(PanelTable):
@@ -40,7 +47,7 @@ class _LeaseTable(PanelTable):
             cells: list[object] = [
                 Text(str(lease.id), justify="right"),
                 safe(lease.queue, limit=14),
-                Text(f"{lease.attempts}/{lease.max_attempts}", justify="right"),
+                Text(_tries(lease.attempts, lease.max_attempts), justify="right"),
                 self._left(lease),
                 _holder(lease),
             ]

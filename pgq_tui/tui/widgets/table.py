@@ -107,6 +107,13 @@ class PanelTable(DataTable):
         self.set_stale(error)
         if error is not None:
             return
+        unsupported = snap.unsupported.get(self.PANEL) if self.PANEL else None
+        if unsupported is not None:  # this queue's dialect cannot serve the panel: say why, not an error
+            self._snapshot, self._filter = snap, filter_text
+            self._render_rows([])
+            self.border_title = f"{self.TITLE} (unsupported)"
+            self.border_subtitle = Text(f"unsupported: {unsupported}"[:120])
+            return
         self._snapshot, self._filter = snap, filter_text
         rows = list(self.build_rows(snap, filter_text))
         total = self.total(snap)
