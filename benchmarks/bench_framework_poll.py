@@ -77,8 +77,10 @@ SELECT q, '{{}}',
        (CASE WHEN b < 90 THEN 'completed' WHEN b < 98 THEN 'created' WHEN b = 98 THEN 'active'
              ELSE 'failed' END)::pgboss.job_state,
        CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
-       CASE WHEN b < 90 OR b >= 98 THEN now() - interval '1 minute' END,
-       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN interval '10 seconds' ELSE interval '15 minutes' END,
+       -- a stuck job started long ago (its worker died), as Graphile's and pgqueuer's below
+       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 hours'
+            WHEN b < 90 OR b >= 98 THEN now() - interval '1 minute' END,
+       interval '15 minutes',
        CASE WHEN b < 90 OR b = 99 THEN now() END,
        CASE WHEN b = 99 THEN '{{"message": "boom"}}'::jsonb END
 FROM {SERIES}

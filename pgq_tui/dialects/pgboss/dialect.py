@@ -44,9 +44,10 @@ STUCK_RULE = (
     "active past started_on + expire_in (the job's expireInSeconds, 15 min by default): pg-boss's"
     " supervisor then fails it by timeout, to retry while retries remain"
 )
-# expire_in included: the stuck test (started_on + expire_in < now()) then reads the index alone
-ACTIVE_INDEX = "(name, started_on) INCLUDE (expire_in) WHERE state = 'active'"
-FAILED_INDEX = "(name, completed_on) WHERE state = 'failed'"
+# expire_in included: the stuck test (started_on + expire_in < now()) then reads the index alone; id
+# included: the leases and dead lists pick their rows from the index alone and read only those rows
+ACTIVE_INDEX = "(name, started_on) INCLUDE (expire_in, id) WHERE state = 'active'"
+FAILED_INDEX = "(name, completed_on) INCLUDE (id) WHERE state = 'failed'"
 COMPLETED_INDEX = "(name, completed_on) WHERE state = 'completed'"
 
 
