@@ -193,19 +193,22 @@ def main() -> int:
             # shared machine falls on both sizes alike rather than on whichever was timed during it.
             dsns = {n: build(server_dsn, kind, n) for n in sizes}
             try:
+                targets = {n: find_queues(dsn, kind=kind)[0] for n, dsn in dsns.items()}
                 with ExitStack() as stack:
                     polls: dict[int, Callable[[], object]] = {}
-                    queue_polls: dict[int, Callable[[], object]] = {}
-                    refs: dict[int, float] = {}
                     for n, dsn in dsns.items():
-                        (target,) = find_queues(dsn, kind=kind)
-                        monitor = stack.enter_context(DialectMonitor(dsn, target.model, read_only=True))
+                        monitor = stack.enter_context(DialectMonitor(dsn, targets[n].model, read_only=True))
                         snap = monitor.collect()
                         assert not snap.errors, snap.errors
                         polls[n] = monitor.collect
-                        statements = [
-                            s for s in (*target.model.counts, target.model.leases, target.model.dead) if s
-                        ]
+                    poll = interleaved_median_ms(polls, args.runs)
+                # the monitors are closed: their background exact counts no longer compete for the CPU
+                with ExitStack() as stack:
+                    queue_polls: dict[int, Callable[[], object]] = {}
+                    refs: dict[int, float] = {}
+                    for n, dsn in dsns.items():
+                        model = targets[n].model
+                        statements = [s for s in (*model.counts, model.leases, model.dead) if s]
                         conn = stack.enter_context(psycopg.connect(dsn, autocommit=True))
                         queue_polls[n] = lambda c=conn, ss=statements: [
                             run(c, s, cap1=501, rows=50) for s in ss
@@ -214,7 +217,6 @@ def main() -> int:
                             lambda c=conn, q=FRAMEWORKS[kind][2]: c.execute(q).fetchall(),
                             max(3, args.runs // 3),
                         )
-                    poll = interleaved_median_ms(polls, args.runs)
                     results = interleaved_median_ms(queue_polls, args.runs)
             finally:
                 for dsn in dsns.values():
