@@ -73,8 +73,12 @@ def _assert_waits_are_rare_chain_follows(waits: list[str], claims: int) -> None:
     # concurrent claim has just updated, PostgreSQL follows the update chain and locks the new version
     # with a plain wait (heap_lock_updated_tuple ignores SKIP LOCKED), then skips it: a brief wait on a
     # row it was never going to take, never on a pending row. Measured here, with lock_timeout=1ms
-    # turning each wait longer than 1 ms into a counted error: it must be that kind, and rare.
-    assert all("updated version" in w for w in waits), waits[:3]
+    # turning each wait longer than 1 ms into a counted error: every row-lock wait (its context names
+    # the tuple) must be that kind, and all waits rare. A wait with no tuple context is not on a row:
+    # the claim's UPDATE can wait to extend the table (new row versions on a full page) or behind
+    # autovacuum truncating the table's empty tail; CI on a loaded machine saw 3 of those in 1,000 claims.
+    row_waits = [w for w in waits if "tuple" in w]
+    assert all("updated version" in w for w in row_waits), row_waits[:3]
     assert len(waits) <= max(3, claims // 50), f"{len(waits)} of {claims} claims waited"
 
 
