@@ -161,14 +161,16 @@ def test_worker_cli_runs_and_stops_cleanly_on_sigint(queue: JobQueue, sql: psyco
         while sql.execute("SELECT count(*) FROM jobs").fetchone()[0] > 0:
             assert time.monotonic() < deadline, "workers did not drain the queue"
             time.sleep(0.2)
-        apps = [
+        apps = {
             r[0]
             for r in sql.execute(
                 "SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'pgq-w-%%'"
                 " AND application_name <> %s AND datname = current_database()",
                 (queue.worker_id,),
             ).fetchall()
-        ]
+        }
+        # Two workers; each has its claim session and its LISTEN session (and, once it has held a job
+        # for lease/3, its heartbeat session), all under its worker id.
         assert len(apps) == 2
     finally:
         proc.send_signal(signal.SIGINT)
