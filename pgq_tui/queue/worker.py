@@ -156,6 +156,7 @@ def run_worker(
                 retry_in = 0.1
                 if worked:
                     idle.stalls = 0
+                    idle.notified = False
                 else:
                     idle.wait()
             except (psycopg.OperationalError, PgqError):
@@ -170,6 +171,12 @@ def run_worker(
         q.close()
 
 
+# After a notification led to an empty claim (another worker took the job, or a storm of wake-ups),
+# the next notification is honoured no sooner than this: a burst of N notifications costs at most
+# one claim per WAKE_GAP per worker, not N.
+WAKE_GAP = 0.01
+
+
 @dataclass
 class _Idle:
     """How a worker whose queues came back empty waits for work."""
@@ -179,6 +186,7 @@ class _Idle:
     config: WorkerConfig
     stop: StopFlag
     stalls: int = 0  # empty claims in a row although a job was due (rows locked by someone else)
+    notified: bool = False  # the last wait ended with a notification
 
     def wait(self) -> None:
         """Return when a claim is worth trying: notified (or the listener reconnected), the earliest
@@ -187,16 +195,20 @@ class _Idle:
         if self.wake is None:
             self.stop.wait(self.config.idle_sleep)
             return
+        if self.notified:  # that notification's claim came back empty: coalesce what follows
+            self.stop.wait(WAKE_GAP)
+        self.notified = False
         while not self.stop.is_set():
             due_in = self.q.seconds_until_due(self.config.queues)
             if due_in is not None and due_in <= 0:
                 # Due, but our claim found nothing: its rows are locked by another session (a
                 # claimer about to commit, or an operator's transaction). Back off, don't spin.
                 self.stalls += 1
-                self._sleep(min(self.config.poll, 0.01 * 2 ** min(self.stalls, 10)))
+                self.notified = self._sleep(min(self.config.poll, 0.01 * 2 ** min(self.stalls, 10)))
                 return
             timeout = self.config.poll if due_in is None else min(self.config.poll, due_in)
-            if self._sleep(timeout) or (due_in is not None and due_in <= self.config.poll):
+            self.notified = self._sleep(timeout)
+            if self.notified or (due_in is not None and due_in <= self.config.poll):
                 return
 
     def _sleep(self, seconds: float) -> bool:
