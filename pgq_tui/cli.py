@@ -77,9 +77,16 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from pgq_tui.db import resolve_dsn
     from pgq_tui.queue import JobQueue
 
-    with JobQueue(resolve_dsn(args.dsn), args.table, args.schema, application_name="pgq-top init") as q:
-        q.install()
-    print(f"pgq-top: {args.schema}.{args.table} is ready")
+    # No statement timeout: a concurrent index build on a big table takes as long as it takes.
+    with JobQueue(
+        resolve_dsn(args.dsn),
+        args.table,
+        args.schema,
+        application_name="pgq-top init",
+        statement_timeout_ms=None,
+    ) as q:
+        done = q.install(say=lambda message: print(f"pgq-top: {message}", flush=True))
+    print(f"pgq-top: {args.schema}.{args.table} is ready" + ("" if done else " (nothing to change)"))
     return EXIT_OK
 
 

@@ -123,6 +123,14 @@ class QueueCore:
         return {"queues": sorted(set(queues)), "chars": st.WAKE_QUEUE_CHARS}
 
     @staticmethod
+    def _renewed(jobs: Sequence[Job], rows: list[dict[str, Any]]) -> set[int]:
+        until = {r["id"]: r["locked_until"] for r in rows}
+        for job in jobs:
+            if job.id in until:
+                job.locked_until = until[job.id]
+        return set(until)
+
+    @staticmethod
     def _batches(ids: Iterable[int]) -> list[dict[str, Any]]:
         chosen = _ids(ids)
         return [{"ids": chosen[start : start + BATCH]} for start in range(0, len(chosen), BATCH)]
@@ -240,7 +248,7 @@ class JobQueue(QueueCore):
         if not jobs:
             return set()
         rows = self._rows("EXTEND", {**self._fence(jobs), "lease": float(lease)})
-        return _renewed(jobs, rows)
+        return self._renewed(jobs, rows)
 
     def release(self, jobs: Sequence[Job]) -> int:
         """Hand claimed jobs back untouched (shutdown): pending again, the attempt not counted, and
@@ -308,11 +316,3 @@ class JobQueue(QueueCore):
     def get(self, job_id: int) -> dict[str, Any] | None:
         rows = self._rows("GET_JOB", {"id": job_id})
         return rows[0] if rows else None
-
-
-def _renewed(jobs: Sequence[Job], rows: list[dict[str, Any]]) -> set[int]:
-    until = {r["id"]: r["locked_until"] for r in rows}
-    for job in jobs:
-        if job.id in until:
-            job.locked_until = until[job.id]
-    return set(until)

@@ -235,7 +235,8 @@ def _build_concurrently(
     if not conn.execute(_TRY_BUILD_LOCK).fetchone()[0]:  # type: ignore[index]
         report("another pgq-top init is building indexes on this database: skipped (run init again later)")
         return
-    rows = conn.execute(_ESTIMATED_ROWS, (qualified,)).fetchone()[0]  # type: ignore[index]
+    estimate = conn.execute(_ESTIMATED_ROWS, (qualified,)).fetchone()[0]  # type: ignore[index]
+    rows = f"~{estimate:,} rows" if estimate > 0 else "rows (not analyzed yet)"
     try:
         state = _index_state(conn, qualified, wanted)  # again, now that we hold the build lock
         for key in todo:
@@ -251,7 +252,7 @@ def _build_concurrently(
                 conn.execute(
                     sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(schema, name))
                 )
-            report(f"building index {name} CONCURRENTLY (table has ~{rows:,} rows; writes continue)")
+            report(f"building index {name} CONCURRENTLY (table has {rows}; writes continue)")
             started = time.monotonic()
             conn.execute(
                 sql.SQL(_INDEXES[key]).format(how=sql.SQL("CONCURRENTLY"), name=n[key], jobs=n["jobs"])
