@@ -48,7 +48,7 @@ def _tune_session(conn: psycopg.Connection) -> None:
 
 # fmt: off
 REQUIRED_COLUMNS = frozenset(("id", "queue", "status", "priority", "run_at", "attempts", "max_attempts",
-                              "locked_until", "locked_by", "finished_at", "last_error"))
+                              "locked_until", "locked_by", "finished_at", "last_error", "heartbeat_at"))
 # fmt: on
 SAMPLE_ROWS = 3000  # rows in the page sample that shares out estimates above the cap (read only then)
 PANELS = ("queues", "leases", "throughput", "table", "sessions", "dead")
@@ -230,7 +230,8 @@ class Monitor:
         missing = sorted(REQUIRED_COLUMNS - set(row["columns"]))
         if missing:
             raise PgqError(
-                f"table {self.qualified} is not a pgq-top jobs table: missing columns {', '.join(missing)}",
+                f"table {self.qualified} is not a pgq-top jobs table: missing columns {', '.join(missing)} "
+                "(pgq-top init adds them to a table from an older pgq-top or the seed schema)",
                 EXIT_SCHEMA,
             )
         if row["stats_oid"] is None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from pgq_tui.monitor.snapshot import Lease, LeaseList, Snapshot
-from pgq_tui.tui.format import fmt_age, fmt_ago, safe
+from pgq_tui.tui.format import DASH, fmt_age, fmt_ago, safe
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
 
 
@@ -17,6 +17,13 @@ def _holder(lease: Lease) -> Text:
         pid = f" {lease.holder_pid}" if lease.holder_pid else ""
         return Text(f"alive{pid}", style="bold yellow")
     return Text("gone", style="dim")
+
+
+def _heartbeat(lease: Lease) -> Text:
+    """How long ago the holder claimed or last renewed the lease (workers renew every lease/3)."""
+    if lease.heartbeat_age is None:
+        return Text(DASH, style="dim", justify="right")
+    return Text(fmt_age(max(0.0, lease.heartbeat_age)), style="dim", justify="right")
 
 
 class _LeaseTable(PanelTable):
@@ -39,10 +46,11 @@ class _LeaseTable(PanelTable):
                 continue
             cells: list[object] = [
                 Text(str(lease.id), justify="right"),
-                safe(lease.queue, limit=14),
+                safe(lease.queue, limit=11),
                 Text(f"{lease.attempts}/{lease.max_attempts}", justify="right"),
                 self._left(lease),
                 _holder(lease),
+                _heartbeat(lease),
             ]
             if self.wide:
                 cells.append(safe(lease.locked_by, style="dim", limit=26))
@@ -53,10 +61,11 @@ class _LeaseTable(PanelTable):
 def _lease_columns(time_label: str) -> tuple[Column, ...]:
     return (
         Column("id", 8, right=True),
-        Column("queue", 14),
+        Column("queue", 11),
         Column("try", 5, right=True),
         Column(time_label, 8, right=True),
         Column("holder", 11),
+        Column("beat", 5, right=True),  # since the last heartbeat (or the claim)
         Column("locked_by", 26, wide_only=True),
     )
 
