@@ -66,6 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument(
         "--reap-interval", type=float, default=5.0, help="seconds between reaper runs (0: off)"
     )
+    worker.add_argument(
+        "--poll",
+        type=float,
+        default=10.0,
+        help="idle workers wake on NOTIFY; this is the safety poll in seconds (default: 10)",
+    )
 
     snap = sub.add_parser("snapshot", help="print one snapshot of the queue and the server, and exit")
     _common(snap, suppress=True)
@@ -116,6 +122,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         batch=args.batch,
         lease=args.lease,
         keep=args.keep,
+        poll=args.poll,
     )
     stopping = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
