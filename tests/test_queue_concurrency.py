@@ -237,7 +237,17 @@ def test_idle_workers_stop_gracefully_on_sigint(dsn: str) -> None:
     config = WorkerConfig(conninfo=dsn, queues=("empty",), idle_sleep=0.2)
     for _ in range(3):
         pool = WorkerPool(config, concurrency=3, reap_interval=0).start()
-        time.sleep(1.0)  # every worker is now asleep in its idle wait
+        # Every worker has installed its signal handlers and is asleep in its idle wait once it
+        # listens (a SIGINT that arrives while a spawned child is still importing is a plain Ctrl-C).
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            deadline = time.monotonic() + 30
+            while conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND query LIKE 'LISTEN %%'"
+            ).fetchone()[0] < 3:
+                assert time.monotonic() < deadline, "workers never started listening"
+                time.sleep(0.05)
+        time.sleep(0.3)
         procs = [s.process for s in pool.workers]
         for p in procs:  # what a Ctrl-C in the terminal does to the whole process group
             os.kill(p.pid, signal.SIGINT)
