@@ -72,6 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=10.0,
         help="idle workers wake on NOTIFY; this is the safety poll in seconds (default: 10)",
     )
+    worker.add_argument(
+        "--max-crashes",
+        type=int,
+        default=5,
+        help="give up (exit 1) when one worker crashes this many times within --crash-window (default: 5)",
+    )
+    worker.add_argument(
+        "--crash-window", type=float, default=60.0, help="seconds, for --max-crashes (default: 60)"
+    )
 
     snap = sub.add_parser("snapshot", help="print one snapshot of the queue and the server, and exit")
     _common(snap, suppress=True)
@@ -85,11 +94,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
     # No statement timeout: a concurrent index build on a big table takes as long as it takes.
     with JobQueue(
-        resolve_dsn(args.dsn),
-        args.table,
-        args.schema,
-        application_name="pgq-top init",
-        statement_timeout_ms=None,
+        resolve_dsn(args.dsn), args.table, args.schema, worker_id="pgq-top init", statement_timeout_ms=None
     ) as q:
         done = q.install(say=lambda message: print(f"pgq-top: {message}", flush=True))
     print(f"pgq-top: {args.schema}.{args.table} is ready" + ("" if done else " (nothing to change)"))
@@ -97,17 +102,20 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
+    import logging
     import signal
     import threading
 
     from pgq_tui.db import resolve_dsn
     from pgq_tui.queue.handlers import load_handler
     from pgq_tui.queue.jobqueue import JobQueue
-    from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+    from pgq_tui.queue.pool import WorkerPool
+    from pgq_tui.queue.supervise import RestartPolicy
+    from pgq_tui.queue.worker import WorkerConfig
 
     dsn = resolve_dsn(args.dsn)
     load_handler(args.handler)  # fail fast, in the parent, with one line
-    with JobQueue(dsn, args.table, args.schema, application_name="pgq-top worker check") as q:
+    with JobQueue(dsn, args.table, args.schema, worker_id="pgq-top worker check") as q:
         q.conn.execute(
             psycopg.sql.SQL("SELECT 1 FROM {} LIMIT 0").format(
                 psycopg.sql.Identifier(args.schema, args.table)
@@ -124,21 +132,34 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         keep=args.keep,
         poll=args.poll,
     )
+    # The pool's supervisor says which worker died of what, and when it restarts one.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("pgq-top worker: %(message)s"))
+    supervision = logging.getLogger("pgq_tui.queue.pool")
+    supervision.addHandler(handler)
+    supervision.setLevel(logging.INFO)
+    supervision.propagate = False
     stopping = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopping.set())
-    pool = WorkerPool(config, concurrency=args.concurrency, reap_interval=args.reap_interval).start()
+    restart = RestartPolicy(crash_limit=args.max_crashes, crash_window=args.crash_window)
+    pool = WorkerPool(
+        config, concurrency=args.concurrency, reap_interval=args.reap_interval, restart=restart
+    ).start()
     print(
         f"pgq-top worker: {args.concurrency} processes on {', '.join(args.queue)}; Ctrl-C stops",
         file=sys.stderr,
     )
     try:
-        while not stopping.wait(1.0):
+        while not stopping.is_set() and pool.wait_failure(0.2) is None:
             pass
     finally:
         pool.stop(timeout=args.lease)
         counts = pool.counts()
         print("pgq-top worker: stopped; " + ", ".join(f"{k} {v}" for k, v in counts.items()), file=sys.stderr)
+    if pool.failure:
+        print(f"pgq-top worker: error: {pool.failure}", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_OK
 
 

@@ -93,6 +93,21 @@ def test_reap_every_expired_lease(dsn: str, sql: psycopg.Connection, actions: Ac
     assert "nothing to reap" in (actions.plan_reap().refused or "")
 
 
+def test_reap_touches_only_the_leases_it_planned(dsn: str, sql: psycopg.Connection, actions: Actions) -> None:
+    planned, _, _ = _stuck(dsn, 3)
+    with JobQueue(dsn) as worker:
+        worker.enqueue("mail", [{}, {}])
+        later = [j.id for j in worker.claim("mail", limit=2, lease=0.5)]  # valid when planned
+        plan = actions.plan_reap()
+        assert (plan.count, "expire after this was planned are left" in plan.description) == (3, True)
+        time.sleep(0.7)  # ... and expired while the confirmation was open
+        outcome = actions.execute(plan)
+    assert (outcome.changed, outcome.error) == (3, None)  # "at most 3", as the dialog said
+    assert _status(sql, planned) == dict.fromkeys(planned, "pending")
+    assert _status(sql, later) == dict.fromkeys(later, "running")
+    assert actions.execute(actions.plan_reap()).changed == 2  # the next reap takes them
+
+
 def test_retry_and_discard_touch_only_failed_rows(
     queue: JobQueue, sql: psycopg.Connection, actions: Actions
 ) -> None:

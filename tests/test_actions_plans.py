@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from pgq_tui.actions.job_plans import failed_plan, reap_plan, requeue_plan
 
-NOBODY = {"stuck": 0, "exhausted": 0, "connected": 0, "connected_ids": None, "connected_holders": None}
+NOBODY = {
+    "as_of": None,
+    "stuck": 0,
+    "exhausted": 0,
+    "connected": 0,
+    "connected_ids": None,
+    "connected_holders": None,
+}
 
 
 def test_requeue_counts_only_stuck_jobs_and_says_what_it_leaves_alone() -> None:
@@ -38,8 +47,10 @@ def test_nothing_to_do_is_a_refusal_not_an_empty_write() -> None:
 
 
 def test_reap_and_discard_wording() -> None:
-    reap = reap_plan({**NOBODY, "stuck": 5, "exhausted": 2}, None, "SQL", 1000)
+    as_of = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    reap = reap_plan({**NOBODY, "as_of": as_of, "stuck": 5, "exhausted": 2}, None, "SQL", 1000)
     assert reap.count == 5 and "batches of 1000" in reap.description and "(2 now)" in reap.description
+    assert reap.expired_before == as_of  # execute() reaps only what had expired when planned
     discard = failed_plan("discard", {"failed": 3}, (1, 2, 3), "SQL")
     assert discard.destructive and discard.title == "Discard 3 dead jobs"
     retry = failed_plan("retry", {"failed": 1}, (1,), "SQL")

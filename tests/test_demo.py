@@ -144,7 +144,10 @@ def test_crash_leaves_expired_leases_that_a_reap_recovers(
     pid = controller.crash_worker()
     assert pid is not None and _gone(pid)
     victim = controller.last_crashed
-    assert controller.status().workers == 1
+    # The pool's supervisor replaces it (a crash on purpose never counts toward giving up).
+    _wait(lambda: controller.status().restarts == 1, what="the pool to replace the crashed worker")
+    assert controller.status().workers == 2 and pid not in controller.processes()
+    assert controller.pool is not None and controller.pool.failure is None
 
     def expired() -> int:
         query = (

@@ -80,6 +80,30 @@ def test_autovacuum_off_is_a_verdict() -> None:
     assert [v.message for v in health.verdicts(snap)] == ["autovacuum is off for public.jobs"]
 
 
+def _table_row(dead: int) -> dict[str, object]:
+    """A table_health.sql row: threshold 50 + 0.2 x 1000 = 250, autovacuum on."""
+    return {
+        "reltuples": 1000.0, "live_tuples": 1000, "dead_tuples": dead, "table_bytes": 8192,
+        "index_bytes": 8192, "last_vacuum": None, "last_autovacuum": None, "last_analyze": None,
+        "last_autoanalyze": None, "vacuum_count": 0, "autovacuum_count": 0, "n_tup_ins": 0,
+        "n_tup_upd": 0, "n_tup_del": 0, "n_tup_hot_upd": 0, "reloptions": None, "autovacuum": "on",
+        "track_counts": "on", "vacuum_threshold": "50", "vacuum_scale_factor": "0.2",
+        "vacuum_max_threshold": None,
+    }  # fmt: skip
+
+
+def test_vacuum_verdict_only_when_dead_tuples_exceed_the_threshold() -> None:
+    # Autovacuum fires when dead tuples *exceed* the threshold (relation_needs_vacanalyze: >).
+    at = panels.table_health(_table_row(250), [], "public.jobs")
+    assert at.vacuum_threshold == 250.0 and at.until_autovacuum == 1
+    assert health.verdicts(snapshot(table=at)) == []
+    above = panels.table_health(_table_row(251), [], "public.jobs")
+    assert above.until_autovacuum == 0
+    assert [v.message for v in health.verdicts(snapshot(table=above))] == [
+        "dead tuples above threshold: 251 > 250, autovacuum not running"
+    ]
+
+
 def test_backlog_trend_and_eta() -> None:
     prev = snapshot(queues=(queue("a", ready=100),))
     cur = dataclasses.replace(
@@ -105,7 +129,8 @@ def test_table_health_effective_settings_from_reloptions() -> None:
     t = panels.table_health(row, progress, "public.jobs")
     assert (t.vacuum_base_threshold, t.vacuum_scale_factor, t.vacuum_max_threshold) == (10, 0.2, 150)
     assert t.vacuum_threshold == 150.0  # min(10 + 0.2 * 1000, 150)
-    assert t.until_autovacuum == 50.0 and t.dead_ratio == 0.1 and not t.autovacuum_enabled
+    assert t.until_autovacuum == 51.0  # 100 dead now; autovacuum fires at 151 (> 150)
+    assert t.dead_ratio == 0.1 and not t.autovacuum_enabled
     assert t.vacuum is not None and t.vacuum.percent == 25.0 and t.vacuum.dead_tuples == 7
 
 

@@ -53,6 +53,6 @@ def test_no_sequential_scan_of_the_jobs_table(dsn: str, big: None, name: str) ->
     assert {n["Index Name"] for n in scans} <= {
         "jobs_claim_idx",
         "jobs_lease_idx",
-        "jobs_failed_idx",
+        "jobs_dead_idx",
         "jobs_done_idx",
     }

@@ -7,7 +7,8 @@ import time
 
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.queue import JobQueue
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 
 JOBS = 1500
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import psycopg
 
 from pgq_tui.queue import JobQueue
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 
 N_JOBS = 10_000
 
@@ -203,7 +204,8 @@ def test_worker_cli_bad_input_is_one_line(dsn: str) -> None:
 
 ORPHAN_SCRIPT = """
 import sys, time
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 pool = WorkerPool(WorkerConfig(conninfo=sys.argv[1], queues=("q",), idle_sleep=0.1), concurrency=2).start()
 print(" ".join(str(s.process.pid) for s in pool.workers), flush=True)
 time.sleep(120)
@@ -241,10 +243,13 @@ def test_idle_workers_stop_gracefully_on_sigint(dsn: str) -> None:
         # listens (a SIGINT that arrives while a spawned child is still importing is a plain Ctrl-C).
         with psycopg.connect(dsn, autocommit=True) as conn:
             deadline = time.monotonic() + 30
-            while conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                " AND query LIKE 'LISTEN %%'"
-            ).fetchone()[0] < 3:
+            while (
+                conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND query LIKE 'LISTEN %%'"
+                ).fetchone()[0]
+                < 3
+            ):
                 assert time.monotonic() < deadline, "workers never started listening"
                 time.sleep(0.05)
         time.sleep(0.3)

@@ -55,9 +55,22 @@ def test_install_is_idempotent_and_sets_indexes_and_autovacuum(
     )
     assert "WHERE (status = 'pending'::text)" in indexes["jobs_claim_idx"]
     assert "WHERE (status = 'running'::text)" in indexes["jobs_lease_idx"]
-    assert "jobs_failed_idx" in indexes and "jobs_done_idx" in indexes
+    assert (
+        "(queue, finished_at DESC NULLS LAST, id DESC) WHERE (status = 'failed'::text)"
+        in (indexes["jobs_dead_idx"])
+    )
+    assert "jobs_done_idx" in indexes and "jobs_failed_idx" not in indexes
     (reloptions,) = sql.execute("SELECT reloptions FROM pg_class WHERE relname = 'jobs'").fetchone()
     assert {f"{k}={v}" for k, v in AUTOVACUUM_OPTIONS.items()} <= set(reloptions)
+
+
+def test_install_adds_the_dead_index_to_an_existing_table(queue: JobQueue, sql: psycopg.Connection) -> None:
+    # A table installed by an older version: the dead-letter index was (queue) only.
+    sql.execute("DROP INDEX jobs_dead_idx")
+    sql.execute("CREATE INDEX jobs_failed_idx ON jobs (queue) WHERE status = 'failed'")
+    queue.install()
+    names = {r[0] for r in sql.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'jobs'")}
+    assert "jobs_dead_idx" in names and "jobs_failed_idx" not in names
 
 
 def test_status_is_constrained(queue: JobQueue, sql: psycopg.Connection) -> None:
@@ -169,6 +182,10 @@ def test_reap_returns_expired_leases_and_dead_letters_exhausted_ones(
         ).fetchone()[0]
         == 4
     )
+    # Counted in the same statement, like FAIL: each reaped lease is a failed attempt, the exhausted
+    # ones are dead letters (the poison-job case: "dead/s" must not stay 0).
+    counted = sql.execute("SELECT sum(failed), sum(dead) FROM jobs_stats WHERE queue = 'q'").fetchone()
+    assert counted == (4, 3)
     assert queue.reap() == 0
 
 
@@ -191,6 +208,18 @@ def test_fencing_refuses_a_stale_worker(
         assert fresh.extend(a2, 120) is True
         assert fresh.complete([a2, b2]) == 2
     assert sql.execute("SELECT count(*) FROM jobs").fetchone()[0] == 0
+
+
+def test_complete_marks_only_the_accepted_jobs_done(queue: JobQueue, sql: psycopg.Connection) -> None:
+    queue.enqueue("q", [{}, {}])
+    with JobQueue(queue.conninfo) as other:
+        (stale,) = queue.claim("q", limit=1, lease=0.1)
+        (held,) = queue.claim("q", limit=1, lease=60)
+        time.sleep(0.2)
+        assert other.reap() == 1 and [j.id for j in other.claim("q", lease=60)] == [stale.id]
+        assert queue.complete([stale, held], keep=True) == 1
+        assert (held.status, stale.status) == ("done", "running")  # fencing refused the stale one
+        assert statuses(sql) == {held.id: "done", stale.id: "running"}
 
 
 def test_complete_after_expiry_but_before_reap_is_accepted(queue: JobQueue) -> None:
@@ -298,7 +327,7 @@ def test_claim_and_reap_use_their_partial_indexes(queue: JobQueue, sql: psycopg.
     )
     assert '"Index Name": "jobs_claim_idx"' in claim, claim
     assert "Seq Scan" not in claim
-    reap = _plan(sql, st.compose(st.REAP, "jobs", "public"), {"batch": 1000})
+    reap = _plan(sql, st.compose(st.REAP, "jobs", "public"), {"batch": 1000, "before": None})
     assert '"Index Name": "jobs_lease_idx"' in reap, reap
     assert "Seq Scan" not in reap
 
@@ -426,7 +455,7 @@ def test_install_on_a_table_with_rows_builds_missing_indexes_concurrently(
         "building index jobs_done_idx CONCURRENTLY (table has ~10 rows; writes continue)",
     ]
     assert _index_states(sql) == dict.fromkeys(
-        ["jobs_claim_idx", "jobs_lease_idx", "jobs_failed_idx", "jobs_done_idx"], True
+        ["jobs_claim_idx", "jobs_lease_idx", "jobs_dead_idx", "jobs_done_idx"], True
     )
     assert queue.install() == [], "a second run changed something"
 
@@ -459,7 +488,7 @@ def test_install_rebuilds_an_index_a_failed_concurrent_build_left_invalid(
 def test_init_cli_says_what_it_builds(dsn: str, sql: psycopg.Connection) -> None:
     sql.execute("INSERT INTO jobs (queue) SELECT 'q' FROM generate_series(1, 100)")
     sql.execute("ANALYZE jobs")
-    sql.execute("DROP INDEX jobs_failed_idx")
+    sql.execute("DROP INDEX jobs_dead_idx")
     run = subprocess.run(
         [sys.executable, "-m", "pgq_tui", "init", "--dsn", dsn], capture_output=True, text=True, timeout=60
     )
@@ -467,9 +496,9 @@ def test_init_cli_says_what_it_builds(dsn: str, sql: psycopg.Connection) -> None
     lines = run.stdout.splitlines()
     assert (
         lines[0]
-        == "pgq-top: building index jobs_failed_idx CONCURRENTLY (table has ~100 rows; writes continue)"
+        == "pgq-top: building index jobs_dead_idx CONCURRENTLY (table has ~100 rows; writes continue)"
     )
-    assert lines[1].startswith("pgq-top: built index jobs_failed_idx in ")
+    assert lines[1].startswith("pgq-top: built index jobs_dead_idx in ")
     assert lines[2] == "pgq-top: public.jobs is ready"
     again = subprocess.run(
         [sys.executable, "-m", "pgq_tui", "init", "--dsn", dsn], capture_output=True, text=True, timeout=60

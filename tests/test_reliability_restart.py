@@ -10,7 +10,8 @@ import psycopg
 
 from pgq_tui.demo.embedded import FAST_UNSAFE_SETTINGS, EmbeddedPostgres
 from pgq_tui.queue import JobQueue
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 
 N_JOBS = 3000
 

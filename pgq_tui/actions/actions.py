@@ -252,7 +252,8 @@ class Actions:
         """Run the plan, yielding what each batch (one transaction) changed."""
         if plan.action == "reap":
             while True:
-                n = len(self._rows(qst.REAP, {"batch": self.batch}))
+                params = {"batch": self.batch, "before": plan.expired_before}
+                n = len(self._rows(qst.REAP, params))
                 yield n
                 if n < self.batch:
                     return

@@ -68,14 +68,25 @@ def reap_plan(preview: dict[str, Any], snapshot: Snapshot | None, sql_text: str,
             "reap", "Reap expired leases", "no expired leases right now: nothing to reap", sql_text, ()
         )
     description = (
-        f"Requeue every lease that has expired when this runs (now {stuck}), in batches of "
-        f"{batch}: back to pending, or to the dead letters when out of attempts "
-        f"({preview['exhausted']} now). Rows a worker is finishing at that moment are skipped "
-        "(SKIP LOCKED) and the expiry is checked again on each locked row."
+        f"Requeue the {plural(stuck, 'lease')} expired now, in batches of {batch}: back to pending, "
+        f"or to the dead letters when out of attempts ({preview['exhausted']} now). Leases that "
+        "expire after this was planned are left for the next reap. Rows a worker is finishing at "
+        "that moment are skipped (SKIP LOCKED) and the expiry is checked again on each locked row."
     )
     warning = holder_warning(preview, (), snapshot)
     title = f"Reap {plural(stuck, 'expired lease')}"
-    return Plan("reap", title, description, sql_text, (), stuck, False, warning is not None, warning)
+    return Plan(
+        "reap",
+        title,
+        description,
+        sql_text,
+        (),
+        stuck,
+        False,
+        warning is not None,
+        warning,
+        expired_before=preview["as_of"],
+    )
 
 
 def failed_plan(action: str, preview: dict[str, Any], targets: tuple[int, ...], sql_text: str) -> Plan:

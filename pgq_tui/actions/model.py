@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 ACTIONS = ("requeue", "reap", "retry", "discard", "cancel", "terminate")
 
@@ -15,13 +16,14 @@ class Plan:
     title: str  # e.g. "Requeue 3 stuck jobs"
     description: str  # what will change, in words, incl. the precondition
     sql: str  # the exact SQL that will run, placeholders shown (e.g. %(ids)s)
-    targets: tuple[int, ...]  # job ids or backend pids (empty for reap: "every expired lease")
+    targets: tuple[int, ...]  # job ids or backend pids (empty for reap: see expired_before)
     count: int  # how many rows/sessions it will touch at most (as seen when planning)
     destructive: bool
     needs_second_confirmation: bool  # e.g. a requeue of a lease whose holder is still connected
     warning: str | None
     refused: str | None = None  # set when the plan cannot run at all; the UI shows it instead of a confirm
     allow_pgq_top: bool = False  # cancel/terminate: the caller explicitly targets a pgq-top session
+    expired_before: datetime | None = None  # reap: only leases expired by then (when it was planned)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ holders AS MATERIALIZED (
 # Expired leases among %(ids)s (NULL: all of them), as a requeue or reap would see them now.
 PREVIEW_STUCK = f"""
 WITH {_HOLDERS}
-SELECT count(*) AS stuck,
+SELECT now() AS as_of,
+       count(*) AS stuck,
        count(*) FILTER (WHERE j.attempts >= j.max_attempts) AS exhausted,
        count(*) FILTER (WHERE h.pid IS NOT NULL) AS connected,
        (array_agg(j.id ORDER BY j.id) FILTER (WHERE h.pid IS NOT NULL))[1:10] AS connected_ids,

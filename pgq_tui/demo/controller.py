@@ -30,7 +30,8 @@ from pgq_tui.db.connect import connect
 from pgq_tui.demo.control import Control, spawning_with
 from pgq_tui.demo.load import QUEUES, LoadConfig, enqueue_batch, run_load
 from pgq_tui.queue.jobqueue import JobQueue
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 
 HANDLER = "pgq_tui.demo.handler:handle"
 IDLE_TX_APPLICATION = "pgq-demo idle-in-tx"
@@ -64,6 +65,7 @@ class DemoStatus:
     lease: float = 0.0
     reap_interval: float = 0.0
     running: bool = False
+    restarts: int = 0  # workers the pool's supervisor replaced (crashed or killed with `x`)
 
 
 class DemoController:
@@ -116,7 +118,7 @@ class DemoController:
         load = LoadConfig(
             self.dsn, self.table, self.schema, self.queues, self.max_attempts, str(self._control.path)
         )
-        with JobQueue(self.dsn, self.table, self.schema, application_name="pgq-demo setup") as q:
+        with JobQueue(self.dsn, self.table, self.schema, worker_id="pgq-demo setup") as q:
             q.install()
             # A second's worth of jobs now, so the dashboard's first frame already has data.
             seeded = enqueue_batch(q, random.Random(), max(1, int(self._rate.value)), load, 0.0, 0)
@@ -137,9 +139,13 @@ class DemoController:
             batch=self.batch,
             lease=self.lease,
         )
-        self.pool = WorkerPool(config, concurrency=self.initial_workers, reap_interval=self.reap_interval)
-        with spawning_with(self._control.path):
-            self.pool.start()
+        self.pool = WorkerPool(
+            config,
+            concurrency=self.initial_workers,
+            reap_interval=self.reap_interval,
+            around_spawn=functools.partial(spawning_with, self._control.path),  # restarts too
+        )
+        self.pool.start()
 
     @_locked
     def stop(self) -> None:
@@ -185,17 +191,16 @@ class DemoController:
 
     @_locked
     def add_worker(self) -> str:
-        pool = self._pool()
-        assert self._control is not None
-        with spawning_with(self._control.path):
-            return pool.add_worker()
+        return self._pool().add_worker()
 
     @_locked
     def remove_worker(self) -> str | None:
         return self._pool().remove_worker()
 
     def crash_worker(self) -> int | None:
-        """kill -9 the newest worker, waiting (up to 3 s) until it holds a lease so it dies mid-lease."""
+        """kill -9 the newest worker, waiting (up to 3 s) until it holds a lease so it dies mid-lease.
+        Its leases are left to expire; the pool's supervisor starts a replacement at once, as it
+        would for a worker the OOM killer took (status().restarts counts them)."""
         with self._lock:
             pool = self._pool()
             victim = next((s for s in reversed(pool.workers) if s.process.is_alive()), None)
@@ -295,4 +300,5 @@ class DemoController:
             lease=self.lease,
             reap_interval=self.reap_interval,
             running=pool is not None,
+            restarts=pool.restarts if pool else 0,
         )

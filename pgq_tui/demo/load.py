@@ -115,7 +115,7 @@ def run_load(config: LoadConfig, rate: Any, enqueued: Any, parent: int | None = 
     parent = parent if parent is not None else os.getppid()
     rng = random.Random(config.seed)
     control = Control(config.control_path) if config.control_path else None
-    q = JobQueue(config.dsn, config.table, config.schema, application_name="pgq-demo load")
+    q = JobQueue(config.dsn, config.table, config.schema, worker_id="pgq-demo load")
     owed, counter = 0.0, 0
     try:
         while not stop.wait(TICK_S) and os.getppid() == parent:

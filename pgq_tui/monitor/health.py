@@ -4,6 +4,7 @@ verdicts and formatters. No database, no clock: the dashboard and the tests call
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -119,6 +120,18 @@ def vacuum_due(dead_tuples: int, threshold: float, enabled: bool = True) -> bool
     return enabled and dead_tuples > threshold
 
 
+def dead_tuples_until_autovacuum(dead_tuples: int, threshold: float) -> int:
+    """How many more dead tuples autovacuum waits for: it fires once they *exceed* the threshold, so
+    at exactly the threshold one more is still needed (<= 0: due now).
+
+    >>> dead_tuples_until_autovacuum(100, 150.0), dead_tuples_until_autovacuum(250, 250.0)
+    (51, 1)
+    >>> dead_tuples_until_autovacuum(251, 250.0), dead_tuples_until_autovacuum(0, 50.5)
+    (0, 51)
+    """
+    return math.floor(threshold) + 1 - dead_tuples
+
+
 # -- rates -------------------------------------------------------------------------------------------
 def rate(count: float, seconds: float) -> float:
     """Events per second; 0 for an empty window.
@@ -223,7 +236,7 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
     tab = snap.table
     if not tab.autovacuum_enabled:
         out.append(Verdict(WARN, "table", f"autovacuum is off for {tab.table}"))
-    elif tab.until_autovacuum <= 0 and tab.vacuum is None:
+    elif vacuum_due(tab.dead_tuples, tab.vacuum_threshold) and tab.vacuum is None:
         out.append(
             Verdict(
                 WARN,

@@ -280,7 +280,7 @@ def table_health(row: Row, progress: Sequence[Row], name: str) -> TableHealth:
         vacuum_threshold=threshold,
         vacuum_scale_factor=scale,
         vacuum_base_threshold=base,
-        until_autovacuum=threshold - dead,
+        until_autovacuum=health.dead_tuples_until_autovacuum(dead, threshold),
         vacuum=vacuum,
         vacuum_max_threshold=max_threshold,
         inserted=int(row["n_tup_ins"]),

@@ -8,6 +8,7 @@ transaction between calls. A JobQueue is not thread-safe; give each thread or pr
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import socket
@@ -20,7 +21,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from pgq_tui.db.connect import Session
+from pgq_tui.db.connect import APP_NAME_MAX, Session
 from pgq_tui.errors import describe
 from pgq_tui.queue import schema as schema_mod
 from pgq_tui.queue import statements as st
@@ -35,7 +36,27 @@ BATCH = 1000  # rows per transaction for bulk operator actions and pruning
 def make_worker_id(prefix: str = "pgq-w") -> str:
     """A short, unique worker id; it is also the session's application_name (max 63 bytes)."""
     host = socket.gethostname().split(".")[0][:20]
-    return f"{prefix}-{host}-{os.getpid()}-{secrets.token_hex(2)}"
+    return fit_worker_id(f"{prefix}-{host}-{os.getpid()}-{secrets.token_hex(2)}")
+
+
+def fit_worker_id(requested: str) -> str:
+    """The worker id exactly as PostgreSQL will keep it as application_name, so that `locked_by` and
+    the holder's session name (how the monitor tells a live lease from a gone one) are one string.
+
+    The server keeps printable ASCII only (others become '?' or \\x escapes, depending on version) and
+    at most 63 bytes. An id that already fits is kept; any other is cleaned and cut, and a hash of
+    the whole requested id is appended so ids that differ only in what was cut stay distinct.
+
+    >>> fit_worker_id("pgq-w-host-42-beef")
+    'pgq-w-host-42-beef'
+    >>> fit_worker_id("wörker")
+    'w?rker-9288d7f046'
+    """
+    if requested.isascii() and requested.isprintable() and len(requested) <= APP_NAME_MAX:
+        return requested
+    digest = hashlib.sha256(requested.encode()).hexdigest()[:10]
+    clean = "".join(c if " " <= c <= "~" else "?" for c in requested)
+    return f"{clean[: APP_NAME_MAX - len(digest) - 1]}-{digest}"
 
 
 def _ids(values: Iterable[int]) -> list[int]:
@@ -53,17 +74,19 @@ class QueueCore:
         schema: str = "public",
         *,
         worker_id: str | None = None,
-        application_name: str | None = None,
         statement_timeout_ms: int | None = 30_000,
         lock_timeout_ms: int | None = 5_000,
     ) -> None:
+        """worker_id: written into `locked_by` and used as the session's application_name, never one
+        without the other (see fit_worker_id); a session that only enqueues or installs may name
+        itself with it too (e.g. "pgq-top init")."""
         self.table = table
         self.schema = schema
-        self.worker_id = worker_id or make_worker_id()
+        self.worker_id = fit_worker_id(worker_id or make_worker_id())
         self.conninfo = conninfo
         self.channel = schema_mod.channel(table, schema)
         self._settings: dict[str, Any] = {
-            "application_name": application_name or self.worker_id,
+            "application_name": self.worker_id,
             "statement_timeout_ms": statement_timeout_ms,
             "lock_timeout_ms": lock_timeout_ms,
         }
@@ -223,8 +246,10 @@ class JobQueue(QueueCore):
         if not jobs:
             return 0
         rows = self._rows("COMPLETE_KEEP" if keep else "COMPLETE_DELETE", self._fence(jobs))
+        accepted = {r["id"] for r in rows}
         for job in jobs:
-            job.status = "done"
+            if job.id in accepted:  # a refused job is not ours to call done: leave its status alone
+                job.status = "done"
         return len(rows)
 
     def fail(
@@ -269,12 +294,12 @@ class JobQueue(QueueCore):
         self._rows("WAKE", self._wake_params(queues))
 
     # -- maintenance and operator actions -------------------------------------------------------
-    def reap(self, *, batch: int = BATCH) -> int:
-        """Expired leases back to pending (or to the dead letters when out of attempts); idle
-        workers are woken for what came back."""
+    def reap(self, *, batch: int = BATCH, before: datetime | None = None) -> int:
+        """Expired leases back to pending (or to the dead letters when out of attempts); with `before`,
+        only leases that had expired by then. Idle workers are woken for what came back."""
         total = pending = 0
         while True:
-            rows = self._rows("REAP", {"batch": batch})
+            rows = self._rows("REAP", {"batch": batch, "before": before})
             total += len(rows)
             pending += sum(r["status"] == "pending" for r in rows)
             if len(rows) < batch:

@@ -5,7 +5,10 @@ Why these indexes (each keeps a hot path proportional to the active jobs, not to
   in exactly its ORDER BY, so a claim reads a handful of index entries however many done rows exist.
 - `<table>_lease_idx (queue, locked_until) WHERE status = 'running'`: the reaper and the monitor's
   running/expired counts read only running rows.
-- `<table>_failed_idx (queue) WHERE status = 'failed'`: dead-letter counts and retry/discard.
+- `<table>_dead_idx (queue, finished_at DESC NULLS LAST, id DESC) WHERE status = 'failed'`: dead-letter
+  counts and retry/discard, and the monitor's "most recent dead jobs", which walks it in finished_at
+  order (a few entries per queue however many dead jobs pile up). It supersedes `<table>_failed_idx (queue)`,
+  which install() drops from tables made by an older version.
 - `<table>_done_idx (finished_at) WHERE status = 'done'`: `prune()` deletes old history in batches.
 
 Autovacuum: every claim and completion leaves a dead tuple, so the default trigger (20% of the table)
@@ -102,7 +105,8 @@ _INDEXES = {
     "WHERE status = 'pending'",
     "lease_idx": "CREATE INDEX {how} IF NOT EXISTS {name} ON {jobs} (queue, locked_until) "
     "WHERE status = 'running'",
-    "failed_idx": "CREATE INDEX {how} IF NOT EXISTS {name} ON {jobs} (queue) WHERE status = 'failed'",
+    "dead_idx": "CREATE INDEX {how} IF NOT EXISTS {name} ON {jobs} "
+    "(queue, finished_at DESC NULLS LAST, id DESC) WHERE status = 'failed'",
     "done_idx": "CREATE INDEX {how} IF NOT EXISTS {name} ON {jobs} (finished_at) WHERE status = 'done'",
 }
 
@@ -140,14 +144,20 @@ def channel(table: str, schema: str) -> str:
     return "pgq:" + hashlib.sha1(name.encode()).hexdigest()
 
 
+# Indexes an older version made that one of the above now covers (dead_idx starts with the same column):
+# dropped once every index above is valid.
+_SUPERSEDED = ("failed_idx",)
+
+
 def names(table: str, schema: str) -> dict[str, sql.Composable]:
-    """Every object name the queue uses, quoted. Index names are unqualified (they live with the table)."""
+    """Every object name the queue uses, quoted. Index names to create are unqualified (they live with
+    the table); an index to drop is schema-qualified (DROP INDEX finds it by name)."""
     return {
         "jobs": sql.Identifier(schema, table),
         "stats": sql.Identifier(schema, f"{table}_stats"),
         "claim_idx": sql.Identifier(f"{table}_claim_idx"),
         "lease_idx": sql.Identifier(f"{table}_lease_idx"),
-        "failed_idx": sql.Identifier(f"{table}_failed_idx"),
+        "dead_idx": sql.Identifier(f"{table}_dead_idx"),
         "done_idx": sql.Identifier(f"{table}_done_idx"),
         "status_check": sql.Identifier(f"{table}_status_check"),
         "attempts_check": sql.Identifier(f"{table}_max_attempts_check"),
@@ -208,6 +218,9 @@ def install(
                     state = None
                 if state is None:
                     conn.execute(sql.SQL(ddl).format(how=sql.SQL(""), name=n[key], jobs=n["jobs"]))
+            for suffix in _SUPERSEDED:
+                old = sql.Identifier(schema, f"{table}_{suffix}")
+                conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(old))
     if has_rows:
         _build_concurrently(conn, table, schema, qualified, report)
     return done
@@ -228,9 +241,10 @@ def _build_concurrently(
     """
     n = names(table, schema)
     wanted = [f"{table}_{key}" for key in _INDEXES]
-    state = _index_state(conn, qualified, wanted)
+    superseded = [f"{table}_{suffix}" for suffix in _SUPERSEDED]
+    state = _index_state(conn, qualified, wanted + superseded)
     todo = [key for key in _INDEXES if state.get(f"{table}_{key}", (False, None))[0] is not True]
-    if not todo:
+    if not todo and not any(name in state for name in superseded):
         return
     if not conn.execute(_TRY_BUILD_LOCK).fetchone()[0]:  # type: ignore[index]
         report("another pgq-top init is building indexes on this database: skipped (run init again later)")
@@ -258,5 +272,11 @@ def _build_concurrently(
                 sql.SQL(_INDEXES[key]).format(how=sql.SQL("CONCURRENTLY"), name=n[key], jobs=n["jobs"])
             )
             report(f"built index {name} in {time.monotonic() - started:.1f} s")
+        built = _index_state(conn, qualified, wanted)
+        if len(built) == len(wanted) and all(valid for valid, _ in built.values()):
+            for name in _index_state(conn, qualified, superseded):
+                report(f"dropping index {name} CONCURRENTLY (superseded by {table}_dead_idx)")
+                old = sql.Identifier(schema, name)
+                conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(old))
     finally:
         conn.execute(_BUILD_UNLOCK)

@@ -162,23 +162,32 @@ RETURNING j.id
 
 # Expired leases, oldest first, in batches; rows a worker is finishing right now are skipped, and the
 # condition is re-checked on the locked row. A job that has used all its attempts goes to the dead
-# letters: a payload that crashes its worker every time must not loop forever.
-REAP = """
+# letters: a payload that crashes its worker every time must not loop forever. Counted like FAIL:
+# every reaped lease is a failed attempt, and the exhausted ones are dead.
+# %(before)s (NULL: no bound) limits a reap to leases that had expired by then: an operator's reap
+# touches only what its confirmation counted (no claim or extend can set a lease in the past).
+REAP = f"""
 WITH expired AS (
-    SELECT id FROM {jobs}
+    SELECT id FROM {{jobs}}
     WHERE status = 'running' AND locked_until < now()
+      AND locked_until < coalesce(%(before)s::timestamptz, 'infinity')
     ORDER BY locked_until
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
-)
-UPDATE {jobs} j
-SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'pending' END,
-    finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
-    last_error = 'lease expired while held by ' || coalesce(j.locked_by, 'unknown worker'),
-    locked_until = NULL, locked_by = NULL
-FROM expired
-WHERE j.id = expired.id AND j.status = 'running' AND j.locked_until < now()
-RETURNING j.id, j.status
+),
+reaped AS (
+    UPDATE {{jobs}} j
+    SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'pending' END,
+        finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
+        last_error = 'lease expired while held by ' || coalesce(j.locked_by, 'unknown worker'),
+        locked_until = NULL, locked_by = NULL
+    FROM expired
+    WHERE j.id = expired.id AND j.status = 'running' AND j.locked_until < now()
+      AND j.locked_until < coalesce(%(before)s::timestamptz, 'infinity')
+    RETURNING j.id, j.queue, j.status
+),
+counted AS ({_bump("reaped", failed="count(*)", dead="count(*) FILTER (WHERE status = 'failed')")})
+SELECT id, status FROM reaped
 """
 
 # Operator requeue of chosen stuck jobs: same guard as the reaper, but always back to pending.

@@ -1,4 +1,5 @@
-"""Worker processes and the pool that runs them.
+"""A worker process: claim, run the handler, complete or fail (the pool that runs and supervises
+them is in pool.py).
 
 A worker claims a batch, runs the handler on each job, then completes the successes in one
 statement and fails the errors one by one (each with its backoff). Its session's application_name is
@@ -9,20 +10,21 @@ Idle, a worker does not poll: it waits on its process's LISTEN connection (wakeu
 notified, when the earliest scheduled job falls due, or after `poll` seconds (the safety net for a
 lost notification). Busy, a heartbeat thread (heartbeat.py) renews the leases it holds every lease/3.
 
+Errors it cannot ride out by reconnecting (anything but a lost connection) end the process; the
+pool logs why and restarts it.
+
 Shutdown (SIGINT/SIGTERM; the pool stops its workers with SIGTERM): the job in the handler finishes,
 the rest of the batch is released (back to pending without burning an attempt), and the process exits.
 """
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing as mp
 import os
 import signal
 import threading
 import time
 from ctypes import Array, c_longlong
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import psycopg
 
@@ -258,122 +260,3 @@ def _process(
         accepted = q.complete(succeeded, keep=config.keep)
         _bump(counters, COMPLETED, accepted)
         _bump(counters, REFUSED, len(succeeded) - accepted)
-
-
-def _signal(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, sig)
-
-
-@dataclass
-class _Slot:
-    process: mp.process.BaseProcess
-    worker_id: str
-    counters: Counters  # this worker's own; kept after it exits so the pool's totals stay true
-    stopping: bool = False
-
-
-@dataclass
-class WorkerPool:
-    """N worker processes plus a reaper thread. Add, remove or kill workers while it runs."""
-
-    config: WorkerConfig
-    concurrency: int = 1
-    reap_interval: float = 5.0
-    _ctx: mp.context.SpawnContext = field(default_factory=lambda: mp.get_context("spawn"))
-    _slots: list[_Slot] = field(default_factory=list)
-    _all_counters: list[Counters] = field(default_factory=list)
-    _stop_reaper: threading.Event = field(default_factory=threading.Event)
-    _reaper: threading.Thread | None = None
-    reaped: int = 0
-
-    def start(self) -> WorkerPool:
-        for _ in range(self.concurrency):
-            self.add_worker()
-        if self.reap_interval > 0:
-            self._reaper = threading.Thread(target=self._reap_loop, name="pgq-reaper", daemon=True)
-            self._reaper.start()
-        return self
-
-    def add_worker(self) -> str:
-        worker_id = make_worker_id()
-        counters = self._ctx.RawArray("q", len(COUNTER_NAMES))
-        proc = self._ctx.Process(
-            target=run_worker,
-            args=(self.config, None, counters, worker_id, os.getpid()),
-            name=worker_id,
-            daemon=True,
-        )
-        proc.start()
-        self._slots.append(_Slot(proc, worker_id, counters))
-        self._all_counters.append(counters)
-        return worker_id
-
-    @property
-    def workers(self) -> list[_Slot]:
-        self._slots = [s for s in self._slots if s.process.is_alive() or s.process.exitcode is None]
-        return list(self._slots)
-
-    def remove_worker(self) -> str | None:
-        """Ask the newest worker to stop gracefully (it releases what it has not started)."""
-        for slot in reversed(self.workers):
-            if not slot.stopping and slot.process.pid:
-                slot.stopping = True
-                _signal(slot.process.pid, signal.SIGTERM)
-                return slot.worker_id
-        return None
-
-    def kill_worker(self) -> int | None:
-        """kill -9 one worker mid-lease (chaos): its leases are left to expire. Returns its pid."""
-        for slot in reversed(self.workers):
-            if slot.process.is_alive() and slot.process.pid:
-                _signal(slot.process.pid, signal.SIGKILL)
-                slot.process.join(5)
-                self._slots.remove(slot)
-                return slot.process.pid
-        return None
-
-    def counts(self) -> dict[str, int]:
-        """Totals over every worker this pool ever ran (killed ones included)."""
-        totals = [sum(c[i] for c in self._all_counters) for i in range(len(COUNTER_NAMES))]
-        return dict(zip(COUNTER_NAMES, totals, strict=True))
-
-    def _reap_loop(self) -> None:
-        q = JobQueue(
-            self.config.conninfo,
-            self.config.table,
-            self.config.schema,
-            worker_id=make_worker_id("pgq-reaper"),
-        )
-        try:
-            while not self._stop_reaper.wait(self.reap_interval):
-                try:
-                    self.reaped += q.reap()
-                    q.prune_stats()
-                except (psycopg.Error, PgqError):
-                    q.close()  # reconnect next round
-        finally:
-            q.close()
-
-    def stop(self, timeout: float = 30.0) -> None:
-        """Stop every worker gracefully; kill any that has not exited within `timeout` seconds."""
-        self._stop_reaper.set()
-        for slot in self._slots:
-            if slot.process.pid and not slot.stopping:
-                slot.stopping = True
-                _signal(slot.process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        for slot in self._slots:
-            slot.process.join(max(0.0, deadline - time.monotonic()))
-            if slot.process.is_alive():
-                slot.process.kill()
-                slot.process.join(5)
-        self._slots.clear()
-        if self._reaper is not None:
-            self._reaper.join(5)
-
-    def __enter__(self) -> WorkerPool:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

@@ -56,7 +56,10 @@ class DemoKeys:
             pid = d.crash_worker()
             if pid is None:
                 return "no worker to crash"
-            return f"killed worker pid {pid} with SIGKILL: its jobs get stuck when their leases expire"
+            return (
+                f"killed worker pid {pid} with SIGKILL: its jobs get stuck when their leases expire; "
+                "the pool starts a replacement"
+            )
 
         self._demo(crash)
 

@@ -1,5 +1,6 @@
 -- Running (lease valid), expired (lease past) and failed jobs per queue, from the lease index
--- (queue, locked_until) WHERE status = 'running' and the failed index (queue) WHERE status = 'failed'.
+-- (queue, locked_until) WHERE status = 'running' and the dead index (queue, finished_at DESC NULLS LAST,
+-- id DESC) WHERE status = 'failed'.
 -- Distinct queues come from a recursive skip-scan over each index; counts stop at %(cap1)s rows.
 WITH RECURSIVE run AS (
     (SELECT queue FROM {jobs} WHERE status = 'running' ORDER BY queue LIMIT 1)

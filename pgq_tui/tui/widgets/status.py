@@ -78,7 +78,11 @@ def demo_text(status: Any) -> Text:
     out = Text(" demo ", style="bold reverse magenta")
     workers = getattr(status, "workers", "?")
     rate = getattr(status, "rate", None)
-    out.append(f" {workers} workers  load {fmt_rate(rate) if isinstance(rate, int | float) else '?'}")
+    out.append(f" {workers} workers")
+    restarts = getattr(status, "restarts", 0)
+    if restarts:
+        out.append(f" ({restarts} replaced)", style="yellow")
+    out.append(f"  load {fmt_rate(rate) if isinstance(rate, int | float) else '?'}")
     share = getattr(status, "fail_share", None)
     if isinstance(share, int | float):
         out.append(f"  fail {share:.0%}")
