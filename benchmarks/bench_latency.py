@@ -40,7 +40,8 @@ from common import measured_server
 from latency_handler import asyncpg_params
 
 from pgq_tui.queue import JobQueue
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 
 HERE = Path(__file__).resolve().parent
 WORKERS = 2

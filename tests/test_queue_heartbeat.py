@@ -8,7 +8,8 @@ import time
 import psycopg
 
 from pgq_tui.queue import JobQueue
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 
 LEASE = 1.0
 REAP_EVERY = 0.25

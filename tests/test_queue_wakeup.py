@@ -16,7 +16,8 @@ import psycopg
 from psycopg import sql as pgsql
 
 from pgq_tui.queue import JobQueue
-from pgq_tui.queue.worker import WorkerConfig, WorkerPool
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
 
 POLL = 60.0
 

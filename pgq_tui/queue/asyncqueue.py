@@ -129,9 +129,7 @@ class AsyncJobQueue(QueueCore):
         if not jobs:
             return 0
         rows = await self._rows("COMPLETE_KEEP" if keep else "COMPLETE_DELETE", self._fence(jobs))
-        for job in jobs:
-            job.status = "done"
-        return len(rows)
+        return self._completed(jobs, rows)
 
     async def fail(
         self, job: Job, error: str, *, backoff: float | None = None
@@ -172,11 +170,12 @@ class AsyncJobQueue(QueueCore):
         await self._rows("WAKE", self._wake_params(queues))
 
     # -- maintenance and operator actions -------------------------------------------------------
-    async def reap(self, *, batch: int = BATCH) -> int:
-        """Expired leases back to pending (or to the dead letters); idle workers are woken."""
+    async def reap(self, *, batch: int = BATCH, before: datetime | None = None) -> int:
+        """Expired leases back to pending (or to the dead letters); with `before`, only leases that
+        had expired by then. Idle workers are woken for what came back."""
         total = pending = 0
         while True:
-            rows = await self._rows("REAP", {"batch": batch})
+            rows = await self._rows("REAP", {"batch": batch, "before": before})
             total += len(rows)
             pending += sum(r["status"] == "pending" for r in rows)
             if len(rows) < batch:

@@ -146,6 +146,14 @@ class QueueCore:
         return {"queues": sorted(set(queues)), "chars": st.WAKE_QUEUE_CHARS}
 
     @staticmethod
+    def _completed(jobs: Sequence[Job], rows: list[dict[str, Any]]) -> int:
+        accepted = {r["id"] for r in rows}
+        for job in jobs:
+            if job.id in accepted:  # a refused job is not ours to call done: leave its status alone
+                job.status = "done"
+        return len(rows)
+
+    @staticmethod
     def _renewed(jobs: Sequence[Job], rows: list[dict[str, Any]]) -> set[int]:
         until = {r["id"]: r["locked_until"] for r in rows}
         for job in jobs:
@@ -245,12 +253,9 @@ class JobQueue(QueueCore):
         """
         if not jobs:
             return 0
-        rows = self._rows("COMPLETE_KEEP" if keep else "COMPLETE_DELETE", self._fence(jobs))
-        accepted = {r["id"] for r in rows}
-        for job in jobs:
-            if job.id in accepted:  # a refused job is not ours to call done: leave its status alone
-                job.status = "done"
-        return len(rows)
+        return self._completed(
+            jobs, self._rows("COMPLETE_KEEP" if keep else "COMPLETE_DELETE", self._fence(jobs))
+        )
 
     def fail(
         self, job: Job, error: str, *, backoff: float | None = None
