@@ -46,7 +46,7 @@ class _LeaseTable(PanelTable):
                 continue
             cells: list[object] = [
                 Text(str(lease.id), justify="right"),
-                safe(lease.queue, limit=11),
+                safe(lease.queue, limit=9),
                 Text(f"{lease.attempts}/{lease.max_attempts}", justify="right"),
                 self._left(lease),
                 _holder(lease),
@@ -61,9 +61,9 @@ class _LeaseTable(PanelTable):
 def _lease_columns(time_label: str) -> tuple[Column, ...]:
     return (
         Column("id", 8, right=True),
-        Column("queue", 11),
+        Column("queue", 9),
         Column("try", 5, right=True),
-        Column(time_label, 8, right=True),
+        Column(time_label, 7, right=True),
         Column("holder", 11),
         Column("beat", 5, right=True),  # since the last heartbeat (or the claim)
         Column("locked_by", 26, wide_only=True),
