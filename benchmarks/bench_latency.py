@@ -145,10 +145,13 @@ def pgqueuer_latency(dsn: str, out: Path, jobs: int, every: float) -> list[float
             worker.kill()
 
 
-def idle_cost(dsn: str, seconds: float, stmts: bool, **config: object) -> tuple[float, float, float]:
-    """(claims, probes, transactions) per idle worker per minute."""
+def idle_cost(
+    dsn: str, seconds: float, stmts: bool, workers: int = WORKERS, **config: object
+) -> tuple[float, float, float]:
+    """(claims, probes, transactions) per idle worker per minute; with workers=0, the database's
+    own transactions per minute (autovacuum visits it every naptime), to subtract."""
     cfg = WorkerConfig(dsn, ("idle",), **config)  # type: ignore[arg-type]
-    with psycopg.connect(dsn, autocommit=True) as conn, WorkerPool(cfg, concurrency=WORKERS, reap_interval=0):
+    with psycopg.connect(dsn, autocommit=True) as conn, WorkerPool(cfg, concurrency=workers, reap_interval=0):
 
         def counters() -> tuple[int, int, int]:
             conn.execute("SELECT pg_stat_clear_snapshot()")
@@ -169,7 +172,7 @@ def idle_cost(dsn: str, seconds: float, stmts: bool, **config: object) -> tuple[
         before = counters()
         time.sleep(seconds)
         after = counters()
-    per_minute = 60.0 / seconds / WORKERS
+    per_minute = 60.0 / seconds / max(workers, 1)
     own = 2 + (1 if stmts else 0)  # this connection's reads between the two snapshots
     return (
         (after[0] - before[0]) * per_minute,
@@ -224,7 +227,8 @@ def main() -> None:
                 stmts = False
         print(
             f"PostgreSQL {version}, {os.cpu_count()} cores; {args.jobs} jobs, "
-            f"one every ~{args.every * 1000:.0f} ms, to {WORKERS} idle worker processes\n",
+            f"one every ~{args.every * 1000:.0f} ms, to {WORKERS} idle worker processes;"
+            f" load average {os.getloadavg()[0]:.1f} (the machine is shared: compare within a run)\n",
             flush=True,
         )
         out = Path(tempfile.mkdtemp(prefix="pgq-latency-")) / "latency.txt"
@@ -239,18 +243,20 @@ def main() -> None:
             print(f"  pgqueuer (asyncpg):       {percentiles(theirs)}", flush=True)
         print(f"\nidle workers, per worker per minute ({args.idle_seconds:.0f} s window)")
         source = "pg_stat_statements" if stmts else "no pg_stat_statements: transactions only"
-        claims, probes, xacts = idle_cost(dsn, args.idle_seconds, stmts)
-        print(
-            f"  wake on NOTIFY:   {claims:5.1f} claims, {probes:5.1f} probes, {xacts:5.1f} transactions"
-            f" ({source})"
-        )
-        claims, probes, xacts = idle_cost(
-            dsn, min(args.idle_seconds, 10), stmts, listen=False, heartbeat=False
-        )
-        print(
-            f"  poll every 0.2 s: {claims:5.1f} claims, {probes:5.1f} probes, {xacts:5.1f} transactions",
-            flush=True,
-        )
+        _, _, baseline = idle_cost(dsn, args.idle_seconds, stmts, workers=0)
+        baseline /= WORKERS  # the database's own, per minute, shared out per worker below
+        for label, config in (
+            ("wake on NOTIFY", {}),
+            ("poll every 0.2 s", {"listen": False, "heartbeat": False}),
+        ):
+            window = args.idle_seconds if not config else min(args.idle_seconds, 10)
+            claims, probes, xacts = idle_cost(dsn, window, stmts, **config)
+            print(
+                f"  {label + ':':17} {claims:5.1f} claims, {probes:5.1f} probes,"
+                f" {xacts - baseline:5.1f} transactions ({source}; the database's own"
+                f" {baseline * WORKERS:.0f}/min without workers subtracted)",
+                flush=True,
+            )
         print(
             f"\npool drain, noop handler, batch 10, {WORKERS} workers, {args.drain_seconds:.0f} s"
             f" on {args.rows:,} rows"
@@ -276,6 +282,7 @@ def main() -> None:
         print(
             f"  pgbench claim + DELETE, {WORKERS} clients: {ref:,.0f} jobs/s (medians of {args.repeat} runs)"
         )
+        print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
         out.parent.rmdir()
 
 

@@ -57,18 +57,9 @@ def left(sql: psycopg.Connection) -> int:
     return sql.execute("SELECT count(*) FROM jobs").fetchone()[0]
 
 
-def test_notify_is_sent_in_the_transaction_and_skipped_for_later_jobs(
-    queue: JobQueue, sql: psycopg.Connection
-) -> None:
+def test_notify_is_delivered_only_when_the_enqueue_commits(queue: JobQueue, sql: psycopg.Connection) -> None:
+    # (What is notified, and when not, is tests/test_queue_core.py, on both APIs.)
     sql.execute(pgsql.SQL("LISTEN {}").format(pgsql.Identifier(queue.channel)))
-    later = datetime.now(timezone.utc) + timedelta(hours=1)
-    queue.enqueue("q", [{}, {}], run_at=later)
-    queue.enqueue("big", [{}] * 1500, run_at=later)  # the COPY path
-    assert list(sql.notifies(timeout=0.3)) == []
-    queue.enqueue("q", [{}, {}, {}])
-    queue.enqueue("big", [{}] * 1500)
-    notes = [(n.channel, n.payload) for n in sql.notifies(timeout=0.3)]
-    assert notes == [(queue.channel, "q"), (queue.channel, "big")], "one notification per transaction"
     with queue.conn.transaction():
         queue.enqueue("q", [{}])
         assert list(sql.notifies(timeout=0.2)) == [], "notified before commit"
