@@ -27,6 +27,29 @@ def _common(p: argparse.ArgumentParser, *, suppress: bool = False) -> None:
     p.add_argument("--schema", default=d("public"), help="schema of the jobs table (default: public)")
 
 
+def _count_cap(value: str) -> int:
+    try:
+        cap = int(value)
+    except ValueError:
+        cap = 0
+    if cap < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of rows >= 1, got {value!r}")
+    return cap
+
+
+def _counting(p: argparse.ArgumentParser, *, suppress: bool = False) -> None:
+    from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP
+
+    p.add_argument(
+        "--count-cap",
+        type=_count_cap,
+        default=argparse.SUPPRESS if suppress else DEFAULT_COUNT_CAP,
+        metavar="ROWS",
+        help="count each queue and state exactly up to ROWS per poll; above, a background exact count "
+        f"shown with its age (default: {DEFAULT_COUNT_CAP}; the poll's cost grows with it)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pgq-top",
@@ -38,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--interval", type=float, default=2.0, help="refresh interval in seconds (default: 2)"
     )
     parser.add_argument("--read-only", action="store_true", help="disable every write action")
+    _counting(parser)
     parser.add_argument(
         "--demo",
         action="store_true",
@@ -84,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     snap = sub.add_parser("snapshot", help="print one snapshot of the queue and the server, and exit")
     _common(snap, suppress=True)
+    _counting(snap, suppress=True)
     snap.add_argument("--json", action="store_true", help="print JSON (stable keys, see README)")
     return parser
 

@@ -52,10 +52,21 @@ def test_queue_counts_and_run_at_aware_latency(dsn: str, seeded: dict[str, objec
     assert 4 <= b.oldest_ready_age_s < 10  # type: ignore[operator]
 
 
-def test_counts_above_the_cap_are_flagged(dsn: str, seeded: dict[str, object]) -> None:
+def test_counts_above_the_cap_are_lower_bounds_until_the_background_count(
+    dsn: str, seeded: dict[str, object]
+) -> None:
     with Monitor(dsn, count_cap=2) as monitor:
-        a = monitor.collect().queues[0]
-    assert a.approximate and a.ready >= 3 and a.running == 2 and a.expired == 1
+        snap = monitor.collect()
+        a = snap.queues[0]
+        assert (a.ready, a.accuracy("ready")) == (2, "at_least")  # "≥2", never a guess
+        assert (a.running, a.expired) == (2, 1) and a.accuracy("running") == a.accuracy("expired") == "exact"
+        assert snap.counts is not None and snap.counts.background == "waiting"
+        assert monitor.settle(10)
+        snap = monitor.collect()
+    a = snap.queues[0]
+    assert (a.ready, a.accuracy("ready"), a.scheduled, a.accuracy("scheduled")) == (4, "stale", 2, "exact")
+    assert a.figures["ready"].as_of <= snap.server.now and a.figures["ready"].source == "background"
+    assert snap.counts is not None and snap.counts.background == "ready" and snap.counts.cost_ms > 0
 
 
 def test_leases_valid_and_expired_with_their_holders(dsn: str, seeded: dict[str, object]) -> None:
@@ -145,6 +156,7 @@ def test_json_round_trip(dsn: str, seeded: dict[str, object]) -> None:
         "sessions",
         "errors",
         "dead",
+        "counts",
     ]
     assert set(data["queues"][0]) >= {"queue", "ready", "scheduled", "running", "expired", "failed", "done",
                                       "oldest_ready_age_s"}  # fmt: skip

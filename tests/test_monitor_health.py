@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from pgq_tui.monitor import health, panels, queries
+from pgq_tui.monitor import background, counting, health, panels, provenance, queries, rates
 from pgq_tui.monitor.snapshot import (
     Lease,
     LeaseList,
@@ -22,7 +22,7 @@ from pgq_tui.monitor.snapshot import (
 NOW = datetime(2026, 1, 1, 12, 0, 0, 500_000, tzinfo=timezone.utc)
 
 
-@pytest.mark.parametrize("module", [health, queries])
+@pytest.mark.parametrize("module", [health, queries, counting, rates, background, provenance])
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]
     assert result.attempted > 0 and result.failed == 0

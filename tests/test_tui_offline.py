@@ -210,3 +210,34 @@ def test_the_readme_key_table_is_generated_from_the_bindings() -> None:
     for binding in keys.BINDINGS:
         assert f"| {binding.description} |" in table, binding
     assert "| `r` | Requeue stuck |" in table and "| `K` | Terminate session |" in table
+
+
+async def test_status_ticks_die_with_their_widgets() -> None:
+    """Regression: the 1 s header tick was an app timer that queried the Header; during shutdown
+    Textual removes the widgets before it stops the app's timers, so a tick could land in between
+    (`NoMatches: No nodes match 'Header'`). Take every widget away, then let a tick come due:
+    run_test re-raises anything a timer raised."""
+    app = app_on([make_snapshot()])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        await app.screen.remove_children()
+        await pilot.pause(1.3)
+
+
+async def test_queue_marks_and_the_queue_detail_say_how_each_figure_was_obtained() -> None:
+    from pgq_tui.tui.screens.queue import QueueScreen
+
+    app = app_on([make_snapshot()])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.3)
+        queues: PanelTable = app.panel("queues")
+        first = queues._panel_rows["q:emails"].cells
+        assert plain(first[1]).strip() == "1.2k*"  # stale: the background count's exact value
+        assert "* exact 4s ago" in plain(queues.border_subtitle)
+        await pilot.press("1", "v")
+        assert isinstance(app.screen, QueueScreen)
+        body = plain(app.screen.query_one("#detail-body").content)
+        assert "stale: exact count(*) by the background counter 4s ago" in body
+        assert "exact: counted by this poll" in body and "background count: ready" in body
+        await pilot.press("escape")
+        assert not isinstance(app.screen, QueueScreen)

@@ -7,9 +7,12 @@ from datetime import datetime, timedelta, timezone
 from rich.text import Text
 
 from pgq_tui.monitor.snapshot import (
+    STALE,
     Blocker,
+    CountStatus,
     DeadJob,
     DeadList,
+    Figure,
     Lease,
     LeaseList,
     QueueStats,
@@ -43,6 +46,8 @@ def make_snapshot(**overrides: object) -> Snapshot:
             failed=3,
             done=0,
             oldest_ready_age_s=42.0,
+            # above the cap: the background count's exact value, 4 s old
+            figures={"ready": Figure(STALE, NOW - timedelta(seconds=4), "background")},
         ),
         QueueStats(
             "reports", ready=12, scheduled=0, running=2, expired=1, failed=0, done=0, oldest_ready_age_s=610.0
@@ -219,6 +224,15 @@ def make_snapshot(**overrides: object) -> Snapshot:
         sessions=sessions,
         errors={},
         dead=dead,
+        counts=CountStatus(
+            cap=1000,
+            background="ready",
+            budget_ms=20_000,
+            max_lag_s=2.4,
+            as_of=NOW - timedelta(seconds=4),
+            cost_ms=370.0,
+            lag_s=4.0,
+        ),
     )
     values.update(overrides)
     return Snapshot(**values)  # type: ignore[arg-type]

@@ -1,9 +1,12 @@
 """`Monitor.collect() -> Snapshot`: one cheap poll of the queue and the server.
 
 Cost is proportional to the active jobs, never to the table: every count walks a partial index and
-stops at `count_cap` (above it an estimate, flagged `approximate`), distinct queues come from
-recursive skip-scans, lists are taken per queue with LIMIT. The connection is autocommit, so no
-transaction or snapshot survives a poll (a monitor must not pin the xmin horizon it watches).
+stops at `count_cap`; above it a background thread keeps an exact count on its own connection
+(monitor/background.py; the figure is then stale, with its age, or "≥cap" until the first count
+lands: monitor/counting.py). Distinct queues come from recursive skip-scans, lists are taken per queue
+with LIMIT, rates come from the ids and depths the polls see (monitor/rates.py) and from the counters
+table where it exists. The connection is autocommit, so no transaction or snapshot survives a poll (a
+monitor must not pin the xmin horizon it watches).
 
 Each panel is one or a few statements; if one fails (statement_timeout, lock_timeout, a missing
 privilege) its panel is left empty and `Snapshot.errors[panel]` says why, while the others carry on.
@@ -13,7 +16,9 @@ A lost connection raises PgqError; the next collect() reconnects.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any, TypeVar
 
 import psycopg
@@ -21,8 +26,10 @@ from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
-from pgq_tui.monitor import panels, queries
+from pgq_tui.monitor import counting, panels, queries, rates
+from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
 from pgq_tui.monitor.snapshot import (
+    CountStatus,
     DeadList,
     LeaseList,
     ServerInfo,
@@ -50,7 +57,9 @@ def _tune_session(conn: psycopg.Connection) -> None:
 REQUIRED_COLUMNS = frozenset(("id", "queue", "status", "priority", "run_at", "attempts", "max_attempts",
                               "locked_until", "locked_by", "finished_at", "last_error", "heartbeat_at"))
 # fmt: on
-SAMPLE_ROWS = 3000  # rows in the page sample that shares out estimates above the cap (read only then)
+# Measured (benchmarks/bench_collect.py): 1,000 keeps the 5M-row poll under 2x the 10k-row poll;
+# 2,000 did not (each capped count walks up to cap index entries, 10 queues x 5 states of them).
+DEFAULT_COUNT_CAP = 1000
 PANELS = ("queues", "leases", "throughput", "table", "sessions", "dead")
 
 T = TypeVar("T")
@@ -59,11 +68,13 @@ T = TypeVar("T")
 class Monitor:
     """Polls one jobs table. Not thread-safe: give each thread its own Monitor.
 
-    count_cap: counts are exact up to this many rows per queue and state, estimated above (each count
-    walks up to count_cap index entries, so this bounds a poll's cost; 500 keeps a 5M-row table's poll
-    within 2x of a 10k-row one's). lease_rows: rows listed per lease and dead-letter list (the totals
-    are true). history_s: seconds of per-second throughput history; rate_window_s: the window the
-    rates are averaged over. read_only: the session refuses writes (the monitor never writes anyway).
+    count_cap: each poll counts every queue and state exactly up to this many rows (each count walks
+    up to count_cap index entries, so the cap bounds a poll's cost). Above it the background counter
+    (its own connection, statement_timeout count_budget_ms, at least count_interval_s between counts)
+    keeps exact counts, shown stale with their age. lease_rows: rows listed per lease and dead-letter
+    list (the totals are true). history_s: seconds of per-second throughput history; rate_window_s:
+    the window the rates are averaged over. read_only: the session refuses writes (the monitor never
+    writes anyway).
     """
 
     def __init__(
@@ -75,7 +86,9 @@ class Monitor:
         statement_timeout_ms: int = 2000,
         lock_timeout_ms: int = 500,
         read_only: bool = False,
-        count_cap: int = 500,
+        count_cap: int = DEFAULT_COUNT_CAP,
+        count_budget_ms: int = 20_000,
+        count_interval_s: float = 2.0,
         lease_rows: int = 50,
         history_s: int = 300,
         rate_window_s: int = 10,
@@ -101,6 +114,15 @@ class Monitor:
             lock_timeout_ms=lock_timeout_ms,
             read_only=read_only,
         )
+        self._counter = BackgroundCounter(
+            conninfo,
+            table,
+            schema,
+            budget_ms=count_budget_ms,
+            min_interval_s=count_interval_s,
+            read_only=read_only,
+        )
+        self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
 
     # -- connection -------------------------------------------------------------------------------
     @property
@@ -116,7 +138,14 @@ class Monitor:
         return self._session.conn
 
     def close(self) -> None:
+        self._counter.close()
         self._session.close()
+
+    def settle(self, timeout: float) -> bool:
+        """Wait (at most `timeout` s) for the background count the last poll asked for; True when
+        one landed. For one-shot use (`pgq-top snapshot`): the next collect() shows exact figures."""
+        wanted = self._counter.wanted
+        return not wanted or self._counter.wait_for(wanted, timeout)
 
     def __enter__(self) -> Monitor:
         return self
@@ -157,21 +186,14 @@ class Monitor:
         errors: dict[str, str] = {}
         jobs_oid = target["jobs_oid"]
 
-        queue_rows, extra = self._guard(
-            "queues",
-            errors,
-            ([], {"estimates": {}, "sample": []}),
-            lambda: self._queue_rows(version, jobs_oid),
-        )
-        throughput = self._guard(
-            "throughput",
-            errors,
-            panels.empty_throughput(self.rate_window_s),
-            lambda: self._throughput(version, now, target),
-        )
-        queues = panels.queue_stats(
-            queue_rows, extra["estimates"], self.table, self.count_cap, throughput.per_queue, extra["sample"]
-        )
+        counters = self._guard("throughput", errors, None, lambda: self._counters(version, now, target))
+        active = self._guard("throughput", errors, None, lambda: self._activity(version, now))
+        queue_rows = self._guard("queues", errors, None, lambda: self._queue_rows(version))
+        bg = self._counter.latest()
+        seen = {q for a in self._polls for q in a.new} | set(counters.per_queue if counters else ())
+        queues = counting.queue_stats(queue_rows or [], self.count_cap, now, bg, also=seen)
+        if queue_rows is not None:
+            self._counter.want(counting.over_cap(counting.poll_counts(queue_rows), self.count_cap))
         leases, expired = self._guard(
             "leases",
             errors,
@@ -188,6 +210,12 @@ class Monitor:
         )
         table = self._guard(
             "table", errors, panels.empty_table(self.qualified), lambda: self._table(version, jobs_oid)
+        )
+        if active is not None:
+            pg = None if "table" in errors else (table.inserted, table.updated, table.deleted)
+            self._remember(rates.with_counts(active, queues if queue_rows is not None else (), pg))
+        throughput = rates.throughput(
+            counters, self._window(now), tuple(self._polls), bg, self.rate_window_s, self.history_s, now
         )
         sessions = self._guard("sessions", errors, Sessions((), (), (), 0), lambda: self._sessions(version))
         info = ServerInfo(
@@ -209,6 +237,24 @@ class Monitor:
             sessions=sessions,
             errors=errors,
             dead=dead,
+            counts=self._count_status(now, bg),
+        )
+
+    def _count_status(self, now: Any, bg: BackgroundCount | None) -> CountStatus:
+        """The counter as this poll used it (`bg`: the count the figures were built from)."""
+        counter = self._counter
+        state = "idle" if not counter.wanted else ("ready" if bg is not None else "waiting")
+        if counter.error is not None:
+            state = "failed"
+        return CountStatus(
+            cap=self.count_cap,
+            background=state,
+            budget_ms=counter.budget_ms,
+            max_lag_s=counter.max_lag_s,
+            as_of=bg.as_of if bg is not None else None,
+            cost_ms=bg.cost_ms if bg is not None else None,
+            lag_s=(now - bg.as_of).total_seconds() if bg is not None else None,
+            error=counter.error,
         )
 
     def _check(self, version: int) -> dict[str, Any]:
@@ -246,26 +292,35 @@ class Monitor:
         return row
 
     # -- panels -----------------------------------------------------------------------------------
-    def _queue_rows(self, version: int, jobs_oid: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def _queue_rows(self, version: int) -> list[dict[str, Any]]:
         cap1 = {"cap1": self.count_cap + 1}
         rows = [{"kind": "pending", **r} for r in self._rows("queue_pending", version, cap1)]
         rows += [{"kind": "states", **r} for r in self._rows("queue_states", version, cap1)]
         rows += [{"kind": "done", **r} for r in self._rows("queue_done", version, cap1)]
-        extra: dict[str, Any] = {"estimates": {}, "sample": []}
-        counted = ("ready", "scheduled", "running", "expired", "failed")
-        over = any(r.get(k) is not None and r[k] > self.count_cap for r in rows for k in counted)
-        if over or sum(r["n"] for r in rows if r["kind"] == "done") > self.count_cap:
-            sizes = {
-                r["name"]: panels.index_size(r)
-                for r in self._rows("index_estimates", version, {"jobs_oid": jobs_oid})
-            }
-            extra["estimates"] = sizes
-            # a sample of about SAMPLE_ROWS rows, whatever the table's size
-            pct = min(100.0, 100.0 * SAMPLE_ROWS / max(sizes.get(self.table) or 1.0, 1.0))
-            extra["sample"] = self._rows("queue_sample", version, {"pct": pct})
-        return rows, extra
+        return rows
 
-    def _throughput(self, version: int, now: Any, target: dict[str, Any]) -> Throughput:
+    def _activity(self, version: int, now: Any) -> rates.Activity:
+        prev = self._polls[-1] if self._polls else None
+        rows = self._rows("queue_activity", version, rates.activity_params(prev))
+        return rates.activity(rows, prev, now)
+
+    def _remember(self, active: rates.Activity) -> None:
+        self._polls.append(active)
+        horizon = active.at - timedelta(seconds=max(self.history_s, self.rate_window_s) + 1)
+        while len(self._polls) > 2 and self._polls[1].at <= horizon:
+            self._polls.popleft()
+
+    def _window(self, now: Any) -> list[rates.Activity]:
+        """The polls the rates are averaged over: from the newest at least rate_window_s old."""
+        polls = list(self._polls)
+        start = now - timedelta(seconds=self.rate_window_s)
+        first = max((i for i, a in enumerate(polls) if a.at <= start), default=0)
+        return polls[first:]
+
+    def _counters(self, version: int, now: Any, target: dict[str, Any]) -> Throughput | None:
+        """The counters table's rates; None without one (the rates then come from the table)."""
+        if target["stats_oid"] is None:
+            return None
         if target["stats_problem"]:
             raise _PanelProblem(target["stats_problem"])
         until, since = panels.window(now, max(self.history_s, self.rate_window_s))

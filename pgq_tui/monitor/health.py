@@ -1,77 +1,17 @@
-"""Pure functions over Snapshots: counts above the cap, autovacuum arithmetic, rates, health
+"""Pure functions over Snapshots: autovacuum arithmetic, rates, health
 verdicts and formatters. No database, no clock: the dashboard and the tests call them directly.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pgq_tui.monitor.snapshot import Snapshot
 
 OK, WARN, CRIT = "ok", "warn", "crit"
 _LEVEL_ORDER = {OK: 0, WARN: 1, CRIT: 2}
-
-
-# -- counting above the cap -------------------------------------------------------------------------
-def fill_capped(
-    counts: Sequence[int], cap: int, estimate: float | None, weights: Sequence[float] | None = None
-) -> list[tuple[int, bool]]:
-    """Counts taken with `LIMIT cap + 1`: those above `cap` only say "more than cap". Share what the
-    size estimate leaves after the exact ones among them, in proportion to `weights` (e.g. a sample's
-    counts; equal shares without), never below cap + 1. Returns (value, approximate).
-
-    >>> fill_capped([5, 101, 101], 100, 1005.0)
-    [(5, False), (500, True), (500, True)]
-    >>> fill_capped([5, 101, 101], 100, 1005.0, weights=[1, 3, 1])
-    [(5, False), (750, True), (250, True)]
-    >>> fill_capped([101], 100, None)
-    [(101, True)]
-    """
-    over = [i for i, c in enumerate(counts) if c > cap]
-    remainder = (estimate or 0.0) - sum(c for c in counts if c <= cap)
-    w = [float(weights[i]) if weights else 1.0 for i in over]
-    if sum(w) <= 0:
-        w = [1.0] * len(over)
-    share = {i: remainder * wi / sum(w) for i, wi in zip(over, w, strict=True)}
-    return [(c, False) if c <= cap else (max(cap + 1, round(share[i])), True) for i, c in enumerate(counts)]
-
-
-def scale_sample(
-    sample: Mapping[str, int], cap: int, estimate: float | None, weights: Mapping[str, float] | None = None
-) -> dict[str, tuple[int, bool]]:
-    """Per-queue counts from a capped read of at most cap + 1 rows: exact when the read was not cut,
-    else the estimated total split in the proportions of `weights` (an unbiased sample), or of the
-    capped read itself when there is none.
-
-    >>> scale_sample({"a": 3, "b": 1}, 100, None)
-    {'a': (3, False), 'b': (1, False)}
-    >>> scale_sample({"a": 75, "b": 26}, 100, 1000.0)
-    {'a': (743, True), 'b': (257, True)}
-    >>> scale_sample({"a": 101}, 100, 1000.0, weights={"a": 1, "b": 1})
-    {'a': (500, True), 'b': (500, True)}
-    """
-    seen = sum(sample.values())
-    if seen <= cap:
-        return {q: (n, False) for q, n in sample.items()}
-    total = max(float(seen), estimate or 0.0)
-    share = {q: float(n) for q, n in (weights or {}).items() if n > 0} or {
-        q: float(n) for q, n in sample.items()
-    }
-    return {q: (round(total * n / sum(share.values())), True) for q, n in share.items()}
-
-
-def index_estimate(reltuples: float, relpages: int, pages: int) -> float | None:
-    """The planner's rule for a relation's size: tuples per page at the last VACUUM/ANALYZE times the
-    current page count. None when never measured (reltuples < 0 from PostgreSQL 14, 0 pages before).
-
-    >>> index_estimate(1000.0, 10, 20), index_estimate(-1.0, 0, 5)
-    (2000.0, None)
-    """
-    if reltuples < 0 or (relpages == 0 and reltuples == 0):
-        return None
-    return reltuples / relpages * pages if relpages > 0 else reltuples
 
 
 # -- autovacuum --------------------------------------------------------------------------------------
@@ -118,6 +58,13 @@ def vacuum_due(dead_tuples: int, threshold: float, enabled: bool = True) -> bool
     (True, False, False)
     """
     return enabled and dead_tuples > threshold
+
+
+def _total(snap: Snapshot, name: str, total: int) -> str:
+    """A sum over queues, marked like its least certain part ("≥" if any is a lower bound)."""
+    accuracies = {q.accuracy(name) for q in snap.queues}
+    worst = next((a for a in ("at_least", "approximate", "stale") if a in accuracies), "exact")
+    return fmt_figure(total, worst)
 
 
 def dead_tuples_until_autovacuum(dead_tuples: int, threshold: float) -> int:
@@ -215,12 +162,14 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
             Verdict(
                 CRIT if orphaned else WARN,
                 "leases",
-                f"{fmt_count(snap.expired.total)} stuck jobs: lease expired{extra}",
+                f"{_total(snap, 'expired', snap.expired.total)} stuck jobs: lease expired{extra}",
             )
         )
     failed = sum(q.failed for q in snap.queues)
     if failed:
-        out.append(Verdict(WARN, "dead", f"{fmt_count(failed)} dead jobs (failed, out of attempts)"))
+        out.append(
+            Verdict(WARN, "dead", f"{_total(snap, 'failed', failed)} dead jobs (failed, out of attempts)")
+        )
     for h in snap.sessions.xmin_holders:
         level = latency_level(h.age_s, t.xmin_warn_s, t.xmin_crit_s)
         if level != OK:
@@ -295,6 +244,21 @@ def fmt_bytes(n: float | None) -> str:
             return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
+
+
+COUNT_MARK = {"exact": "", "stale": "*", "approximate": "~", "at_least": "≥"}
+
+
+def fmt_figure(n: float | None, accuracy: str = "exact") -> str:
+    """A count with its accuracy mark: "≥" a lower bound (over the cap, not counted yet), "~" an
+    estimate, a trailing "*" exact as of an earlier time (stale: the age is shown beside).
+
+    >>> fmt_figure(1200), fmt_figure(1000, "at_least"), fmt_figure(25_300, "stale")
+    ('1.2k', '≥1.0k', '25k*')
+    """
+    mark = COUNT_MARK.get(accuracy, "?")
+    text = fmt_count(n)
+    return f"{text}{mark}" if accuracy == "stale" else f"{mark}{text}"
 
 
 def fmt_count(n: float | None, approximate: bool = False) -> str:

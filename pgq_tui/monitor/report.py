@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import TextIO
 
 from rich.console import Console, Group
@@ -17,17 +18,30 @@ from rich.text import Text
 
 from pgq_tui.db import resolve_dsn
 from pgq_tui.errors import EXIT_OK
-from pgq_tui.monitor import health
+from pgq_tui.monitor import health, provenance
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.snapshot import LeaseList, Snapshot
 
 _STYLE = {health.WARN: "yellow", health.CRIT: "bold red"}
 
 
+SETTLE_S = 30.0  # how long `snapshot` waits for a background count above the cap
+RATE_GAP_S = 1.0  # the two polls of `snapshot` are at least this far apart (rates need two)
+
+
 def run_snapshot(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Collect once and print; PgqError (bad DSN, no table, no privilege) propagates to main()."""
+    """Poll, wait for the background count when some count passed the cap (at most SETTLE_S), poll
+    again at least RATE_GAP_S later (rates from the table need two polls), and print the second.
+    PgqError (bad DSN, no table, no privilege) propagates to main()."""
     dsn = resolve_dsn(args.dsn)
-    with Monitor(dsn, args.table, args.schema, read_only=True) as monitor:
+    cap = getattr(args, "count_cap", None)
+    with Monitor(
+        dsn, args.table, args.schema, read_only=True, **({"count_cap": cap} if cap else {})
+    ) as monitor:
+        started = time.monotonic()
+        monitor.collect()
+        monitor.settle(SETTLE_S)
+        time.sleep(max(0.0, RATE_GAP_S - (time.monotonic() - started)))
         snap = monitor.collect()
     stream = out or sys.stdout
     if args.json:
@@ -64,20 +78,20 @@ def _queues(snap: Snapshot) -> Table:
         level = health.latency_level(q.oldest_ready_age_s, th.latency_warn_s, th.latency_crit_s)
         table.add_row(
             _t(q.queue),
-            *(
-                _t(health.fmt_count(getattr(q, f), f in q.approximate_fields))
-                for f in ("ready", "scheduled", "running")
-            ),
-            _t(
-                health.fmt_count(q.expired, "expired" in q.approximate_fields),
-                "bold red" if q.expired else "",
-            ),
-            *(_t(health.fmt_count(getattr(q, f), f in q.approximate_fields)) for f in ("failed", "done")),
+            *(_t(health.fmt_figure(getattr(q, f), q.accuracy(f))) for f in ("ready", "scheduled", "running")),
+            _t(health.fmt_figure(q.expired, q.accuracy("expired")), "bold red" if q.expired else ""),
+            *(_t(health.fmt_figure(getattr(q, f), q.accuracy(f))) for f in ("failed", "done")),
             _t(health.fmt_age(q.oldest_ready_age_s), _STYLE.get(level, "")),
-            _t(f"{rates.completed:.1f}" if rates else "-"),
-            _t(f"{rates.enqueued:.1f}" if rates else "-"),
+            _t(_rate(rates.completed if rates else None)),
+            _t(_rate(rates.enqueued if rates else None)),
         )
+    table.caption = "≥ over the cap, not counted yet · n* exact as of the background count · ~ estimate"
+    table.caption_justify = "left"
     return table
+
+
+def _rate(per_s: float | None) -> str:
+    return "-" if per_s is None else f"{per_s:.1f}"
 
 
 def _leases(title: str, leases: LeaseList) -> Table:
@@ -173,8 +187,9 @@ def render(snap: Snapshot) -> Group:
         style="bold",
     )
     rates = Text(
-        f"throughput over the last {tp.interval_s:.0f} s: {tp.total.enqueued:.1f} enqueued/s, "
-        f"{tp.total.completed:.1f} completed/s, {tp.total.failed:.1f} failed/s"
+        f"throughput over the last {tp.interval_s:.0f} s (source: {tp.source}): "
+        f"{_rate(tp.total.enqueued)} enqueued/s, {_rate(tp.total.completed)} completed/s, "
+        f"{_rate(tp.total.failed)} failed/s; {provenance.background_line(snap)}"
     )
     verdicts = [
         Text(f"{v.level.upper()}: ", style=_STYLE.get(v.level, "")) + Text(v.message)

@@ -24,8 +24,34 @@ class ServerInfo:
     monitor_pid: int  # our own backend pid (labelled in the sessions list)
 
 
+# How a figure was obtained: every count and rate says which (README: "How each figure is obtained").
+EXACT = "exact"  # true at this poll; as_of is the poll's server time
+STALE = "stale"  # exact as of `as_of`, an earlier moment (a background count); show its age
+APPROXIMATE = "approximate"  # the truth lies within the figure's measured `bound`
+AT_LEAST = "at_least"  # a proven lower bound, nothing exact known yet: shown as "≥value"
+ACCURACIES = (EXACT, STALE, APPROXIMATE, AT_LEAST)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """Provenance of one number: its accuracy, when it was true and where it came from."""
+
+    accuracy: str  # one of ACCURACIES
+    as_of: datetime | None  # server time at which the value was (or was known to be) true
+    source: str  # e.g. "poll", "background", "counters", "ids", "depth" (README lists them)
+    bound: float | None = None  # approximate: the true value is in [value, value + bound]
+
+    @property
+    def exact(self) -> bool:
+        return self.accuracy == EXACT
+
+
 @dataclass(frozen=True)
 class QueueStats:
+    """Jobs per state in one queue. Each count is the best figure known: exact at this poll, exact
+    as of an earlier background count (stale), or a lower bound (at_least); `figures` says which.
+    A count with no entry in `figures` is exact (snapshots built by hand, e.g. in tests)."""
+
     queue: str
     ready: int  # pending, run_at <= now()
     scheduled: int  # pending, run_at > now()
@@ -34,8 +60,16 @@ class QueueStats:
     failed: int  # dead letters
     done: int  # kept finished rows (0 when completed jobs are deleted)
     oldest_ready_age_s: float | None  # now() - min(run_at) over ready jobs; None when none is ready
-    approximate: bool = False  # a count hit its cap and is an estimate
-    approximate_fields: tuple[str, ...] = ()  # which counts are estimates (e.g. ("ready", "done"))
+    figures: dict[str, Figure] = field(default_factory=dict)  # count name -> how it was obtained
+
+    def accuracy(self, name: str) -> str:
+        figure = self.figures.get(name)
+        return figure.accuracy if figure is not None else EXACT
+
+    @property
+    def approximate(self) -> bool:
+        """Some count is not exact at this poll (stale, at_least or approximate)."""
+        return any(not f.exact for f in self.figures.values())
 
 
 @dataclass(frozen=True)
@@ -80,10 +114,14 @@ class DeadList:
 
 @dataclass(frozen=True)
 class Rates:
-    enqueued: float  # per second
-    completed: float
-    failed: float  # failed attempts (retried or dead)
-    dead: float = 0.0  # failed attempts that sent the job to the dead letters
+    """Per-second rates. A per-queue rate that could not be derived this poll is None (shown "—");
+    `figures` says for each rate its source and accuracy (no entry: the counters table, exact)."""
+
+    enqueued: float | None  # per second
+    completed: float | None  # left the queue: deleted or marked done
+    failed: float | None  # counters: failed attempts (retried or dead); table: net new dead letters
+    dead: float | None = 0.0  # failed attempts that sent the job to the dead letters
+    figures: dict[str, Figure] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -96,12 +134,27 @@ class ThroughputPoint:
 
 
 @dataclass(frozen=True)
+class TableRates:
+    """Table-wide row changes per second from pg_stat_user_tables (n_tup_ins/upd/del deltas between
+    polls): every writer counts, aborted inserts too; the server flushes these counters about once a
+    second, so they lag by up to ~1 s."""
+
+    interval_s: float
+    inserted: float
+    updated: float
+    deleted: float
+
+
+@dataclass(frozen=True)
 class Throughput:
     interval_s: float  # window the `total`/`per_queue` rates are averaged over
     total: Rates
     per_queue: dict[str, Rates]
     history: tuple[ThroughputPoint, ...]  # all queues, one point per second, oldest first
     queue_history: dict[str, tuple[int, ...]]  # completed per second per queue (sparklines)
+    source: str = "counters"  # "counters" (<table>_stats), "table" (derived from the jobs table), "mixed"
+    table: TableRates | None = None  # None until two polls have been seen
+    window_s: float | None = None  # the table-derived rates' window: first to last poll in it
 
 
 @dataclass(frozen=True)
@@ -185,6 +238,25 @@ class Sessions:
 
 
 @dataclass(frozen=True)
+class CountStatus:
+    """The counting machinery: the per-poll cap and the background exact count above it.
+
+    Every poll counts each queue-and-state exactly up to `cap` (cost bounded by the cap). Above it, a
+    background thread on its own connection runs exact `count(*)`s with its own statement_timeout
+    (`budget_ms`); its results are shown as stale with their age until the next one lands.
+    """
+
+    cap: int
+    background: str  # "idle" (no count above the cap), "waiting" (no result yet), "ready", "failed"
+    budget_ms: int  # the background count's statement_timeout
+    max_lag_s: float  # stated bound on a background figure's age: pacing wait + 2x the last count's cost
+    as_of: datetime | None = None  # snapshot time of the newest background count
+    cost_ms: float | None = None  # how long that count took (its own connection, not the poll's)
+    lag_s: float | None = None  # how far behind this poll it is (poll's now - as_of)
+    error: str | None = None  # why the last background count failed (e.g. its statement_timeout)
+
+
+@dataclass(frozen=True)
 class Snapshot:
     server: ServerInfo
     queues: tuple[QueueStats, ...]
@@ -197,6 +269,7 @@ class Snapshot:
     # Added for the dashboard's retry/discard keys; a monitor that does not fill it reports none
     # ("dead" is also its panel name in `errors`).
     dead: DeadList = field(default_factory=lambda: DeadList(rows=(), total=0))
+    counts: CountStatus | None = None  # None: a snapshot built by hand (every count exact)
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(dataclasses.asdict(self))

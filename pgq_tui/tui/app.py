@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -28,6 +29,7 @@ from pgq_tui.tui.fixes import Fixes
 from pgq_tui.tui.messages import CollectFailed, SnapshotReady
 from pgq_tui.tui.screens.detail import DetailScreen
 from pgq_tui.tui.screens.help import HelpScreen
+from pgq_tui.tui.screens.queue import QueueScreen
 from pgq_tui.tui.screens.session import SessionScreen
 from pgq_tui.tui.source import as_source
 from pgq_tui.tui.widgets.chart import ThroughputChart
@@ -102,8 +104,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
 
     # -- layout ----------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Header(id="header")
-        yield Banner(id="banner")
+        yield Header(self.header_line, id="header")
+        yield Banner(self.banner_state, id="banner")
         if self.demo is not None:
             yield DemoBar("demo starting…", id="demo")
         yield Static(id="tabs")
@@ -123,12 +125,9 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(Banner).show(None)
         self.query_one("#filter").display = False
         self._apply_size(self.size.width, self.size.height)
         self.query_one("#queues").focus()
-        self._update_header()
-        self.set_interval(1.0, self._update_header)  # the data-age counter keeps moving while we wait
         if self._initial is not None:
             self.post_message(SnapshotReady(self._initial))
         if self.poll:
@@ -206,7 +205,6 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self.error = None
         self._data_at = self.clock()
         self.query_one("#grid").remove_class("-stale")
-        self.query_one(Banner).show(None)
         if message.demo_status is not None and self.demo is not None:
             self.query_one(DemoBar).show(message.demo_status)
         self._render_snapshot()
@@ -248,14 +246,22 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             waiting_s=waiting,
         )
 
-    def _update_header(self) -> None:
-        c = self.connection()
-        text = header_text(self.snapshot, c)
+    def header_line(self) -> Text:
+        text = header_text(self.snapshot, self.connection())
         if self.filter_text:
             text.append(f"  filter: {self.filter_text}", style="bold magenta")
-        self.query_one(Header).update(text)
+        return text
+
+    def banner_state(self) -> Connection | None:
+        """The connection when the banner must show (disconnected, or a poll hanging), else None."""
+        c = self.connection()
         stuck_poll = c.waiting_s >= max(STUCK_POLL_S, 3 * self.interval)
-        self.query_one(Banner).show(c if self.connected is False or stuck_poll else None)
+        return c if self.connected is False or stuck_poll else None
+
+    def _update_header(self) -> None:
+        """Re-render both status lines now (they also tick every second on their own timers)."""
+        self.query_one(Header).tick()
+        self.query_one(Banner).tick()
 
     # -- view keys -------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -370,6 +376,15 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         fetch = getattr(self.actions, "job_detail", None)
         now = self.snapshot.server.now if self.snapshot is not None else None
         self.push_screen(DetailScreen(row.job_id, fetch, now))
+
+    def action_queue_detail(self) -> None:
+        snap = self.snapshot
+        if snap is None or not snap.queues:
+            return
+        row = self.panel("queues").cursor_row_data()
+        name = row.target if row is not None else self.filter_text
+        queue = next((q for q in snap.queues if q.queue == name), snap.queues[0])
+        self.push_screen(QueueScreen(snap, queue))
 
     # -- shutdown --------------------------------------------------------------------------------
     def on_unmount(self) -> None:

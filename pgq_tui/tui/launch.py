@@ -54,7 +54,14 @@ def _interruptible() -> Iterator[None]:
 
 
 def open_dashboard(
-    dsn: str, table: str, schema: str, *, interval: float, read_only: bool, demo: Any | None = None
+    dsn: str,
+    table: str,
+    schema: str,
+    *,
+    interval: float,
+    read_only: bool,
+    demo: Any | None = None,
+    count_cap: int | None = None,
 ) -> int:
     """Check the connection and table with one real poll, then run the app on a Monitor and Actions."""
     from pgq_tui.actions import Actions
@@ -62,7 +69,8 @@ def open_dashboard(
     from pgq_tui.tui.app import PgqTopApp
     from pgq_tui.tui.source import close_quietly
 
-    monitor = Monitor(dsn, table, schema, read_only=read_only)
+    caps = {} if count_cap is None else {"count_cap": count_cap}
+    monitor = Monitor(dsn, table, schema, read_only=read_only, **caps)
     actions = None
     try:
         first = monitor.collect()  # raises PgqError: cannot connect, no such table, no privilege
@@ -106,6 +114,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                 args.schema,
                 interval=args.interval,
                 read_only=args.read_only,
+                count_cap=getattr(args, "count_cap", None),
             )
         from pgq_tui.demo import DemoSession
 
@@ -121,6 +130,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                     interval=args.interval,
                     read_only=args.read_only,
                     demo=session.controller,
+                    count_cap=getattr(args, "count_cap", None),
                 )
             finally:
                 print("pgq-top: stopping the demo (workers, load, server)…", file=sys.stderr, flush=True)

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from pgq_tui.monitor.health import Thresholds
-from pgq_tui.monitor.snapshot import QueueStats, Snapshot
-from pgq_tui.tui.format import fmt_age, fmt_count, fmt_rate, level, leveled, safe, sparkline
+from pgq_tui.monitor.health import Thresholds, fmt_figure
+from pgq_tui.monitor.snapshot import EXACT, QueueStats, Rates, Snapshot
+from pgq_tui.tui.format import fmt_age, fmt_rate, level, leveled, safe, sparkline
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
 
 # Oldest ready job waiting this long: workers are not keeping up. Same thresholds as the verdicts.
@@ -16,14 +16,38 @@ LATENCY_WARN_S = Thresholds().latency_warn_s
 LATENCY_CRIT_S = Thresholds().latency_crit_s
 
 
-def _num(n: int, style: str = "", approximate: bool = False) -> Text:
-    return Text(fmt_count(n, approximate=approximate), style=style if n else "dim", justify="right")
+def _num(q: QueueStats, name: str, style: str = "") -> Text:
+    """A count with its mark: "≥" over the cap and not counted yet, "*" exact as of an earlier
+    background count (its age is in the panel's subtitle), "~" an estimate."""
+    n = getattr(q, name)
+    accuracy = q.accuracy(name)
+    shown = style if n or accuracy != EXACT else "dim"
+    return Text(
+        fmt_figure(n, accuracy), style=shown + ("" if accuracy == EXACT else " italic"), justify="right"
+    )
 
 
-def _approx(q: QueueStats, name: str) -> bool:
-    """Is this count an estimate (above the monitor's cap)? "~" marks it."""
-    fields = getattr(q, "approximate_fields", ())
-    return name in fields if fields else q.approximate
+def _rate(rates: Rates | None, name: str) -> Text:
+    """A rate; "~" when it is a bound-limited estimate, "*" when stale, "≥" a lower bound."""
+    value = getattr(rates, name) if rates is not None else None
+    figure = rates.figures.get(name) if rates is not None else None
+    mark = {"approximate": "~", "at_least": "≥"}.get(figure.accuracy, "") if figure is not None else ""
+    stale = "*" if figure is not None and figure.accuracy == "stale" else ""
+    return Text(f"{mark}{fmt_rate(value)}{stale}" if value is not None else "—", justify="right")
+
+
+def count_notes(snap: Snapshot) -> list[str]:
+    """What the marks mean right now, for the panel's subtitle."""
+    marks = {a for q in snap.queues for a in (q.accuracy(n) for n in q.figures)}
+    notes = []
+    c = snap.counts
+    if "stale" in marks and c is not None and c.lag_s is not None:
+        notes.append(f"* exact {fmt_age(c.lag_s)} ago")
+    if "at_least" in marks and c is not None:
+        notes.append(f"≥ over {c.cap}, counting")
+    if "approximate" in marks:
+        notes.append("~ estimate")
+    return notes
 
 
 class QueuesTable(PanelTable):
@@ -54,17 +78,21 @@ class QueuesTable(PanelTable):
             spark = sparkline(snap.throughput.queue_history.get(q.queue, ()), width=8)
             cells: list[object] = [
                 safe(q.queue, style="bold", limit=12),
-                _num(q.ready, approximate=_approx(q, "ready")),
-                _num(q.scheduled, approximate=_approx(q, "scheduled")),
-                _num(q.running, approximate=_approx(q, "running")),
-                _num(q.expired, "bold red", approximate=_approx(q, "expired")),
-                _num(q.failed, "yellow", approximate=_approx(q, "failed")),
-                _num(q.done, approximate=_approx(q, "done")),
+                _num(q, "ready"),
+                _num(q, "scheduled"),
+                _num(q, "running"),
+                _num(q, "expired", "bold red"),
+                _num(q, "failed", "yellow"),
+                _num(q, "done"),
                 leveled(fmt_age(q.oldest_ready_age_s), lvl) if q.ready else Text("—", style="dim"),
             ]
             if self.wide:
-                cells.append(Text(fmt_rate(rates.completed) if rates else "—", justify="right"))
-                cells.append(Text(fmt_rate(rates.enqueued) if rates else "—", justify="right"))
+                cells.append(_rate(rates, "completed"))
+                cells.append(_rate(rates, "enqueued"))
             cells.append(Text(spark, style="dim" if stale_rates else "cyan"))
             out.append(Row(key=f"q:{q.queue}", cells=tuple(cells), target=q.queue))
         return out
+
+    def subtitle_notes(self) -> list[str]:
+        snap = self._snapshot
+        return count_notes(snap) if snap is not None else []

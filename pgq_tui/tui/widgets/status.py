@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,11 +96,37 @@ def demo_text(status: Any) -> Text:
     return out
 
 
-class Header(Static):
-    pass
+class _Ticking(Static):
+    """A line that re-renders itself every second from `state` (ages keep moving while a poll waits).
+
+    The timer is the widget's own, so it stops when the widget is removed. An app-level timer that
+    queried these widgets kept firing while Textual tore the screen down (`NoMatches: Header` during
+    shutdown, a crash on quit); a widget's tick touches only itself.
+    """
+
+    def __init__(self, state: Callable[[], Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._state = state
+
+    def on_mount(self) -> None:
+        self.tick()
+        self.set_interval(1.0, self.tick)
+
+    def tick(self) -> None:
+        self.show(self._state())
+
+    def show(self, state: Any) -> None:
+        raise NotImplementedError
 
 
-class Banner(Static):
+class Header(_Ticking):
+    def show(self, text: Text) -> None:
+        self.update(text)
+
+
+class Banner(_Ticking):
+    """Shown while disconnected or while a poll hangs; `state` gives None otherwise."""
+
     def show(self, c: Connection | None) -> None:
         self.display = c is not None
         if c is not None:

@@ -116,8 +116,12 @@ class PanelTable(DataTable):
         self.set_class(error is not None, "-stale")
         self._update_subtitle()
 
+    def subtitle_notes(self) -> list[str]:
+        """Panel-specific notes for the border subtitle (e.g. what the count marks mean)."""
+        return []
+
     def _update_subtitle(self) -> None:
-        parts = []
+        parts = [] if self._stale is not None else self.subtitle_notes()
         if self.marked:
             parts.append(f"{len(self.marked)} marked")
         if self._stale is not None:

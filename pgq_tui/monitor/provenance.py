@@ -1,0 +1,108 @@
+"""How each figure was obtained, in words: for the queue detail view and `pgq-top snapshot`. Pure."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from pgq_tui.monitor.health import fmt_age, fmt_figure
+from pgq_tui.monitor.snapshot import AT_LEAST, Figure, QueueStats, Rates, Snapshot
+
+COUNT_NAMES = ("ready", "scheduled", "running", "expired", "failed", "done")
+RATE_NAMES = ("enqueued", "completed", "failed")
+
+
+def count_how(figure: Figure | None, cap: int, now: datetime, cost_ms: float | None = None) -> str:
+    """One count's provenance as a sentence.
+
+    >>> from datetime import datetime, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> count_how(Figure("at_least", t, "poll"), 1000, t)
+    'more than the cap of 1000: this poll stopped counting there, the background count has not caught up'
+    """
+    if figure is None or (figure.source == "poll" and figure.accuracy != AT_LEAST):
+        return f"exact: counted by this poll through its partial index (exact up to the cap of {cap})"
+    if figure.accuracy == AT_LEAST:
+        if figure.source == "poll" and cap:
+            return (
+                f"more than the cap of {cap}: this poll stopped counting there, "
+                "the background count has not caught up"
+            )
+        return "a lower bound: the rows this poll read (the done index has no queue column)"
+    age = fmt_age((now - figure.as_of).total_seconds()) if figure.as_of is not None else "?"
+    took = f", took {cost_ms:.0f} ms" if cost_ms is not None else ""
+    return f"stale: exact count(*) by the background counter {age} ago (own connection{took})"
+
+
+RATE_SOURCES = {
+    "counters": "the <table>_stats counters bumped by pgq_tui.queue in the same statement",
+    "ids": "ids first seen per queue since the previous poll (any writer: INSERT, COPY)",
+    "depth": "enqueued - change in depth (ready+scheduled+running+expired+failed) between polls",
+    "background depth": "enqueued - change in depth between the last two background counts",
+    "failed count": "net change of the dead-letter count between polls",
+}
+
+
+def rate_how(figure: Figure | None, now: datetime) -> str:
+    """One rate's provenance as a sentence.
+
+    >>> rate_how(None, None)  # type: ignore[arg-type]
+    'exact: the <table>_stats counters bumped by pgq_tui.queue in the same statement'
+    """
+    if figure is None:
+        return f"exact: {RATE_SOURCES['counters']}"
+    source = RATE_SOURCES.get(figure.source, figure.source)
+    if figure.accuracy == "approximate" and figure.bound is not None:
+        return f"at most {figure.bound:.1f}/s more (ids never seen by a poll): {source}"
+    if figure.accuracy == "stale" and figure.as_of is not None:
+        return f"exact as of {fmt_age((now - figure.as_of).total_seconds())} ago: {source}"
+    if figure.accuracy == AT_LEAST:
+        return f"a lower bound (another writer is not counted): {source}"
+    return f"{figure.accuracy}: {source}"
+
+
+def queue_provenance(snap: Snapshot, queue: QueueStats) -> Group:
+    """Every figure of one queue: value, accuracy and how it was obtained."""
+    now = snap.server.now
+    counts = snap.counts
+    cap = counts.cap if counts is not None else 0
+    cost = counts.cost_ms if counts is not None else None
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column()
+    for name in COUNT_NAMES:
+        figure = queue.figures.get(name)
+        value = fmt_figure(getattr(queue, name), queue.accuracy(name))
+        grid.add_row(name, value, Text(count_how(figure, cap, now, cost), style="dim"))
+    rates: Rates | None = snap.throughput.per_queue.get(queue.queue)
+    for name in RATE_NAMES:
+        per_s = getattr(rates, name) if rates is not None else None
+        shown = "—" if per_s is None else f"{per_s:.1f}/s"
+        figure = rates.figures.get(name) if rates is not None else None
+        how = rate_how(figure, now) if rates is not None else "no rate yet (needs two polls)"
+        grid.add_row(f"{name}/s", shown, Text(how, style="dim"))
+    parts: list[Text | Table] = [grid]
+    if counts is not None:
+        parts.append(Text(""))
+        parts.append(Text(background_line(snap), style="dim"))
+    return Group(*parts)
+
+
+def background_line(snap: Snapshot) -> str:
+    """The background counter in one line: state, cost, lag and the stated bound."""
+    c = snap.counts
+    if c is None:
+        return "background count: not used"
+    if c.background == "idle":
+        return f"background count: idle (every count is under the cap of {c.cap})"
+    line = f"background count: {c.background}"
+    if c.cost_ms is not None and c.lag_s is not None:
+        line += f", last took {c.cost_ms:.0f} ms, {fmt_age(c.lag_s)} behind this poll"
+    line += f"; figures at most {fmt_age(c.max_lag_s)} old; budget {c.budget_ms / 1000:g} s"
+    if c.error:
+        line += f"; last attempt failed: {c.error}"
+    return line

@@ -1,0 +1,342 @@
+"""Rates that see every writer, derived from what the jobs table shows. Pure: no database, no clock.
+
+Most workers are not ours, so enqueued/s, completed/s and failed/s per queue must come from the table:
+- enqueued: rows with ids first seen by this poll, per queue (ids above the previous poll's max(id),
+  plus gaps of the previous window that committed since). Any INSERT or COPY counts. Exact unless an
+  id stays unseen for a whole poll (the row was deleted before any poll saw it, or rolled back): those
+  `unresolved` ids are the measured bound, the true rate lies in [value, value + bound].
+- completed: enqueued - change in depth (ready + scheduled + running + expired + failed) over the
+  window, per queue. Deleting a finished job and marking it done both take it out of the depth, so
+  this is right for either; exact when both depths are exact (every count under the cap) and
+  `enqueued` is exact. For a queue deeper than the cap the same rule runs over two background counts
+  (one snapshot each): exact, stale by the background count's age.
+- failed: the net change of the dead-letter count (a retry or a discard in the same window hides as
+  many); from the counters table, every failed attempt.
+Where the counters table (<table>_stats, bumped by pgq_tui.queue in the same statement) exists it is
+the exact source, unless the table shows clearly more activity than the counters do (a writer that
+does not bump them): then the table-derived figure is used. Each rate's Figure says which.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from pgq_tui.monitor import health
+from pgq_tui.monitor.background import BackgroundCount
+from pgq_tui.monitor.counting import background_depth, exact_depth
+from pgq_tui.monitor.snapshot import (
+    APPROXIMATE,
+    AT_LEAST,
+    EXACT,
+    STALE,
+    Figure,
+    QueueStats,
+    Rates,
+    TableRates,
+    Throughput,
+    ThroughputPoint,
+)
+
+Row = Mapping[str, Any]
+MAX_SPAN = 200_000  # ids read per poll at most (a burst above it becomes part of the bound)
+GAP_ROWS = 1000  # gap ranges remembered for the next poll's late-commit look-up
+COUNTERS, IDS, DEPTH, FAILED_DELTA, BG_DEPTH = "counters", "ids", "depth", "failed count", "background depth"
+# The counters table loses to the table's own figure only when the table shows this much more.
+FOREIGN_FACTOR, FOREIGN_SLACK = 1.25, 1.0
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What one poll saw of the table's movement."""
+
+    at: datetime  # the poll's server time
+    max_id: int  # watermark: ids above it are new at the next poll
+    new: dict[str, int]  # rows first seen by this poll, per queue
+    holes: int  # ids of this window not seen (looked up again next poll)
+    unresolved: int  # ids of the previous window still unseen: deleted before seen, or rolled back
+    gaps: tuple[tuple[int, int], ...]  # id ranges to look up next poll
+    depth: dict[str, int | None] = field(default_factory=dict)  # exact depth per queue, None unknown
+    failed: dict[str, int | None] = field(default_factory=dict)  # exact dead letters, None unknown
+    pg: tuple[int, int, int] | None = None  # pg_stat_user_tables n_tup_ins, n_tup_upd, n_tup_del
+    first: bool = False  # the first poll: it only learned the watermark
+
+
+def activity_params(prev: Activity | None) -> dict[str, Any]:
+    """Parameters of queue_activity.sql for the poll after `prev`."""
+    gaps = prev.gaps if prev is not None else ()
+    return {
+        "after": prev.max_id if prev is not None else None,
+        "max_span": MAX_SPAN,
+        "gap_rows": GAP_ROWS,
+        "lo": [lo for lo, _ in gaps],
+        "hi": [hi for _, hi in gaps],
+    }
+
+
+def activity(rows: Iterable[Row], prev: Activity | None, at: datetime) -> Activity:
+    """queue_activity.sql's rows as an Activity (depth, failed and pg filled in by the caller).
+
+    >>> from datetime import datetime, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> a = activity([{"kind": "top", "queue": None, "n": 10, "lo": None, "hi": None}], None, t)
+    >>> a.first, a.max_id
+    (True, 10)
+    >>> rows = [{"kind": "new", "queue": "q", "n": 3, "lo": None, "hi": None},
+    ...         {"kind": "gap", "queue": None, "n": None, "lo": 12, "hi": 12},
+    ...         {"kind": "top", "queue": None, "n": 14, "lo": None, "hi": None}]
+    >>> b = activity(rows, a, t); b.new, b.holes, b.gaps
+    ({'q': 3}, 1, ((12, 12),))
+    >>> late = [{"kind": "late", "queue": "q", "n": 1, "lo": None, "hi": None},
+    ...         {"kind": "top", "queue": None, "n": 14, "lo": None, "hi": None}]
+    >>> c = activity(late, b, t); c.new, c.unresolved, c.holes
+    ({'q': 1}, 0, 0)
+    """
+    new: dict[str, int] = {}
+    gaps: list[tuple[int, int]] = []
+    top, fresh, late = 0, 0, 0
+    for r in rows:
+        kind = r["kind"]
+        if kind == "top":
+            top = int(r["n"])
+        elif kind == "gap":
+            gaps.append((int(r["lo"]), int(r["hi"])))
+        elif kind in ("new", "late"):
+            new[r["queue"]] = new.get(r["queue"], 0) + int(r["n"])
+            fresh += int(r["n"]) if kind == "new" else 0
+            late += int(r["n"]) if kind == "late" else 0
+    if prev is None:
+        return Activity(at, top, {}, 0, 0, (), first=True)
+    span = max(0, top - prev.max_id)
+    return Activity(
+        at=at,
+        max_id=max(prev.max_id, top),  # the newest rows may be gone: never move the watermark back
+        new=new,
+        holes=max(0, span - fresh),
+        unresolved=max(0, prev.holes - late),
+        gaps=tuple(gaps),
+    )
+
+
+def with_counts(a: Activity, queues: Sequence[QueueStats], pg: tuple[int, int, int] | None) -> Activity:
+    """The Activity with this poll's exact depths and dead-letter counts (None where not exact)."""
+    depth = {q.queue: exact_depth(q) for q in queues}
+    failed = {q.queue: q.failed if q.accuracy("failed") == EXACT else None for q in queues}
+    return Activity(a.at, a.max_id, a.new, a.holes, a.unresolved, a.gaps, depth, failed, pg, a.first)
+
+
+def _at(table: Mapping[str, int | None], queue: str) -> int | None:
+    """A queue's figure at one poll. A queue the poll did not list has no unfinished rows (exact 0);
+    an empty table means the poll had no counts at all (its queues panel failed)."""
+    return table.get(queue, 0) if table else None
+
+
+def table_rates(window: Sequence[Activity]) -> dict[str, Rates]:
+    """Per-queue rates derived from the table over the window (first to last poll)."""
+    polls = [a for a in window[1:] if not a.first]  # each poll's `new` covers the time since the one before
+    if not polls:
+        return {}
+    first, last = window[0], window[-1]
+    dt = (last.at - first.at).total_seconds()
+    if dt <= 0:
+        return {}
+    unresolved = sum(a.unresolved for a in polls)
+    queues = {q for a in window for q in (*a.new, *a.depth)}
+    out = {}
+    for q in sorted(queues):
+        enq = sum(a.new.get(q, 0) for a in polls)
+        accuracy, bound = (EXACT, None) if unresolved == 0 else (APPROXIMATE, unresolved / dt)
+        figures = {"enqueued": Figure(accuracy, last.at, IDS, bound)}
+        completed = None
+        d0, d1 = _at(first.depth, q), _at(last.depth, q)
+        if d0 is not None and d1 is not None:
+            completed = health.rate(enq - (d1 - d0), dt)
+            figures["completed"] = Figure(accuracy, last.at, DEPTH, bound)
+        failed = None
+        f0, f1 = _at(first.failed, q), _at(last.failed, q)
+        if f0 is not None and f1 is not None:
+            failed = health.rate(max(0, f1 - f0), dt)
+            figures["failed"] = Figure(EXACT if f1 >= f0 else AT_LEAST, last.at, FAILED_DELTA)
+        out[q] = Rates(health.rate(enq, dt), completed, failed, failed, figures)
+    return out
+
+
+def background_completed(bg: BackgroundCount | None, queue: str) -> tuple[float, Figure] | None:
+    """completed/s over the last two background counts, for a queue too deep to count every poll."""
+    prev = bg.previous if bg is not None else None
+    if bg is None or prev is None or bg.new is None:
+        return None
+    d0, d1 = background_depth(prev, queue), background_depth(bg, queue)
+    dt = (bg.as_of - prev.as_of).total_seconds()
+    if d0 is None or d1 is None or dt <= 0:
+        return None
+    seen = sum(bg.new.values())
+    span = max(0, bg.max_id - prev.max_id)
+    accuracy, bound = (STALE, None) if seen >= span else (APPROXIMATE, (span - seen) / dt)
+    value = health.rate(bg.new.get(queue, 0) - (d1 - d0), dt)
+    return value, Figure(accuracy, bg.as_of, BG_DEPTH, bound)
+
+
+def _counters_see_all(counters: Mapping[str, Rates], pg: TableRates | None) -> dict[str, bool]:
+    """Do the counters account for the table-wide activity pg_stat shows? A writer that does not
+    bump them (inserts or deletes they do not count) makes their figures lower bounds."""
+    if pg is None:
+        return {"enqueued": True, "completed": True}
+    enq = sum(r.enqueued or 0.0 for r in counters.values())
+    done = sum(r.completed or 0.0 for r in counters.values())
+    return {
+        "enqueued": pg.inserted <= enq * FOREIGN_FACTOR + 5 * FOREIGN_SLACK,
+        # every completion deletes or updates a row, but so do claims: deletes alone are the safe test
+        "completed": pg.deleted <= done * FOREIGN_FACTOR + 5 * FOREIGN_SLACK,
+    }
+
+
+def merge(
+    counters: Mapping[str, Rates] | None,
+    table: Mapping[str, Rates],
+    bg: BackgroundCount | None,
+    pg: TableRates | None = None,
+) -> dict[str, Rates]:
+    """One Rates per queue: the counters table where it exists and accounts for what the table shows,
+    else the table's own figure (with the background counts for deep queues' completions)."""
+    out: dict[str, Rates] = {}
+    complete = _counters_see_all(counters, pg) if counters is not None else {}
+    for q in sorted(set(counters or {}) | set(table)):
+        t = table.get(q)
+        c = (counters or {}).get(q, Rates(0.0, 0.0, 0.0, 0.0)) if counters is not None else None
+        values: dict[str, float | None] = {}
+        figures: dict[str, Figure] = {}
+        for name in ("enqueued", "completed", "failed"):
+            tv = getattr(t, name) if t is not None else None
+            tf = t.figures.get(name) if t is not None else None
+            if name == "completed" and tv is None:
+                found = background_completed(bg, q)
+                if found is not None:
+                    tv, tf = found
+            cv = getattr(c, name) if c is not None else None
+            if cv is not None and (tv is None or tv <= cv * FOREIGN_FACTOR + FOREIGN_SLACK):
+                sees_all = tv is not None or complete.get(name, True)
+                values[name], figures[name] = cv, Figure(EXACT if sees_all else AT_LEAST, None, COUNTERS)
+            else:
+                values[name] = tv
+                if tf is not None:
+                    figures[name] = tf
+        from_counters = (
+            c is not None and figures["failed"].source == COUNTERS if "failed" in figures else False
+        )
+        dead = c.dead if from_counters and c is not None else values["failed"]
+        out[q] = Rates(values["enqueued"], values["completed"], values["failed"], dead, figures)
+    return out
+
+
+def totals(per_queue: Mapping[str, Rates], fallback: Rates) -> Rates:
+    """All queues together; a rate unknown for some queue makes the total a lower bound."""
+    if not per_queue:
+        return fallback
+    values: dict[str, float] = {}
+    figures: dict[str, Figure] = {}
+    for name in ("enqueued", "completed", "failed", "dead"):
+        parts = [getattr(r, name) for r in per_queue.values()]
+        values[name] = sum(p for p in parts if p is not None)
+        figs = [r.figures.get(name) for r in per_queue.values()]
+        sources = sorted({f.source for f in figs if f is not None} or {COUNTERS})
+        if any(p is None for p in parts):
+            figures[name] = Figure(AT_LEAST, None, "+".join(sources))
+        else:
+            worst = max(
+                (f for f in figs if f is not None),
+                key=lambda f: (AT_LEAST, APPROXIMATE, STALE, EXACT)[::-1].index(f.accuracy),
+                default=Figure(EXACT, None, COUNTERS),
+            )
+            bound = sum(f.bound or 0.0 for f in figs if f is not None) or None
+            figures[name] = Figure(worst.accuracy, worst.as_of, "+".join(sources), bound)
+    return Rates(values["enqueued"], values["completed"], values["failed"], values["dead"], figures)
+
+
+def source_of(per_queue: Mapping[str, Rates]) -> str:
+    """ "counters", "table" or "mixed": where this poll's per-queue rates came from."""
+    kinds = {
+        "counters" if (f is None or f.source == COUNTERS) else "table"
+        for r in per_queue.values()
+        for f in (r.figures.get(n) for n in ("enqueued", "completed", "failed"))
+    }
+    return kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else "counters")
+
+
+def pg_rates(window: Sequence[Activity]) -> TableRates | None:
+    """Table-wide inserted/updated/deleted per second from pg_stat_user_tables over the window."""
+    ends = [a for a in window if a.pg is not None]
+    if len(ends) < 2:
+        return None
+    first, last = ends[0], ends[-1]
+    dt = (last.at - first.at).total_seconds()
+    if dt <= 0 or first.pg is None or last.pg is None:
+        return None
+    ins, upd, dele = (health.rate(max(0, b - a), dt) for a, b in zip(first.pg, last.pg, strict=True))
+    return TableRates(dt, ins, upd, dele)
+
+
+def table_history(
+    polls: Sequence[Activity], until: datetime, history_s: int
+) -> tuple[tuple[ThroughputPoint, ...], dict[str, tuple[int, ...]]]:
+    """Per-second history when there are no counters: each poll interval's derived counts spread
+    evenly over its seconds (a chart, not a figure: the rates above are the figures)."""
+    seconds = [until - timedelta(seconds=history_s - i) for i in range(history_s)]
+    enq = [0.0] * history_s
+    done: dict[str, list[float]] = {}
+    for a, b in itertools.pairwise(polls):
+        if b.first:
+            continue
+        rates = table_rates([a, b])
+        lo, hi = a.at, b.at
+        idx = [i for i, s in enumerate(seconds) if lo <= s < hi] or []
+        if not idx:
+            continue
+        for q, r in rates.items():
+            per = (b.at - a.at).total_seconds() / len(idx)
+            for i in idx:
+                enq[i] += (r.enqueued or 0.0) * per
+                done.setdefault(q, [0.0] * history_s)[i] += (r.completed or 0.0) * per
+    total_done = [sum(v[i] for v in done.values()) for i in range(history_s)]
+    history = tuple(
+        ThroughputPoint(s, round(enq[i]), round(max(0.0, total_done[i])), 0) for i, s in enumerate(seconds)
+    )
+    return history, {q: tuple(round(max(0.0, x)) for x in v) for q, v in sorted(done.items())}
+
+
+def throughput(
+    counters: Throughput | None,
+    window: Sequence[Activity],
+    polls: Sequence[Activity],
+    bg: BackgroundCount | None,
+    rate_window_s: int,
+    history_s: int,
+    now: datetime,
+) -> Throughput:
+    """The Throughput of this poll: counters where they exist and suffice, the table's figures else."""
+    pg = pg_rates(window)
+    per_queue = merge(counters.per_queue if counters is not None else None, table_rates(window), bg, pg)
+    source = source_of(per_queue)
+    if counters is not None:
+        history, queue_history = counters.history, counters.queue_history
+        if source != "counters":
+            history, queue_history = table_history(polls, now.replace(microsecond=0), history_s)
+    else:
+        history, queue_history = table_history(polls, now.replace(microsecond=0), history_s)
+    window_s = (window[-1].at - window[0].at).total_seconds() if len(window) > 1 else None
+    if counters is None and not per_queue:
+        source = "table"
+    zero = Rates(0.0, 0.0, 0.0, 0.0)
+    return Throughput(
+        interval_s=float(rate_window_s) if source == "counters" or window_s is None else window_s,
+        window_s=window_s,
+        total=totals(per_queue, counters.total if counters is not None else zero),
+        per_queue=per_queue,
+        history=history,
+        queue_history=queue_history,
+        source=source,
+        table=pg,
+    )

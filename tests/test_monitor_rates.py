@@ -1,0 +1,64 @@
+"""The rate rules as pure functions: no database, no clock."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from pgq_tui.monitor.background import BackgroundCount
+from pgq_tui.monitor.rates import Activity, merge, table_rates
+from pgq_tui.monitor.snapshot import APPROXIMATE, AT_LEAST, EXACT, STALE, Figure, Rates, TableRates
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def act(s: float, new: dict[str, int], depth: dict[str, int | None], unresolved: int = 0) -> Activity:
+    failed = {q: 0 for q in depth}
+    return Activity(T0 + timedelta(seconds=s), 0, new, 0, unresolved, (), depth, failed)
+
+
+def test_completed_is_enqueued_minus_the_change_in_depth() -> None:
+    window = [act(0, {}, {"a": 100}), act(5, {"a": 60}, {"a": 130}), act(10, {"a": 40}, {"a": 110})]
+    r = table_rates(window)["a"]
+    assert (r.enqueued, r.completed) == (10.0, 9.0)  # 100 in, depth +10: 90 out over 10 s
+    assert r.figures["enqueued"].accuracy == r.figures["completed"].accuracy == EXACT
+    assert (r.figures["enqueued"].source, r.figures["completed"].source) == ("ids", "depth")
+
+
+def test_ids_never_seen_make_a_bound_and_unknown_depth_no_rate() -> None:
+    window = [act(0, {}, {"a": 5, "b": None}), act(4, {"a": 8, "b": 4}, {"a": 5, "b": 2000}, unresolved=12)]
+    rates = table_rates(window)
+    assert (
+        rates["a"].figures["enqueued"].accuracy == APPROXIMATE and rates["a"].figures["enqueued"].bound == 3.0
+    )
+    assert rates["b"].completed is None and "completed" not in rates["b"].figures
+
+
+def test_counters_are_kept_unless_the_table_shows_more() -> None:
+    ids = {"enqueued": Figure(EXACT, T0, "ids"), "completed": Figure(EXACT, T0, "depth")}
+    table = {"a": Rates(30.0, 30.0, 0.0, 0.0, ids), "b": Rates(10.0, 9.0, 0.0, 0.0, ids)}
+    counters = {"a": Rates(0.0, 0.0, 0.0, 0.0), "b": Rates(10.5, 9.5, 0.0, 0.0)}
+    merged = merge(counters, table, None)
+    assert merged["a"].enqueued == 30.0 and merged["a"].figures["enqueued"].source == "ids"  # foreign writer
+    assert merged["b"].enqueued == 10.5 and merged["b"].figures["enqueued"].source == "counters"
+    # deep queue, no table figure for completions: counters say 0 but pg_stat saw deletes
+    merged = merge(
+        {"c": Rates(0.0, 0.0, 0.0, 0.0)}, {"c": Rates(0.0, None, 0.0, 0.0)}, None, TableRates(5, 0, 0, 900)
+    )
+    assert merged["c"].figures["completed"].accuracy == AT_LEAST
+
+
+def test_deep_queue_completions_from_two_background_counts() -> None:
+    def bg(
+        s: float, ready: int, max_id: int, new: dict[str, int] | None, prev: BackgroundCount | None
+    ) -> BackgroundCount:
+        groups = frozenset(("pending", "running", "failed"))
+        return BackgroundCount(
+            T0 + timedelta(seconds=s), 300.0, groups, {("a", "ready"): ready}, max_id, new, prev
+        )
+
+    first = bg(0, 50_000, 1000, None, None)
+    second = bg(10, 48_000, 1500, {"a": 500}, first)
+    merged = merge(None, {"a": Rates(50.0, None, 0.0, 0.0)}, second)
+    assert merged["a"].completed == 250.0  # 500 in, depth -2000: 2500 out over 10 s
+    assert merged["a"].figures["completed"].accuracy == STALE
+    assert merged["a"].figures["completed"].source == "background depth"
