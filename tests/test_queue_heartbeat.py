@@ -3,11 +3,13 @@ its last heartbeat. Leases are 1 s and the reaper runs every 0.25 s, so these ta
 
 from __future__ import annotations
 
+import threading
 import time
 
 import psycopg
 
 from pgq_tui.queue import JobQueue
+from pgq_tui.queue.heartbeat import Heartbeat
 from pgq_tui.queue.pool import WorkerPool
 from pgq_tui.queue.worker import WorkerConfig
 
@@ -93,3 +95,24 @@ def test_the_monitor_shows_when_each_lease_was_last_renewed(queue: JobQueue) -> 
     with Monitor(queue.conninfo) as monitor:
         ages = {lease.id: lease.heartbeat_age for lease in monitor.collect().leases.rows}
     assert ages[renewed.id] < 0.5 <= 1.0 <= ages[idle.id] < 5, ages
+
+
+def test_the_heartbeat_stays_out_of_the_way_while_the_worker_finishes_jobs(queue: JobQueue) -> None:
+    # A renew and a completion locking the same rows in different orders could deadlock: the worker
+    # finishes jobs inside finishing(), which holds the heartbeat's statement off.
+    queue.enqueue("long", [{}, {}, {}])
+    jobs = queue.claim("long", limit=3, lease=60)
+    beat = Heartbeat(queue.conninfo, "jobs", "public", queue.worker_id, 60)
+    try:
+        beat.hold(jobs)
+        with beat.finishing(jobs[:2]):
+            renewing = threading.Thread(target=beat.beat)
+            renewing.start()
+            renewing.join(0.3)
+            assert renewing.is_alive(), "the heartbeat ran while the worker was finishing"
+            assert queue.complete(jobs[:2]) == 2
+        renewing.join(5)
+        assert not renewing.is_alive()
+        assert beat.renewals == 1 and beat.lost == set(), "a finished job was renewed or called lost"
+    finally:
+        beat.stop()

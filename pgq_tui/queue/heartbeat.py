@@ -11,7 +11,8 @@ the main connection busy can't hold it up. A handler that holds the GIL for long
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import psycopg
 
@@ -39,7 +40,12 @@ class Heartbeat:
         self.lost: set[int] = set()  # jobs found to be no longer ours (reaped and claimed again)
         self._q = JobQueue(conninfo, table, schema, worker_id=worker_id)
         self._held: dict[int, Job] = {}
-        self._lock = threading.Lock()  # between this thread and the worker's; never across processes
+        self._lock = (
+            threading.Lock()
+        )  # guards _held; between this thread and the worker's, never across processes
+        # Held while a renew runs, and while the worker finishes jobs: a renew and a completion that
+        # lock the same rows in different orders would deadlock each other.
+        self._io = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pgq-heartbeat", daemon=True)
 
@@ -62,8 +68,20 @@ class Heartbeat:
             for job in jobs:
                 self._held.pop(job.id, None)
 
+    @contextmanager
+    def finishing(self, jobs: Sequence[Job]) -> Iterator[None]:
+        """Stop renewing `jobs` and keep the heartbeat's statement out of the way while the worker
+        completes, fails or releases them."""
+        with self._io:
+            self.drop(jobs)
+            yield
+
     def beat(self) -> None:
         """Renew every held lease now, in one fenced statement."""
+        with self._io:
+            self._beat()
+
+    def _beat(self) -> None:
         with self._lock:
             jobs = list(self._held.values())
         if not jobs:

@@ -240,23 +240,21 @@ def _process(
     succeeded = []
     for i, job in enumerate(jobs):
         if stop.is_set():
-            beat.drop(jobs[i:])
-            _bump(counters, RELEASED, q.release(jobs[i:]))
+            with beat.finishing(jobs[i:]):
+                _bump(counters, RELEASED, q.release(jobs[i:]))
             break
         try:
             handler(job)
         except Exception as exc:  # the handler's failure is data, not our crash
             _bump(counters, HANDLED)
-            beat.drop([job])
-            if q.fail(job, f"{type(exc).__name__}: {exc}") is None:
-                _bump(counters, REFUSED)
-            else:
-                _bump(counters, FAILED)
+            with beat.finishing([job]):
+                status = q.fail(job, f"{type(exc).__name__}: {exc}")
+            _bump(counters, REFUSED if status is None else FAILED)
             continue
         _bump(counters, HANDLED)
         succeeded.append(job)
     if succeeded:
-        beat.drop(succeeded)
-        accepted = q.complete(succeeded, keep=config.keep)
+        with beat.finishing(succeeded):
+            accepted = q.complete(succeeded, keep=config.keep)
         _bump(counters, COMPLETED, accepted)
         _bump(counters, REFUSED, len(succeeded) - accepted)
