@@ -46,7 +46,7 @@ from pgq_tui.queue.worker import WorkerConfig
 HERE = Path(__file__).resolve().parent
 WORKERS = 2
 # pg_stat_statements shows statements normalized (constants become $n): match on their shape.
-CLAIM_LIKE = "%FOR UPDATE SKIP LOCKED%heartbeat_at = now()%"
+CLAIM_LIKE = "%FOR UPDATE SKIP LOCKED%locked_by =%"
 PROBE_LIKE = "%WITH RECURSIVE p AS%ORDER BY j.run_at LIMIT%"
 
 

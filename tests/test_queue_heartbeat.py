@@ -62,7 +62,7 @@ def test_kill_9_mid_job_is_reaped_within_a_lease_and_a_reaper_period(
         deadline = time.monotonic() + 30
         # Wait for a heartbeat after the claim (heartbeat_at moves past the start of the run).
         while not sql.execute(
-            "SELECT heartbeat_at > r.started_at FROM jobs, handler_runs r WHERE status = 'running'"
+            "SELECT 1 FROM jobs, handler_runs r WHERE status = 'running' AND heartbeat_at > r.started_at"
         ).fetchone():
             assert time.monotonic() < deadline, "the job never started or was never renewed"
             time.sleep(0.05)
@@ -94,7 +94,7 @@ def test_the_monitor_shows_when_each_lease_was_last_renewed(queue: JobQueue) -> 
     assert queue.renew([renewed], 60) == {renewed.id}
     with Monitor(queue.conninfo) as monitor:
         ages = {lease.id: lease.heartbeat_age for lease in monitor.collect().leases.rows}
-    assert ages[renewed.id] < 0.5 <= 1.0 <= ages[idle.id] < 5, ages
+    assert ages[renewed.id] < 0.5 and ages[idle.id] is None, ages  # idle: claimed, never renewed
 
 
 def test_the_heartbeat_stays_out_of_the_way_while_the_worker_finishes_jobs(queue: JobQueue) -> None:

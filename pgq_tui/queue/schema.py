@@ -85,7 +85,7 @@ _UPGRADE_COLUMNS = {
     "created_at": "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS created_at timestamptz NOT NULL DEFAULT now()",
     "finished_at": "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS finished_at timestamptz",
     "last_error": "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS last_error text",
-    # When the holder last claimed or renewed the lease (worker heartbeats); nullable, no default.
+    # When the holder last renewed the lease (worker heartbeats; NULL until the first); no default.
     "heartbeat_at": "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS heartbeat_at timestamptz",
 }
 _COLUMNS = """

@@ -100,7 +100,7 @@ WITH c AS (
 )
 UPDATE {{jobs}} j
 SET status = 'running', attempts = j.attempts + 1,
-    locked_until = now() + make_interval(secs => %(lease)s), locked_by = %(worker)s, heartbeat_at = now()
+    locked_until = now() + make_interval(secs => %(lease)s), locked_by = %(worker)s
 FROM c WHERE j.id = c.id
 RETURNING {", ".join("j." + c.strip() for c in JOB_COLUMNS.split(","))}
 """

@@ -2,7 +2,7 @@
 -- %(rows)s of each. Queues come from a skip-scan over the lease index (queue, locked_until)
 -- WHERE status = 'running'. Two phases keep heap reads near %(rows)s however many queues there are:
 -- the cutoff (the %(rows)s-th smallest locked_until) from the index alone, then the rows up to it.
--- heartbeat_at: when the holder last claimed or renewed the lease (workers renew every lease/3).
+-- heartbeat_at: when the holder last renewed the lease (workers renew every lease/3; NULL before).
 -- Each holder is matched to a live session of this database whose application_name is locked_by.
 -- payload_preview: the start of the payload for the dashboard's filter; skipped for payloads stored
 -- larger than 64 kB, which would be detoasted on every poll.

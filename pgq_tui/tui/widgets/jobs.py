@@ -20,7 +20,8 @@ def _holder(lease: Lease) -> Text:
 
 
 def _heartbeat(lease: Lease) -> Text:
-    """How long ago the holder claimed or last renewed the lease (workers renew every lease/3)."""
+    """How long ago the holder last renewed the lease (workers renew every lease/3); a dash: not yet,
+    so claimed less than lease/3 ago, or held by a worker without heartbeats."""
     if lease.heartbeat_age is None:
         return Text(DASH, style="dim", justify="right")
     return Text(fmt_age(max(0.0, lease.heartbeat_age)), style="dim", justify="right")
@@ -65,7 +66,7 @@ def _lease_columns(time_label: str) -> tuple[Column, ...]:
         Column("try", 5, right=True),
         Column(time_label, 7, right=True),
         Column("holder", 11),
-        Column("beat", 5, right=True),  # since the last heartbeat (or the claim)
+        Column("beat", 5, right=True),  # since the last heartbeat
         Column("locked_by", 26, wide_only=True),
     )
 
