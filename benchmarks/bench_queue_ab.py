@@ -49,8 +49,16 @@ def drain(tree: Path, dsn: str, clients: int, batch: int, seconds: float) -> flo
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--before", type=Path, required=True, help="the other checkout (e.g. main)")
+    ap.add_argument(
+        "--after",
+        type=Path,
+        default=THIS,
+        help="the checkout to compare (default: this one); give both as copies in the same place, "
+        "e.g. git archive into /tmp, to rule out where the code lives (an A/A run here showed 0.90)",
+    )
     ap.add_argument("--dsn")
     ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--verbose", action="store_true", help="print each round's this/before")
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--cells", default="10x2,100x2", help="batch x clients, comma-separated")
@@ -75,8 +83,11 @@ def main() -> None:
                 runs["pgbench"].append(pgbench(dsn, clients, batch, args.seconds))
                 for name in order:
                     refill(dsn, args.rows)
-                    tree = args.before.resolve() if name == "before" else THIS
+                    tree = (args.before if name == "before" else args.after).resolve()
                     runs[name].append(drain(tree, dsn, clients, batch, args.seconds))
+            if args.verbose:
+                pairs = zip(runs["this"], runs["before"], strict=True)
+                print(f"  rounds (this/before): {', '.join(f'{t:,.0f}/{b:,.0f}' for t, b in pairs)}")
             med = {k: statistics.median(v) for k, v in runs.items()}
             ratio = statistics.median(t / b for t, b in zip(runs["this"], runs["before"], strict=True))
             this, before = med["this"] / med["pgbench"], med["before"] / med["pgbench"]
