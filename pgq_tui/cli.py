@@ -13,18 +13,39 @@ from collections.abc import Sequence
 import psycopg
 
 from pgq_tui import __version__
-from pgq_tui.errors import EXIT_ERROR, EXIT_OK, PgqError, describe
+from pgq_tui.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PgqError, describe
 
 
-def _common(p: argparse.ArgumentParser, *, suppress: bool = False) -> None:
+def _common(p: argparse.ArgumentParser, *, suppress: bool = False, many: bool = False) -> None:
     d = (lambda v: argparse.SUPPRESS) if suppress else (lambda v: v)
     p.add_argument(
         "--dsn",
+        action="append",
         default=d(None),
-        help="libpq connection string or URI (default: $DATABASE_URL, then PG* variables and ~/.pgpass)",
+        help="libpq connection string or URI (default: $DATABASE_URL, then PG* variables and ~/.pgpass)"
+        + ("; repeat it to watch several databases" if many else ""),
     )
-    p.add_argument("--table", default=d("jobs"), help="jobs table name (default: jobs)")
-    p.add_argument("--schema", default=d("public"), help="schema of the jobs table (default: public)")
+    if many:
+        p.add_argument(
+            "--targets",
+            metavar="FILE",
+            default=d(None),
+            help="TOML file of named targets ([targets.NAME] with dsn, table, schema); see README",
+        )
+    p.add_argument(
+        "--table", default=d(None), help="the queue's table (default: detected; init/worker: jobs)"
+    )
+    p.add_argument(
+        "--schema", default=d(None), help="the queue's schema (default: detected; init/worker: public)"
+    )
+    p.add_argument(
+        "--kind",
+        default=d(None),
+        help="force a queue kind: pgq, seed-jobs, seed-job-queue, a framework, or your mapping's kind",
+    )
+    p.add_argument(
+        "--mapping", default=d(None), metavar="FILE", help="a TOML file describing a home-grown jobs table"
+    )
 
 
 def _count_cap(value: str) -> int:
@@ -56,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="top for PostgreSQL job queues: watch and fix a SKIP LOCKED jobs table.",
     )
     parser.add_argument("--version", action="version", version=f"pgq-top {__version__}")
-    _common(parser)
+    _common(parser, many=True)
     parser.add_argument(
         "--interval", type=float, default=2.0, help="refresh interval in seconds (default: 2)"
     )
@@ -107,9 +128,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     snap = sub.add_parser("snapshot", help="print one snapshot of the queue and the server, and exit")
-    _common(snap, suppress=True)
+    _common(snap, suppress=True, many=True)
     _counting(snap, suppress=True)
     snap.add_argument("--json", action="store_true", help="print JSON (stable keys, see README)")
+
+    from pgq_tui.cli_actions import add_parsers
+
+    add_parsers(sub, _common)
+
+    from pgq_tui.check.command import add_arguments as add_check_arguments
+
+    check = sub.add_parser(
+        "check",
+        help="a monitoring plugin (Nagios, Icinga): exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN",
+        description="Collect one snapshot per target, compare it with the thresholds and print one "
+        "monitoring-plugins status line with perfdata. Exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.",
+    )
+    _common(check, suppress=True, many=True)
+    add_check_arguments(check)
+
+    exporter = sub.add_parser("exporter", help="serve Prometheus metrics from the monitor's snapshots")
+    _common(exporter, suppress=True)
+    exporter.add_argument(
+        "--listen", default="127.0.0.1:9187", help="HOST:PORT to serve /metrics on (default: 127.0.0.1:9187)"
+    )
+    exporter.add_argument(
+        "--min-interval",
+        type=float,
+        default=5.0,
+        help="seconds between two collects; closer scrapes get the last snapshot (default: 5)",
+    )
     return parser
 
 
@@ -118,11 +166,12 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from pgq_tui.queue import JobQueue
 
     # No statement timeout: a concurrent index build on a big table takes as long as it takes.
+    table, schema = args.table or "jobs", args.schema or "public"
     with JobQueue(
-        resolve_dsn(args.dsn), args.table, args.schema, worker_id="pgq-top init", statement_timeout_ms=None
+        resolve_dsn(args.dsn), table, schema, worker_id="pgq-top init", statement_timeout_ms=None
     ) as q:
         done = q.install(say=lambda message: print(f"pgq-top: {message}", flush=True))
-    print(f"pgq-top: {args.schema}.{args.table} is ready" + ("" if done else " (nothing to change)"))
+    print(f"pgq-top: {schema}.{table} is ready" + ("" if done else " (nothing to change)"))
     return EXIT_OK
 
 
@@ -139,6 +188,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     from pgq_tui.queue.worker import WorkerConfig
 
     dsn = resolve_dsn(args.dsn)
+    args.table, args.schema = args.table or "jobs", args.schema or "public"
     load_handler(args.handler)  # fail fast, in the parent, with one line
     with JobQueue(dsn, args.table, args.schema, worker_id="pgq-top worker check") as q:
         q.conn.execute(
@@ -189,9 +239,25 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
+    if len(args.target_list) > 1:
+        from pgq_tui.fleet.report import run_fleet_snapshot
+
+        return run_fleet_snapshot(args.target_list, as_json=args.json)
     from pgq_tui.monitor.report import run_snapshot
 
     return run_snapshot(args)
+
+
+def _cmd_exporter(args: argparse.Namespace) -> int:
+    from pgq_tui.exporter.server import run_exporter
+
+    return run_exporter(args)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from pgq_tui.check.command import run_check
+
+    return run_check(args, args.target_list)
 
 
 def _cmd_dashboard(args: argparse.Namespace) -> int:
@@ -200,20 +266,74 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
     return run_dashboard(args)
 
 
-COMMANDS = {"init": _cmd_init, "worker": _cmd_worker, "snapshot": _cmd_snapshot, None: _cmd_dashboard}
+def _cmd_action(args: argparse.Namespace) -> int:
+    from pgq_tui.cli_actions import run_action
+
+    return run_action(args)
+
+
+COMMANDS = {
+    "init": _cmd_init,
+    "worker": _cmd_worker,
+    "snapshot": _cmd_snapshot,
+    "check": _cmd_check,
+    "exporter": _cmd_exporter,
+    "requeue": _cmd_action,
+    "retry": _cmd_action,
+    "discard": _cmd_action,
+    "cancel": _cmd_action,
+    None: _cmd_dashboard,
+}
+MULTI_TARGET = ("snapshot", "check", None)
+
+
+def _resolve_targets(args: argparse.Namespace) -> None:
+    """`--dsn` is repeatable (and `--targets FILE` exists) where several databases make sense; there
+    `args.target_list` holds them and `args.dsn` the single DSN, else `args.dsn` is one DSN or None."""
+    dsns = args.dsn or []
+    if args.command == "exporter":  # one database per exporter, as Prometheus expects
+        if len(dsns) > 1:
+            raise PgqError("pgq-top exporter takes one --dsn (run one exporter per database)", EXIT_USAGE)
+        from pgq_tui.targets import resolve_targets
+
+        args.target_list = resolve_targets(dsns, None, args.table or "jobs", args.schema or "public")
+        return
+    if args.command not in MULTI_TARGET:
+        if len(dsns) > 1:
+            raise PgqError(f"pgq-top {args.command} takes one --dsn", EXIT_USAGE)
+        args.dsn = dsns[0] if dsns else None
+        return
+    from pgq_tui.targets import resolve_targets
+
+    # Several databases (the fleet, check) watch pgq-top's own table, `--table`/`--schema` or jobs; one
+    # database without them is detected (any dialect: pgq_tui.detection).
+    args.target_list = resolve_targets(dsns, args.targets, args.table or "jobs", args.schema or "public")
+    args.dsn = args.target_list[0].dsn if len(args.target_list) == 1 else None
+    if len(args.target_list) == 1 and args.targets:  # one target from a file: its own table and schema
+        args.table, args.schema = args.target_list[0].table, args.target_list[0].schema
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        _resolve_targets(args)
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:
         return 130
     except (PgqError, psycopg.Error) as exc:
-        err = describe(exc, table=f"{getattr(args, 'schema', 'public')}.{getattr(args, 'table', 'jobs')}")
+        schema, table = getattr(args, "schema", None) or "public", getattr(args, "table", None) or "jobs"
+        err = describe(exc, table=f"{schema}.{table}")
+        if args.command == "check":  # a plugin runner reads stdout, and any failure here is UNKNOWN
+            from pgq_tui.check.command import unknown
+
+            return unknown(str(err))
         print(f"pgq-top: error: {err}", file=sys.stderr)
         return err.exit_code
     except Exception as exc:  # last resort: still one line, and a hint where to look
+        if args.command == "check":
+            from pgq_tui.check.command import unknown
+
+            return unknown(f"{type(exc).__name__}: {exc} (this is a bug; please report it)")
         print(
             f"pgq-top: error: {type(exc).__name__}: {exc} (this is a bug; please report it)", file=sys.stderr
         )

@@ -17,6 +17,7 @@ EXIT_CONNECT = 3  # cannot connect or authenticate
 EXIT_SCHEMA = 4  # the jobs table is missing or has the wrong shape
 EXIT_PRIVILEGE = 5  # the role lacks a privilege
 EXIT_TERMINAL = 6  # the terminal cannot show the dashboard
+EXIT_REFUSED = 7  # an action was refused (nothing eligible, not confirmed, read-only, no terminal)
 
 
 class PgqError(Exception):

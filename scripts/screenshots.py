@@ -2,9 +2,12 @@
 
     python scripts/screenshots.py [--out screenshots]
 
+    python scripts/screenshots.py --only fleet   # just the fleet screen's shots
+
 Starts a private demo (embedded PostgreSQL, load generator, worker pool), makes it interesting (more
 load, an idle-in-transaction session pinning the xmin horizon, a worker killed mid-lease so stuck
 jobs appear), then lets the app render itself at 80x24 and 160x48 via `App.save_screenshot`.
+The fleet shots watch that demo, a second server with a quiet queue and a third that was stopped.
 """
 
 from __future__ import annotations
@@ -17,8 +20,13 @@ from pathlib import Path
 
 from pgq_tui.actions import Actions
 from pgq_tui.demo import DemoSession
+from pgq_tui.demo.embedded import EmbeddedPostgres
+from pgq_tui.fleet.poller import FleetPoller
 from pgq_tui.monitor.collect import Monitor
+from pgq_tui.queue import JobQueue
+from pgq_tui.targets import Target
 from pgq_tui.tui.app import PgqTopApp
+from pgq_tui.tui.fleet import FleetApp
 
 SHOTS: list[tuple[str, tuple[int, int], list[str]]] = [
     ("dashboard-80x24", (80, 24), []),
@@ -26,6 +34,7 @@ SHOTS: list[tuple[str, tuple[int, int], list[str]]] = [
     ("sessions-80x24", (80, 24), ["5"]),
     ("requeue-confirm-80x24", (80, 24), ["2", "space", "r"]),
 ]
+FLEET_SHOTS = [("fleet-80x24", (80, 24)), ("fleet-160x48", (160, 48))]
 
 
 async def shoot(session: DemoSession, out: Path, name: str, size: tuple[int, int], press: list[str]) -> None:
@@ -64,7 +73,95 @@ def wait_for_stuck_jobs(session: DemoSession, timeout: float = 60) -> int:
     raise SystemExit("no stuck jobs appeared: the screenshots would not show the stuck-job panels")
 
 
-async def main(out: Path) -> None:
+SEED_TABLE = """
+CREATE TABLE jobs (id bigserial PRIMARY KEY, queue text, payload jsonb, status text DEFAULT 'pending',
+                   run_at timestamptz DEFAULT now(), attempts int DEFAULT 0, locked_until timestamptz);
+CREATE INDEX jobs_pending_idx ON jobs (queue, run_at) WHERE status = 'pending';
+CREATE INDEX jobs_running_idx ON jobs (queue, locked_until) WHERE status = 'running';
+INSERT INTO jobs (queue, payload, run_at)
+SELECT (ARRAY['mail', 'thumbnails', 'billing'])[1 + g % 3], jsonb_build_object('n', g),
+       now() - make_interval(secs => g % 90) + CASE WHEN g % 7 = 0 THEN interval '1 hour' ELSE '0' END
+FROM generate_series(1, 400) g;
+UPDATE jobs SET status = 'running', attempts = 1,
+       locked_until = now() + CASE WHEN id % 5 = 0 THEN interval '-3 minutes' ELSE interval '5 minutes' END
+WHERE id IN (SELECT id FROM jobs WHERE run_at <= now() ORDER BY id LIMIT 40);
+UPDATE jobs SET status = 'done'
+WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' ORDER BY id DESC LIMIT 90);
+"""
+
+
+async def shoot_dialect(out: Path) -> None:
+    """The seed article's `jobs` table (a home-grown queue, no pgq-top schema) through its dialect."""
+    import psycopg
+
+    from pgq_tui.actions.dialect_actions import DialectActions
+    from pgq_tui.demo.embedded import EmbeddedPostgres
+    from pgq_tui.detection import find_queues
+    from pgq_tui.monitor.dialect_monitor import DialectMonitor
+
+    server = EmbeddedPostgres()
+    try:
+        admin = server.start()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute("CREATE DATABASE shop")
+        dsn = server.dsn("shop")
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(SEED_TABLE)
+        (target,) = find_queues(dsn)
+        for name, size, press in (
+            ("seed-jobs-120x32", (120, 32), []),
+            ("seed-jobs-detail-120x32", (120, 32), ["2", "enter"]),
+        ):
+            monitor = DialectMonitor(dsn, target.model)
+            actions = DialectActions(dsn, target.model)
+            app = PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0)
+            try:
+                async with app.run_test(size=size) as pilot:
+                    while app.received < 2:
+                        await pilot.pause(0.2)
+                    for key in press:
+                        await pilot.press(key)
+                        await pilot.pause(0.3)
+                    await pilot.pause(0.5)
+                    app.save_screenshot(filename=f"{name}.svg", path=str(out))
+                    print(f"saved {out / (name + '.svg')}", file=sys.stderr)
+            finally:
+                actions.close()
+                monitor.close()
+    finally:
+        server.stop()
+
+
+async def shoot_fleet(session: DemoSession, out: Path, only: str) -> None:
+    """The fleet screen over the busy demo, a quiet second server and a third one that is down."""
+    with EmbeddedPostgres() as quiet, EmbeddedPostgres() as gone:
+        with JobQueue(quiet.dsn()) as q:
+            q.install()
+            q.enqueue("invoices", [{"n": i} for i in range(40)])
+        gone_dsn = gone.dsn()
+        gone.stop()
+        targets = [
+            Target("orders", session.dsn),
+            Target("billing", quiet.dsn()),
+            Target("reports-eu", gone_dsn),
+        ]
+        poller = FleetPoller(targets, interval=1.0).start()
+        try:
+            for name, size in FLEET_SHOTS:
+                if not name.startswith(only):
+                    continue
+                app = FleetApp(poller, interval=1.0)
+                async with app.run_test(size=size) as pilot:
+                    while not app.rows or any(r.state == "waiting" for r in app.rows):
+                        await pilot.pause(0.2)
+                    await pilot.pause(1.0)
+                    app.save_screenshot(filename=f"{name}.svg", path=str(out))
+                    print(f"saved {out / (name + '.svg')}", file=sys.stderr)
+        finally:
+            poller.stop()
+
+
+async def main(out: Path, only: str = "") -> None:
     out.mkdir(parents=True, exist_ok=True)
     print("starting the demo…", file=sys.stderr)
     # The reaper is held off so the stuck jobs we make stay on screen for every shot.
@@ -77,10 +174,17 @@ async def main(out: Path) -> None:
         time.sleep(8)  # history for the chart and sparklines, dead tuples behind the xmin holder
         print(f"{wait_for_stuck_jobs(session)} stuck jobs", file=sys.stderr)
         for name, size, press in SHOTS:
-            await shoot(session, out, name, size, press)
+            if name.startswith(only):
+                await shoot(session, out, name, size, press)
+        await shoot_fleet(session, out, only)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "screenshots")
-    asyncio.run(main(parser.parse_args().out))
+    parser.add_argument("--only", default="", help="only the shots whose name starts with this")
+    args = parser.parse_args()
+    if not args.only.startswith("seed-jobs"):
+        asyncio.run(main(args.out, args.only))
+    if "seed-jobs".startswith(args.only) or args.only.startswith("seed-jobs"):
+        asyncio.run(shoot_dialect(args.out))  # the seed article's table through its dialect

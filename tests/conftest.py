@@ -74,6 +74,18 @@ def dsn(server_dsn: str, template_db: str) -> Iterator[str]:
 
 
 @pytest.fixture
+def empty_dsn(server_dsn: str) -> Iterator[str]:
+    """A fresh empty database (no pgq-top schema), for other frameworks' schemas and seed tables."""
+    name = f"pgq_e_{uuid.uuid4().hex[:12]}"
+    ident = psycopg.sql.Identifier(name)
+    with _admin(server_dsn) as admin:
+        admin.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(ident))
+    yield make_conninfo(server_dsn, dbname=name)
+    with _admin(server_dsn) as admin:
+        admin.execute(psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(ident))
+
+
+@pytest.fixture
 def queue(dsn: str) -> Iterator[JobQueue]:
     with JobQueue(dsn) as q:
         yield q

@@ -157,6 +157,10 @@ def test_json_round_trip(dsn: str, seeded: dict[str, object]) -> None:
         "errors",
         "dead",
         "counts",
+        "kind",  # which queue this is (issue 11): pgq, seed-jobs, a framework...
+        "target",
+        "stuck_rule",
+        "unsupported",
     ]
     assert set(data["queues"][0]) >= {"queue", "ready", "scheduled", "running", "expired", "failed", "done",
                                       "oldest_ready_age_s"}  # fmt: skip

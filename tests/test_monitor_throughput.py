@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import timedelta
+
+import psycopg
 
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.queue import JobQueue
@@ -41,9 +44,12 @@ def test_throughput_matches_the_pool(dsn: str, queue: JobQueue) -> None:
     assert (q.ready, q.running, q.done) == (0, 0, 0)  # completed jobs are deleted: counters still count
 
 
-def test_steady_load_rate_within_five_percent(dsn: str, queue: JobQueue) -> None:
-    """A producer paced by the clock at 200 jobs/s while two workers drain: the monitor's enqueue
-    and completion rates over a 3 s window agree with 200/s within 5%."""
+def test_steady_load_rate_within_five_percent(dsn: str, queue: JobQueue, sql: psycopg.Connection) -> None:
+    """A producer paced at about 200 jobs/s while two workers drain (keeping finished rows): the
+    monitor's enqueue and completion rates over its 3 s window agree within 5% with what the table
+    itself says happened in that window (created_at and finished_at). The truth is measured, not
+    assumed: on a loaded machine the workers start late and catch up, or the producer lags, and the
+    real rate in the window is then not 200/s."""
     rate, step, seconds = 200, 0.1, 5.0
     stop = threading.Event()
 
@@ -55,7 +61,7 @@ def test_steady_load_rate_within_five_percent(dsn: str, queue: JobQueue) -> None
                 next_at += step
                 time.sleep(max(0.0, next_at - time.monotonic()))
 
-    config = WorkerConfig(conninfo=dsn, queues=("steady",), batch=10, idle_sleep=0.02)
+    config = WorkerConfig(conninfo=dsn, queues=("steady",), batch=10, idle_sleep=0.02, keep=True)
     with WorkerPool(config, concurrency=2, reap_interval=0), Monitor(dsn, rate_window_s=3) as monitor:
         thread = threading.Thread(target=produce, daemon=True)
         thread.start()
@@ -64,5 +70,15 @@ def test_steady_load_rate_within_five_percent(dsn: str, queue: JobQueue) -> None
         stop.set()
         thread.join(5)
     rates = snap.throughput.per_queue["steady"]
-    assert abs(rates.enqueued - rate) <= 0.05 * rate, rates
-    assert abs(rates.completed - rate) <= 0.05 * rate, rates
+    window = snap.throughput.interval_s
+    until = snap.server.now.replace(microsecond=0)
+    since = until - timedelta(seconds=window)
+    enqueued, completed = sql.execute(
+        "SELECT count(*) FILTER (WHERE created_at >= %(since)s AND created_at < %(until)s),"
+        " count(*) FILTER (WHERE finished_at >= %(since)s AND finished_at < %(until)s)"
+        " FROM jobs WHERE queue = 'steady'",
+        {"since": since, "until": until},
+    ).fetchone()
+    assert enqueued > 0.5 * rate * window and completed > 0.5 * rate * window, (enqueued, completed)
+    assert abs(rates.enqueued - enqueued / window) <= 0.05 * enqueued / window, (rates, enqueued)
+    assert abs(rates.completed - completed / window) <= 0.05 * completed / window, (rates, completed)

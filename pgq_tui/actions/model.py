@@ -24,6 +24,7 @@ class Plan:
     refused: str | None = None  # set when the plan cannot run at all; the UI shows it instead of a confirm
     allow_pgq_top: bool = False  # cancel/terminate: the caller explicitly targets a pgq-top session
     expired_before: datetime | None = None  # reap: only leases expired by then (when it was planned)
+    queue: str | None = None  # job actions on every eligible job (no targets): only this queue
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
-from pgq_tui.monitor import counting, panels, queries, rates
+from pgq_tui.monitor import counting, panels, pipeline, queries, rates
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
 from pgq_tui.monitor.snapshot import (
     CountStatus,
@@ -123,6 +123,7 @@ class Monitor:
             read_only=read_only,
         )
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
+        self._prefetched: dict[Any, pipeline.Outcome] = {}  # sent together, read by _rows()
 
     # -- connection -------------------------------------------------------------------------------
     @property
@@ -154,6 +155,11 @@ class Monitor:
         self.close()
 
     def _rows(self, name: str, version: int, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        sent = self._prefetched.pop(_key(name, params), None)
+        if isinstance(sent, psycopg.Error):
+            raise sent
+        if sent is not None:
+            return sent
         conn = self._connection()
         with conn.cursor(row_factory=dict_row) as cur:
             cur.execute(queries.query(name, version, self.table, self.schema), params, prepare=True)
@@ -176,6 +182,8 @@ class Monitor:
         started = time.perf_counter()
         try:
             version = self._connection().info.server_version  # picks each file's version band
+            check = {"schema": self.schema, "table": self.table}
+            self._prefetch(version, [("server", None), ("check_table", check)])
             server = self._rows("server", version)[0]
             target = self._check(version)
         except psycopg.Error as exc:
@@ -185,6 +193,11 @@ class Monitor:
         now = server["now"]
         errors: dict[str, str] = {}
         jobs_oid = target["jobs_oid"]
+        try:
+            self._prefetch(version, self._plan(now, target))
+        except psycopg.Error as exc:  # the connection went away mid-poll
+            self.close()
+            raise describe(exc, table=self.qualified) from None
 
         counters = self._guard("throughput", errors, None, lambda: self._counters(version, now, target))
         active = self._guard("throughput", errors, None, lambda: self._activity(version, now))
@@ -239,6 +252,40 @@ class Monitor:
             dead=dead,
             counts=self._count_status(now, bg),
         )
+
+    def _plan(self, now: Any, target: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:
+        """Every statement the rest of this poll runs, with the parameters the panels below pass:
+        sent in one pipeline (one round trip). A statement a panel then asks for with other
+        parameters is simply run on its own, so a mismatch costs a round trip, never a wrong figure."""
+        cap1 = {"cap1": self.count_cap + 1}
+        lists, sessions = {"rows": self.lease_rows}, {"rows": self.session_rows}
+        jobs = {"jobs_oid": target["jobs_oid"]}
+        plan: list[tuple[str, dict[str, Any] | None]] = []
+        if target["stats_oid"] is not None and not target["stats_problem"]:
+            until, since = panels.window(now, max(self.history_s, self.rate_window_s))
+            plan.append(("throughput", {"since": since, "until": until}))
+        plan += [
+            ("queue_activity", rates.activity_params(self._polls[-1] if self._polls else None)),
+            ("queue_pending", cap1),
+            ("queue_states", cap1),
+            ("queue_done", cap1),
+            ("leases", lists),
+            ("dead_jobs", lists),
+            ("table_health", jobs),
+            ("vacuum_progress", jobs),
+            ("idle_in_transaction", sessions),
+            ("xmin_holders", sessions),
+            ("blocked", sessions),
+            ("backends", None),
+        ]
+        return plan
+
+    def _prefetch(self, version: int, plan: list[tuple[str, dict[str, Any] | None]]) -> None:
+        statements = [
+            (_key(name, params), queries.query(name, version, self.table, self.schema), params)
+            for name, params in plan
+        ]
+        self._prefetched = pipeline.run(self._connection(), statements)
 
     def _count_status(self, now: Any, bg: BackgroundCount | None) -> CountStatus:
         """The counter as this poll used it (`bg`: the count the figures were built from)."""
@@ -340,6 +387,11 @@ class Monitor:
             self._rows("blocked", version, rows),
             self._rows("backends", version)[0]["total"],
         )
+
+
+def _key(name: str, params: dict[str, Any] | None) -> tuple[str, str]:
+    """A prefetched result's key: the statement and its exact parameters."""
+    return name, repr(sorted((params or {}).items()))
 
 
 class _PanelProblem(psycopg.Error):

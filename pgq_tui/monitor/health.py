@@ -156,13 +156,22 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
                 )
             )
     if snap.expired.total:
-        orphaned = sum(1 for lease in snap.expired.rows if not lease.holder_connected)
+        # a holder whose liveness is unknown (the queue records nothing tying it to a session) is
+        # not counted as gone: that would be a guess
+        orphaned = sum(
+            1 for lease in snap.expired.rows if not lease.holder_connected and lease.liveness != "unknown"
+        )
+        unknown = sum(1 for lease in snap.expired.rows if lease.liveness == "unknown")
         extra = f" ({orphaned} with no live holder)" if orphaned else ""
+        if unknown:
+            extra += f" ({unknown} whose holder cannot be known)"
+        # pgq-top's own words; another queue's rule is in its help (`?`) and in snapshot.stuck_rule
+        what = "lease expired" if snap.kind == "pgq" else "stuck by the queue's rule (see ?)"
         out.append(
             Verdict(
-                CRIT if orphaned else WARN,
+                CRIT if orphaned or unknown else WARN,
                 "leases",
-                f"{_total(snap, 'expired', snap.expired.total)} stuck jobs: lease expired{extra}",
+                f"{_total(snap, 'expired', snap.expired.total)} stuck jobs: {what}{extra}",
             )
         )
     failed = sum(q.failed for q in snap.queues)

@@ -17,9 +17,10 @@ from rich.table import Table
 from rich.text import Text
 
 from pgq_tui.db import resolve_dsn
-from pgq_tui.errors import EXIT_OK
+from pgq_tui.detection import QueueTarget, find_queues
+from pgq_tui.errors import EXIT_OK, EXIT_USAGE, PgqError
 from pgq_tui.monitor import health, provenance
-from pgq_tui.monitor.collect import Monitor
+from pgq_tui.monitor.dialect_monitor import open_monitor
 from pgq_tui.monitor.snapshot import LeaseList, Snapshot
 
 _STYLE = {health.WARN: "yellow", health.CRIT: "bold red"}
@@ -34,10 +35,9 @@ def run_snapshot(args: argparse.Namespace, out: TextIO | None = None) -> int:
     again at least RATE_GAP_S later (rates from the table need two polls), and print the second.
     PgqError (bad DSN, no table, no privilege) propagates to main()."""
     dsn = resolve_dsn(args.dsn)
+    target = single_target(dsn, args)
     cap = getattr(args, "count_cap", None)
-    with Monitor(
-        dsn, args.table, args.schema, read_only=True, **({"count_cap": cap} if cap else {})
-    ) as monitor:
+    with open_monitor(dsn, target.model, read_only=True, **({"count_cap": cap} if cap else {})) as monitor:
         started = time.monotonic()
         monitor.collect()
         monitor.settle(SETTLE_S)
@@ -51,6 +51,23 @@ def run_snapshot(args: argparse.Namespace, out: TextIO | None = None) -> int:
         width = None if stream.isatty() else 120  # rich would assume 80 columns for a pipe
         Console(file=stream, highlight=False, soft_wrap=False, width=width).print(render(snap))
     return EXIT_OK
+
+
+def single_target(dsn: str, args: argparse.Namespace) -> QueueTarget:
+    """The one queue the flags name; several found is a usage error here (nobody to ask)."""
+    targets = find_queues(
+        dsn,
+        kind=getattr(args, "kind", None),
+        schema=args.schema,
+        table=args.table,
+        mapping=getattr(args, "mapping", None),
+    )
+    if len(targets) > 1:
+        found = "; ".join(t.label for t in targets)
+        raise PgqError(
+            f"several queues found ({found}): pick one with --kind, --schema or --table", EXIT_USAGE
+        )
+    return targets[0]
 
 
 def _t(value: object, style: str = "") -> Text:
@@ -198,10 +215,18 @@ def render(snap: Snapshot) -> Group:
     errors = [
         Text(f"{panel} unavailable: ", style="yellow") + Text(why) for panel, why in snap.errors.items()
     ]
+    queue = Text("queue: ", style="bold") + Text(snap.target or snap.kind)
+    if snap.stuck_rule:
+        queue += Text("; stuck means: ") + Text(snap.stuck_rule)
+    unsupported = [
+        Text(f"{panel} unsupported: ", style="dim") + Text(why) for panel, why in snap.unsupported.items()
+    ]
     return Group(
         header,
+        queue,
         *verdicts,
         *errors,
+        *unsupported,
         _queues(snap),
         rates,
         _leases("running leases", snap.leases),

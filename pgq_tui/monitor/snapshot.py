@@ -61,6 +61,7 @@ class QueueStats:
     done: int  # kept finished rows (0 when completed jobs are deleted)
     oldest_ready_age_s: float | None  # now() - min(run_at) over ready jobs; None when none is ready
     figures: dict[str, Figure] = field(default_factory=dict)  # count name -> how it was obtained
+    extra: dict[str, int] = field(default_factory=dict)  # a dialect's labelled extra states (cancelled...)
 
     def accuracy(self, name: str) -> str:
         figure = self.figures.get(name)
@@ -85,6 +86,7 @@ class Lease:
     holder_pid: int | None
     payload_preview: str | None = None  # first 200 characters of the payload text (untrusted); None if big
     heartbeat_age: float | None = None  # seconds since the holder last renewed it; None: not renewed yet
+    liveness: str = ""  # "alive" | "gone" | "unknown" (a dialect that cannot know says unknown)
 
 
 @dataclass(frozen=True)
@@ -270,6 +272,12 @@ class Snapshot:
     # ("dead" is also its panel name in `errors`).
     dead: DeadList = field(default_factory=lambda: DeadList(rows=(), total=0))
     counts: CountStatus | None = None  # None: a snapshot built by hand (every count exact)
+    # Which queue this is (dialects): its kind, where it lives, the framework's stuck rule, and the
+    # panels it cannot serve (panel -> why, e.g. the index it wants): unsupported, not an error.
+    kind: str = "pgq"
+    target: str = ""
+    stuck_rule: str = ""
+    unsupported: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(dataclasses.asdict(self))

@@ -27,6 +27,7 @@ from pgq_tui.tui import hangup, keys
 from pgq_tui.tui.demo_keys import DemoKeys
 from pgq_tui.tui.fixes import Fixes
 from pgq_tui.tui.messages import CollectFailed, SnapshotReady
+from pgq_tui.tui.quiet import update_static
 from pgq_tui.tui.screens.detail import DetailScreen
 from pgq_tui.tui.screens.help import HelpScreen
 from pgq_tui.tui.screens.queue import QueueScreen
@@ -41,6 +42,7 @@ from pgq_tui.tui.widgets.status import Banner, Connection, DemoBar, Header, Verd
 from pgq_tui.tui.widgets.table import PanelTable
 
 INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+BACK = -1  # the app's result when escape leaves a dashboard opened from the fleet screen
 COMPACT_WIDTH = 120  # below this the panels no longer fit side by side
 COMPACT_HEIGHT = 34
 STUCK_POLL_S = 10.0  # a poll with no answer this long (a hung network, not a timeout): say so
@@ -76,8 +78,10 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         clock: Callable[[], float] = time.monotonic,
         poll: bool = True,
         initial: Snapshot | None = None,
+        back: bool = False,
     ) -> None:
         super().__init__()
+        self.back = back  # opened from the fleet: escape with nothing to clear goes back to it
         self.source = as_source(source)
         self.actions = actions
         self.target = target
@@ -162,7 +166,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         for i, panel_id in enumerate(keys.PANEL_IDS, 1):
             mark = "▸" if panel_id == self.current_panel else " "
             tabs.append(f"{mark}{i} {panel_id}")
-        self.query_one("#tabs", Static).update(" ".join(tabs))
+        update_static(self.query_one("#tabs", Static), " ".join(tabs))
 
     def panel(self, panel_id: str) -> Any:
         return self.query_one(f"#{panel_id}")
@@ -204,6 +208,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self.connected = True
         self.error = None
         self._data_at = self.clock()
+        if not self.query("#grid"):
+            return  # the screen is being torn down: a poll that lands now has nothing to update
         self.query_one("#grid").remove_class("-stale")
         if message.demo_status is not None and self.demo is not None:
             self.query_one(DemoBar).show(message.demo_status)
@@ -215,6 +221,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self._landed()
         self.connected = False
         self.error = message.error
+        if not self.query("#grid"):
+            return  # the screen is being torn down (quit while a poll was failing): nothing to mark
         self.query_one("#grid").add_class("-stale")
         self._update_header()
 
@@ -287,8 +295,14 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
 
     def action_help(self) -> None:
         active = [ab.binding for ab in self.screen.active_bindings.values() if keys.section(ab.binding)]
-        note = "read-only: write keys are disabled" if self.read_only else ""
-        self.push_screen(HelpScreen(active, keys.TABLE_KEYS, note))
+        notes = ["read-only: write keys are disabled"] if self.read_only else []
+        if self.back:
+            notes.append("escape with no filter or marks to clear: back to the fleet")
+        if self.snapshot is not None and self.snapshot.stuck_rule:
+            notes.append(
+                f"{self.snapshot.target or self.snapshot.kind}: stuck means {self.snapshot.stuck_rule}"
+            )
+        self.push_screen(HelpScreen(active, keys.TABLE_KEYS, "\n".join(notes)))
 
     def _typing(self, char: str) -> bool:
         """Priority keys are also text: while the filter box has focus, type them into it."""
@@ -332,8 +346,10 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             self._close_filter()
         elif self.filter_text:
             self._set_filter("")
-        elif isinstance(self.focused, PanelTable):
+        elif isinstance(self.focused, PanelTable) and self.focused.marked:
             self.focused.clear_marks()
+        elif self.back:
+            self.exit(BACK)
 
     def _set_filter(self, text: str) -> None:
         self.filter_text = text.strip()

@@ -86,10 +86,21 @@ def fmt_rate(per_s: float | None) -> str:
 
 
 def fmt_ago(when: datetime | None, now: datetime) -> str:
-    """A timestamp as "3m05s ago" relative to the server's clock (never the local one)."""
+    """A past event as "45s ago", "3m ago", "2h03m ago", relative to the server's clock (never the
+    local one). Whole minutes from one minute on: "when did it happen" needs no more, and a label that
+    changed every second would repaint its whole panel every second (bytes over a slow link).
+
+    >>> from datetime import timedelta
+    >>> t = datetime(2026, 1, 1)
+    >>> [fmt_ago(t - timedelta(seconds=s), t) for s in (45, 185, 7380)], fmt_ago(None, t)
+    (['45s ago', '3m ago', '2h03m ago'], 'never')
+    """
     if when is None:
         return "never"
-    return f"{fmt_age((now - when).total_seconds())} ago"
+    seconds = (now - when).total_seconds()
+    if 60 <= seconds < 3600:
+        return f"{int(seconds) // 60}m ago"
+    return f"{fmt_age(seconds)} ago"
 
 
 # Colour plus a symbol, so the level survives NO_COLOR and colour-blind eyes.

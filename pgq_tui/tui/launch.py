@@ -12,9 +12,12 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pgq_tui.errors import EXIT_OK, EXIT_TERMINAL, PgqError
+
+if TYPE_CHECKING:
+    from pgq_tui.detection import QueueTarget
 
 MIN_WIDTH, MIN_HEIGHT = 40, 12  # below this not even the queues table and the verdict fit
 
@@ -53,36 +56,64 @@ def _interruptible() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def choose_target(
+    dsn: str,
+    *,
+    kind: str | None = None,
+    schema: str | None = None,
+    table: str | None = None,
+    mapping: str | None = None,
+) -> QueueTarget | None:
+    """Detect the queues; one opens, several are offered in a picker (None: the user quit)."""
+    from pgq_tui.detection import find_queues
+
+    targets = find_queues(dsn, kind=kind, schema=schema, table=table, mapping=mapping)
+    if len(targets) == 1:
+        return targets[0]
+    from pgq_tui.tui.picker import pick
+
+    chosen = pick([t.label for t in targets], [t.match.evidence for t in targets])
+    return None if chosen is None else targets[chosen]
+
+
 def open_dashboard(
     dsn: str,
-    table: str,
-    schema: str,
+    target: QueueTarget,
     *,
     interval: float,
     read_only: bool,
     demo: Any | None = None,
+    back: bool = False,
+    name: str | None = None,
     count_cap: int | None = None,
 ) -> int:
-    """Check the connection and table with one real poll, then run the app on a Monitor and Actions."""
+    """Check the connection and table with one real poll, then run the app on a monitor and actions."""
     from pgq_tui.actions import Actions
-    from pgq_tui.monitor.collect import Monitor
+    from pgq_tui.actions.dialect_actions import DialectActions
+    from pgq_tui.monitor.dialect_monitor import open_monitor
     from pgq_tui.tui.app import PgqTopApp
     from pgq_tui.tui.source import close_quietly
 
     caps = {} if count_cap is None else {"count_cap": count_cap}
-    monitor = Monitor(dsn, table, schema, read_only=read_only, **caps)
-    actions = None
+    monitor = open_monitor(dsn, target.model, read_only=read_only, **caps)
+    actions: Any = None
     try:
         first = monitor.collect()  # raises PgqError: cannot connect, no such table, no privilege
-        actions = Actions(dsn, table, schema, read_only=read_only)
+        # pgq-top's own table keeps its richer plans (holder warnings, reap to dead letters)
+        if target.kind == "pgq":
+            actions = Actions(dsn, target.match.table, target.match.schema, read_only=read_only)
+        else:
+            actions = DialectActions(dsn, target.model, read_only=read_only)
         app = PgqTopApp(
             monitor,
             actions=actions,
-            target=f"{schema}.{table}",
+            # which queue is open, e.g. "pgq · public.jobs", "seed-jobs · app.jobs" (fleet: "orders · ...")
+            target=f"{name} · {target.label}" if name else target.label,
             interval=interval,
             read_only=read_only,
             demo=demo,
             initial=first,
+            back=back,
         )
         result = app.run()
         _reinstall_interrupts()  # the app's event loop reset SIGTERM/SIGHUP on exit
@@ -102,16 +133,73 @@ def _reinstall_interrupts() -> None:
         signal.signal(sig, interrupt)
 
 
+def run_fleet(targets: list[Any], *, interval: float, read_only: bool) -> int:
+    """The fleet screen; enter opens a target's dashboard, whose escape comes back to the fleet."""
+    from pgq_tui.fleet.poller import FleetPoller
+    from pgq_tui.tui.app import BACK
+    from pgq_tui.tui.fleet import FleetApp
+
+    poller = FleetPoller(targets, interval=interval).start()
+    names = [t.name for t in targets]
+    cursor = 0
+    notice: tuple[str, str] | None = None  # a dashboard that could not open, and why
+    try:
+        while True:
+            fleet = FleetApp(poller, interval=interval, cursor=cursor, notice=notice)
+            choice = fleet.run()
+            _reinstall_interrupts()
+            if fleet.return_code:
+                return fleet.return_code
+            if choice is None:
+                return EXIT_OK
+            cursor, notice = names.index(choice), None
+            target = targets[cursor]
+            poller.pause()  # one poll of this target at a time: the dashboard's
+            try:
+                queue = choose_target(target.dsn, schema=target.schema, table=target.table)
+                if queue is None:
+                    continue
+                code = open_dashboard(
+                    target.dsn,
+                    queue,
+                    interval=interval,
+                    read_only=read_only,
+                    back=True,
+                    name=target.name,
+                )
+            except PgqError as exc:  # down, no table: say so on the fleet screen, don't exit
+                notice = (target.name, str(exc))
+                continue
+            finally:
+                poller.resume()
+            if code != BACK:
+                return code
+    finally:
+        poller.stop()
+
+
 def run_dashboard(args: argparse.Namespace) -> int:
     check_terminal()
     with _interruptible():
+        targets = getattr(args, "target_list", [])
+        if not args.demo and len(targets) > 1:
+            return run_fleet(targets, interval=args.interval, read_only=args.read_only)
         if not args.demo:
             from pgq_tui.db import resolve_dsn
 
+            dsn = resolve_dsn(args.dsn)
+            target = choose_target(
+                dsn,
+                kind=getattr(args, "kind", None),
+                schema=args.schema,
+                table=args.table,
+                mapping=getattr(args, "mapping", None),
+            )
+            if target is None:
+                return EXIT_OK
             return open_dashboard(
-                resolve_dsn(args.dsn),
-                args.table,
-                args.schema,
+                dsn,
+                target,
                 interval=args.interval,
                 read_only=args.read_only,
                 count_cap=getattr(args, "count_cap", None),
@@ -122,11 +210,12 @@ def run_dashboard(args: argparse.Namespace) -> int:
         with DemoSession(args.demo_dir) as session:
             table = getattr(session.controller, "table", "jobs")
             schema = getattr(session.controller, "schema", "public")
+            target = choose_target(session.dsn, kind="pgq", schema=schema, table=table)
+            assert target is not None  # one table named: no picker
             try:
                 return open_dashboard(
                     session.dsn,
-                    table,
-                    schema,
+                    target,
                     interval=args.interval,
                     read_only=args.read_only,
                     demo=session.controller,

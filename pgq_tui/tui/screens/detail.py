@@ -46,6 +46,12 @@ def detail_renderable(job: dict[str, Any], now: datetime | None = None) -> Group
     facts.add_row("run_at", _when(job.get("run_at"), now))
     facts.add_row("created_at", _when(job.get("created_at"), now))
     facts.add_row("finished_at", _when(job.get("finished_at"), now))
+    if job.get("kind"):  # a job of another framework, read through its dialect
+        facts.add_row("queue kind", safe(job.get("kind")))
+        facts.add_row("started_at", _when(job.get("started_at"), now))
+        facts.add_row("stuck means", safe(job.get("stuck_rule")))
+        for key, value in (job.get("details") or {}).items():
+            facts.add_row(safe(str(key), style="dim"), safe(str(value)))
     error = job.get("last_error")
     parts: list[Any] = [facts, Text("\nlast error", style="bold")]
     # Multi-line errors (tracebacks) keep their lines; other control characters are made visible.

@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.tui.format import fmt_ago, fmt_bytes, fmt_count, safe
+from pgq_tui.tui.quiet import set_border, update_static
 
 
 def bar(fraction: float, width: int = 20) -> str:
@@ -69,6 +70,6 @@ class HealthPanel(Static, can_focus=True):
     def update_from(self, snap: Snapshot, filter_text: str = "") -> None:
         error = snap.errors.get(self.PANEL)
         self.set_class(error is not None, "-stale")
-        self.border_subtitle = f"STALE: {error[:60]}" if error else ""
+        set_border(self, subtitle=f"STALE: {error[:60]}" if error else "")
         if error is None:
-            self.update(health_text(snap))
+            update_static(self, health_text(snap))

@@ -16,6 +16,8 @@ def _holder(lease: Lease) -> Text:
     if lease.holder_connected:
         pid = f" {lease.holder_pid}" if lease.holder_pid else ""
         return Text(f"alive{pid}", style="bold yellow")
+    if lease.liveness == "unknown":  # the queue records nothing that ties a worker to a session
+        return Text("unknown", style="dim")
     return Text("gone", style="dim")
 
 
@@ -25,6 +27,11 @@ def _heartbeat(lease: Lease) -> Text:
     if lease.heartbeat_age is None:
         return Text(DASH, style="dim", justify="right")
     return Text(fmt_age(max(0.0, lease.heartbeat_age)), style="dim", justify="right")
+
+
+def _tries(attempts: int, max_attempts: int) -> str:
+    """ "2/5"; just "2" when the queue records no limit (max_attempts 0)."""
+    return f"{attempts}/{max_attempts}" if max_attempts else str(attempts)
 
 
 class _LeaseTable(PanelTable):
@@ -48,7 +55,7 @@ class _LeaseTable(PanelTable):
             cells: list[object] = [
                 Text(str(lease.id), justify="right"),
                 safe(lease.queue, limit=9),
-                Text(f"{lease.attempts}/{lease.max_attempts}", justify="right"),
+                Text(_tries(lease.attempts, lease.max_attempts), justify="right"),
                 self._left(lease),
                 _holder(lease),
                 _heartbeat(lease),

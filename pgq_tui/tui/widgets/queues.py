@@ -50,6 +50,16 @@ def count_notes(snap: Snapshot) -> list[str]:
     return notes
 
 
+_COUNTS = (
+    ("ready", ""),
+    ("scheduled", ""),
+    ("running", ""),
+    ("expired", "bold red"),
+    ("failed", "yellow"),
+    ("done", ""),
+)
+
+
 class QueuesTable(PanelTable):
     TITLE = "1 Queues"
     PANEL = "queues"
@@ -78,13 +88,17 @@ class QueuesTable(PanelTable):
             spark = sparkline(snap.throughput.queue_history.get(q.queue, ()), width=8)
             cells: list[object] = [
                 safe(q.queue, style="bold", limit=12),
-                _num(q, "ready"),
-                _num(q, "scheduled"),
-                _num(q, "running"),
-                _num(q, "expired", "bold red"),
-                _num(q, "failed", "yellow"),
-                _num(q, "done"),
-                leveled(fmt_age(q.oldest_ready_age_s), lvl) if q.ready else Text("—", style="dim"),
+                *(
+                    Text("n/a", style="dim", justify="right")
+                    if name in snap.unsupported  # this queue's kind cannot count it (see its help)
+                    else _num(q, name, style)
+                    for name, style in _COUNTS
+                ),
+                Text("n/a", style="dim")
+                if "oldest_ready" in snap.unsupported
+                else leveled(fmt_age(q.oldest_ready_age_s), lvl)
+                if q.ready
+                else Text("—", style="dim"),
             ]
             if self.wide:
                 cells.append(_rate(rates, "completed"))

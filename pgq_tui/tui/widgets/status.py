@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.tui.format import fmt_age, fmt_rate, safe
+from pgq_tui.tui.quiet import update_static
 from pgq_tui.tui.verdict import verdict_text
 
 
@@ -121,7 +122,7 @@ class _Ticking(Static):
 
 class Header(_Ticking):
     def show(self, text: Text) -> None:
-        self.update(text)
+        update_static(self, text)  # one fixed line: only when it changed, and no layout pass
 
 
 class Banner(_Ticking):
@@ -130,16 +131,16 @@ class Banner(_Ticking):
     def show(self, c: Connection | None) -> None:
         self.display = c is not None
         if c is not None:
-            self.update(banner_text(c))
+            update_static(self, banner_text(c), layout=True)  # its height follows the text
 
 
 class VerdictLine(Static):
     def update_from(self, snap: Snapshot, filter_text: str = "") -> None:
         text = Text("health: ", style="bold")
         text.append_text(verdict_text(snap))
-        self.update(text)
+        update_static(self, text)
 
 
 class DemoBar(Static):
     def show(self, status: Any) -> None:
-        self.update(demo_text(status))
+        update_static(self, demo_text(status))

@@ -7,10 +7,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.events import Resize
 from textual.widgets import DataTable
+from textual.widgets.data_table import RowKey
 
 from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.tui.quiet import changed, forget, set_border, signature
 
 MARK = "●"
 
@@ -68,6 +71,7 @@ class PanelTable(DataTable):
 
     def _set_columns(self) -> None:
         self.clear(columns=True)
+        forget(self, "rows")  # the rows went with the columns: the next update must add them again
         if self.MARKABLE:
             self.add_column(" ", width=1, key="mark")
         for col in self.visible_columns():
@@ -103,12 +107,19 @@ class PanelTable(DataTable):
         self.set_stale(error)
         if error is not None:
             return
+        unsupported = snap.unsupported.get(self.PANEL) if self.PANEL else None
+        if unsupported is not None:  # this queue's dialect cannot serve the panel: say why, not an error
+            self._snapshot, self._filter = snap, filter_text
+            self._render_rows([])
+            self.border_title = f"{self.TITLE} (unsupported)"
+            self.border_subtitle = Text(f"unsupported: {unsupported}"[:120])
+            return
         self._snapshot, self._filter = snap, filter_text
         rows = list(self.build_rows(snap, filter_text))
         total = self.total(snap)
         self._render_rows(rows)
         shown = f"{len(rows)}" if total is None or total == len(rows) else f"{len(rows)} of {total}"
-        self.border_title = f"{self.TITLE} ({shown})"
+        set_border(self, title=f"{self.TITLE} ({shown})")
         self._update_subtitle()
 
     def set_stale(self, error: str | None) -> None:
@@ -126,9 +137,16 @@ class PanelTable(DataTable):
             parts.append(f"{len(self.marked)} marked")
         if self._stale is not None:
             parts.append(f"STALE: {self._stale[:60]}")
-        self.border_subtitle = Text(" · ".join(parts)) if parts else ""
+        set_border(self, subtitle=Text(" · ".join(parts)) if parts else "")
 
     def _render_rows(self, rows: list[Row]) -> None:
+        previous = self._panel_rows
+        if not changed(self, "rows", tuple((r.key, r.cells) for r in rows)):
+            self._panel_rows = {r.key: r for r in rows}  # same cells; keep the newest targets/info
+            return  # nothing on screen would change: don't clear and repaint the table
+        if [r.key for r in rows] == list(previous) and self._update_changed_cells(previous, rows):
+            self._panel_rows = {r.key: r for r in rows}
+            return
         cursor_key = self.cursor_key()
         scroll_y = self.scroll_y
         self._panel_rows = {r.key: r for r in rows}
@@ -142,6 +160,32 @@ class PanelTable(DataTable):
         if cursor_key in self._panel_rows:
             self.move_cursor(row=self.get_row_index(cursor_key), scroll=False)
         self.scroll_to(y=scroll_y, animate=False, immediate=True)
+
+    def _update_changed_cells(self, previous: dict[str, Row], rows: list[Row]) -> bool:
+        """Same rows in the same order (a lease's seconds ticking, a count moving): repaint only the
+        cells that changed instead of the whole table. DataTable.update_cell() would repaint all of
+        it, so this sets the cell and refreshes its region the way DataTable does internally; if
+        that internal shape is not there (another Textual), False: the caller refills the table."""
+        data = getattr(self, "_data", None)
+        if not isinstance(data, dict) or not isinstance(getattr(self, "_update_count", None), int):
+            return False
+        columns = list(self.columns)
+        offset = 1 if self.MARKABLE else 0
+        try:
+            for y, row in enumerate(rows):
+                before = previous[row.key].cells
+                row_data = data[RowKey(row.key)]
+                for x, cell in enumerate(row.cells):
+                    if x < len(before) and signature(before[x]) == signature(cell):
+                        continue
+                    if x + offset >= len(columns) or self.columns[columns[x + offset]].auto_width:
+                        return False  # an auto-sized column may need to grow: refill
+                    row_data[columns[x + offset]] = cell
+                    self._update_count += 1  # DataTable's render caches are keyed on it
+                    self.refresh_coordinate(Coordinate(y, x + offset))
+        except (KeyError, AttributeError, IndexError):
+            return False
+        return True
 
     def _mark_cell(self, key: str) -> Text:
         return Text(MARK if key in self.marked else " ", style="bold magenta")

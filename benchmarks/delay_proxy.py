@@ -1,0 +1,72 @@
+"""A TCP proxy on loopback that delays each direction by half a round-trip time and counts round trips
+(a client->server chunk after the server last spoke starts a new one): an SSH tunnel or a bastion in
+another region, on one machine. Used by benchmarks/bench_roundtrips.py and tests/test_monitor_roundtrips.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+
+class DelayProxy:
+    """127.0.0.1:<port> -> upstream, each direction delayed by rtt/2, counting round trips."""
+
+    def __init__(self, upstream: dict[str, str]) -> None:
+        self.upstream = upstream
+        self.one_way_s = 0.0
+        self.round_trips = 0
+        self._last = "server"  # who spoke last on the current connection
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+        self._ready.wait(10)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        server = self._loop.run_until_complete(asyncio.start_server(self._client, "127.0.0.1", 0))
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        self._loop.run_forever()
+
+    async def _open_upstream(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        host = self.upstream.get("host", "/tmp")
+        port = self.upstream.get("port", "5432")
+        if host.startswith("/"):
+            return await asyncio.open_unix_connection(f"{host}/.s.PGSQL.{port}")
+        return await asyncio.open_connection(host, int(port))
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await self._open_upstream()
+        self._last = "server"
+        await asyncio.gather(self._pipe(reader, up_writer, "client"), self._pipe(up_reader, writer, "server"))
+
+    async def _pipe(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, side: str) -> None:
+        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+
+        async def deliver() -> None:
+            try:
+                while True:
+                    due, data = await queue.get()
+                    if not data:
+                        break
+                    await asyncio.sleep(max(0.0, due - time.monotonic()))
+                    dst.write(data)
+                    await dst.drain()
+            except ConnectionError:  # the other side hung up first: a normal end here
+                pass
+            dst.close()
+
+        sender = asyncio.create_task(deliver())
+        try:
+            while data := await src.read(65536):
+                if side == "client" and self._last == "server":
+                    self.round_trips += 1
+                self._last = side
+                queue.put_nowait((time.monotonic() + self.one_way_s, data))
+        except ConnectionError:
+            pass
+        queue.put_nowait((0.0, b""))
+        await sender

@@ -1,0 +1,105 @@
+"""`pgq-top check`: one Snapshot per target, compared with thresholds, as a monitoring plugin.
+
+Exit codes follow the monitoring-plugins convention, not pgq-top's own table: 0 OK, 1 WARNING,
+2 CRITICAL, 3 UNKNOWN (bad flags, bad DSN, unreachable server, missing table or privilege, no answer
+within --timeout). Everything goes to stdout, which is what a plugin runner reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+from typing import NoReturn, TextIO
+
+from pgq_tui.check.plugin import SERVICE, as_json, render
+from pgq_tui.check.rules import EXIT_CODE, UNKNOWN, CheckThresholds, Limit, Result, check
+from pgq_tui.errors import PgqError
+from pgq_tui.fleet.poll import collect_each
+from pgq_tui.targets import Target
+
+# flag stem, CheckThresholds field, what it limits (for --help)
+THRESHOLD_FLAGS = (
+    ("stuck", "stuck", "stuck jobs (expired leases)"),
+    ("ready-age", "ready_age_s", "seconds the oldest ready job has waited, any queue"),
+    ("dead", "dead", "dead jobs (out of attempts)"),
+    ("dead-tuples", "dead_tuples_ratio", "dead tuples as a multiple of the autovacuum threshold"),
+    ("xmin-age", "xmin_age_s", "seconds the xmin horizon has been held (backends, prepared xacts)"),
+    ("idle-tx-age", "idle_tx_age_s", "seconds the oldest idle-in-transaction session has been open"),
+)
+assert {f for _, f, _ in THRESHOLD_FLAGS} == {f.name for f in fields(CheckThresholds)}
+
+
+def threshold(text: str) -> float | None:
+    """A number, or `off` to never alert on it."""
+    if text.strip().lower() in ("off", "none", ""):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number or 'off': {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
+    return value
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    defaults = CheckThresholds()
+    for stem, name, what in THRESHOLD_FLAGS:
+        limit: Limit = getattr(defaults, name)
+        for kind in ("warn", "crit"):
+            p.add_argument(
+                f"--{stem}-{kind}",
+                type=threshold,
+                default=getattr(limit, kind),
+                metavar="N",
+                help=f"{'WARNING' if kind == 'warn' else 'CRITICAL'} above this many {what} "
+                f"(default: {getattr(limit, kind):g}; 'off' disables)",
+            )
+    p.add_argument("--json", action="store_true", help="print the verdicts and measures as JSON")
+    p.add_argument(
+        "--timeout", type=float, default=15.0, help="give up (UNKNOWN) after this many seconds (default: 15)"
+    )
+
+    def unknown_on_usage_error(message: str) -> NoReturn:
+        # A plugin runner reads exit 2 as CRITICAL: a typo in a flag must come back UNKNOWN.
+        p.print_usage(sys.stderr)
+        print(f"{SERVICE} UNKNOWN: {p.prog}: {message}")
+        sys.exit(EXIT_CODE[UNKNOWN])
+
+    p.error = unknown_on_usage_error  # type: ignore[method-assign]
+
+
+def thresholds_from(args: argparse.Namespace) -> CheckThresholds:
+    values = {}
+    for stem, name, _ in THRESHOLD_FLAGS:
+        attr = stem.replace("-", "_")
+        values[name] = Limit(getattr(args, f"{attr}_warn"), getattr(args, f"{attr}_crit"))
+    return CheckThresholds(**values)
+
+
+def check_targets(targets: list[Target], t: CheckThresholds, timeout_s: float) -> list[Result]:
+    outcomes = collect_each(targets, timeout_s)
+    return [
+        Result(target.name, error=str(o)) if isinstance(o, PgqError) else check(target.name, o, t)
+        for target, o in zip(targets, outcomes, strict=True)
+    ]
+
+
+def run_check(args: argparse.Namespace, targets: list[Target], out: TextIO | None = None) -> int:
+    stream = out or sys.stdout
+    results = check_targets(targets, thresholds_from(args), args.timeout)
+    code, text = render(results)
+    if args.json:
+        json.dump(as_json(results), stream, indent=2)
+        stream.write("\n")
+    else:
+        stream.write(text + "\n")
+    return code
+
+
+def unknown(message: str, out: TextIO | None = None) -> int:
+    """A failure before any target was checked (bad DSN, unreadable targets file): UNKNOWN."""
+    (out or sys.stdout).write(f"{SERVICE} UNKNOWN: {message}\n")
+    return EXIT_CODE[UNKNOWN]

@@ -1,0 +1,167 @@
+"""What `pgq-top check` measures in a Snapshot, and how each measure compares with its thresholds.
+
+Pure functions: no database, no clock. A threshold follows the monitoring-plugins range rule in its
+simplest form: `10` alerts when the value is above 10 (so `0` alerts on any at all), and the same
+number goes into the perfdata's warn/crit fields. A measure whose panel failed this poll has no value
+(perfdata `U`) and makes the result UNKNOWN unless something else is already WARNING or CRITICAL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pgq_tui.monitor import figures
+from pgq_tui.monitor.health import CRIT, OK, WARN, fmt_age, fmt_count
+from pgq_tui.monitor.snapshot import Snapshot
+
+UNKNOWN = "unknown"
+# monitoring-plugins' max_state(): CRITICAL > WARNING > UNKNOWN > OK
+_RANK = {OK: 0, UNKNOWN: 1, WARN: 2, CRIT: 3}
+EXIT_CODE = {OK: 0, WARN: 1, CRIT: 2, UNKNOWN: 3}
+STATUS = {OK: "OK", WARN: "WARNING", CRIT: "CRITICAL", UNKNOWN: "UNKNOWN"}
+
+
+@dataclass(frozen=True)
+class Limit:
+    warn: float | None
+    crit: float | None
+
+    def level(self, value: float) -> str:
+        """
+        >>> [Limit(0, 10).level(v) for v in (0, 1, 10, 11)]
+        ['ok', 'warn', 'warn', 'crit']
+        >>> Limit(None, None).level(1e9)
+        'ok'
+        """
+        if self.crit is not None and value > self.crit:
+            return CRIT
+        if self.warn is not None and value > self.warn:
+            return WARN
+        return OK
+
+
+@dataclass(frozen=True)
+class CheckThresholds:
+    """Defaults: any stuck or dead job warns; a queue waiting 30 s warns, 5 min is critical (the
+    dashboard's colours); dead tuples at 4x the autovacuum threshold warn (a busy queue overshoots
+    between autovacuum's naptime visits), 20x is critical (vacuum is not keeping up or is blocked);
+    an xmin horizon held 5 min warns, an hour is critical; a transaction idle for a minute warns."""
+
+    stuck: Limit = Limit(0, 50)
+    ready_age_s: Limit = Limit(30, 300)
+    dead: Limit = Limit(0, 1000)
+    dead_tuples_ratio: Limit = Limit(4, 20)
+    xmin_age_s: Limit = Limit(300, 3600)
+    idle_tx_age_s: Limit = Limit(60, 600)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One perfdata item; `limit` is None for figures reported but never alerted on."""
+
+    label: str
+    value: float | None  # None: unknown this poll (its panel failed)
+    uom: str = ""
+    limit: Limit | None = None
+    minimum: float | None = 0
+    maximum: float | None = None
+    level: str = OK
+    message: str = ""  # what is wrong, when level is not OK
+
+
+@dataclass(frozen=True)
+class Result:
+    """A check of one target: its measures, or why there are none (unreachable, missing table)."""
+
+    name: str
+    measures: tuple[Measure, ...] = ()
+    error: str | None = None  # set: the target could not be checked at all (UNKNOWN)
+
+    @property
+    def problems(self) -> list[Measure]:
+        """Measures not OK, worst first."""
+        return sorted((m for m in self.measures if m.level != OK), key=lambda m: -_RANK[m.level])
+
+    @property
+    def level(self) -> str:
+        if self.error is not None:
+            return UNKNOWN
+        return worst(m.level for m in self.measures)
+
+
+def rank(level: str) -> int:
+    return _RANK[level]
+
+
+def worst(levels: object) -> str:
+    """
+    >>> worst(["ok", "unknown", "warn"]), worst(["unknown", "ok"]), worst([])
+    ('warn', 'unknown', 'ok')
+    """
+    return max(levels, key=_RANK.__getitem__, default=OK)  # type: ignore[call-overload]
+
+
+def _rated(
+    snap: Snapshot, panel: str, label: str, value: float, limit: Limit, message: str, uom: str = ""
+) -> Measure:
+    """A measure with thresholds; unknown (and saying why) when its panel failed this poll."""
+    if panel in snap.errors:
+        why = f"{label} unknown: {panel} panel failed ({snap.errors[panel]})"
+        return Measure(label, None, uom, limit, level=UNKNOWN, message=why)
+    level = limit.level(value)
+    return Measure(label, value, uom, limit, level=level, message=message if level != OK else "")
+
+
+def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Measure]:
+    """Every measure of one Snapshot, alerted ones carrying a message that names what is wrong."""
+    failed = snap.errors
+    sums = figures.totals(snap)
+    out: list[Measure] = []
+
+    orphaned = sum(1 for lease in snap.expired.rows if not lease.holder_connected)
+    no_holder = f", {orphaned} with no live holder" if orphaned else ""
+    stuck_msg = f"{fmt_count(sums.stuck)} stuck jobs (lease expired{no_holder})"
+    out.append(_rated(snap, "leases", "stuck", sums.stuck, t.stuck, stuck_msg))
+
+    queue, age = figures.oldest_ready(snap)
+    slow = [q for q in snap.queues if t.ready_age_s.level(q.oldest_ready_age_s or 0.0) != OK]
+    more = f" (+{len(slow) - 1} more queues)" if len(slow) > 1 else ""
+    age_msg = f"queue {queue}: oldest ready job waiting {fmt_age(age)}{more}"
+    out.append(_rated(snap, "queues", "oldest_ready_age", age, t.ready_age_s, age_msg, "s"))
+
+    out.append(_rated(snap, "queues", "dead", sums.dead, t.dead, f"{fmt_count(sums.dead)} dead jobs"))
+
+    tab = snap.table
+    ratio = tab.dead_tuples / tab.vacuum_threshold if tab.vacuum_threshold > 0 else 0.0
+    running = ", vacuum running" if tab.vacuum is not None else ""
+    autovac_off = "" if tab.autovacuum_enabled else ", autovacuum off"
+    ratio_msg = (
+        f"dead tuples {ratio:.1f}x the autovacuum threshold ({fmt_count(tab.dead_tuples)} > "
+        f"{fmt_count(round(tab.vacuum_threshold))}{running}{autovac_off})"
+    )
+    out.append(_rated(snap, "table", "dead_tuples_ratio", round(ratio, 3), t.dead_tuples_ratio, ratio_msg))
+
+    holder = figures.oldest_xmin_holder(snap)
+    xmin_age = (holder.age_s or 0.0) if holder else 0.0
+    xmin_msg = f"xmin horizon held {fmt_age(xmin_age)} by {holder.kind} {holder.name}" if holder else ""
+    out.append(_rated(snap, "sessions", "xmin_age", xmin_age, t.xmin_age_s, xmin_msg, "s"))
+
+    idle = figures.oldest_idle_in_transaction(snap)
+    idle_age = (idle.xact_age_s or 0.0) if idle else 0.0
+    app = f" ({idle.application})" if idle and idle.application else ""
+    idle_msg = f"pid {idle.pid}{app} idle in transaction for {fmt_age(idle_age)}" if idle else ""
+    out.append(_rated(snap, "sessions", "idle_tx_age", idle_age, t.idle_tx_age_s, idle_msg, "s"))
+
+    # Reported, never alerted on: the figures a graph wants next to the alerting ones.
+    queues_ok, sessions_ok = "queues" not in failed, "sessions" not in failed
+    for state in ("ready", "scheduled", "running"):
+        out.append(Measure(state, getattr(sums, state) if queues_ok else None))
+    out.append(Measure("dead_tuples", None if "table" in failed else tab.dead_tuples))
+    idle_count = len(figures.idle_in_transaction(snap))
+    out.append(Measure("idle_tx_sessions", idle_count if sessions_ok else None))
+    out.append(Measure("poll_time", round(snap.server.collect_ms / 1000, 4), "s"))
+    return out
+
+
+def check(name: str, snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> Result:
+    return Result(name, tuple(measures(snap, t)))

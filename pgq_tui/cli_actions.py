@@ -1,0 +1,103 @@
+"""`pgq-top requeue|retry|discard|cancel`: job actions for runbooks and scripts, through the same actions
+module as the dashboard's keys.
+
+Without --yes the plan is printed (what changes, at most how many rows, the SQL) and confirmed on a
+terminal; without a terminal the command refuses. Exit 0 when the action ran, a documented non-zero
+code with one line otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from pgq_tui.actions.dialect_actions import DialectActions
+from pgq_tui.actions.model import Plan
+from pgq_tui.db import resolve_dsn
+from pgq_tui.detection import find_queues
+from pgq_tui.dialects.contract import ActionKind, JobId
+from pgq_tui.errors import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PgqError
+
+COMMANDS = {
+    "requeue": (ActionKind.REQUEUE, "--stuck", "hand stuck jobs back to the queue (the framework's rescue)"),
+    "retry": (ActionKind.RETRY, "--dead", "run dead jobs again"),
+    "discard": (ActionKind.DISCARD, "--dead", "remove dead jobs for good"),
+    "cancel": (ActionKind.CANCEL, "--waiting", "cancel waiting jobs (frameworks with a cancelled state)"),
+}
+
+
+def add_parsers(sub: argparse._SubParsersAction, common: object) -> None:
+    for name, (_, selector, text) in COMMANDS.items():
+        p = sub.add_parser(name, help=text)
+        common(p, suppress=True)  # type: ignore[operator]
+        which = p.add_mutually_exclusive_group(required=True)
+        which.add_argument(
+            selector, dest="every", action="store_true", help=f"every job that is {selector[2:]}"
+        )
+        which.add_argument("--ids", help="comma-separated job ids, e.g. 12,15")
+        p.add_argument("--queue", help="only jobs of this queue")
+        p.add_argument("--yes", action="store_true", help="do it without asking (scripts)")
+
+
+def parse_ids(text: str) -> list[JobId]:
+    """'1, 2,3' -> [1, 2, 3]; non-numeric ids (uuids) stay text.
+
+    >>> parse_ids("1, 2,3"), parse_ids("a1b2")
+    ([1, 2, 3], ['a1b2'])
+    """
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise PgqError("--ids needs at least one id, e.g. --ids 12,15", EXIT_USAGE)
+    return [int(t) if t.lstrip("-").isdigit() else t for t in items]
+
+
+def render_plan(plan: Plan, out: TextIO) -> None:
+    out.write(f"{plan.title}\n{plan.description}\n")
+    if plan.warning:
+        out.write(f"warning: {plan.warning}\n")
+    out.write(f"at most {plan.count} rows; SQL:\n{plan.sql}\n")
+
+
+def _confirm(plan: Plan) -> bool:
+    prompt = (
+        "Type 'yes' to proceed: " if plan.destructive or plan.needs_second_confirmation else "Proceed? [y/N] "
+    )
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer == "yes" if plan.destructive or plan.needs_second_confirmation else answer in ("y", "yes")
+
+
+def run_action(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    stream = out or sys.stdout
+    kind, _, _ = COMMANDS[args.command]
+    ids = parse_ids(args.ids) if args.ids else None
+    dsn = resolve_dsn(args.dsn)
+    targets = find_queues(dsn, kind=args.kind, schema=args.schema, table=args.table, mapping=args.mapping)
+    if len(targets) > 1:
+        found = "; ".join(t.label for t in targets)
+        raise PgqError(
+            f"several queues found ({found}): pick one with --kind, --schema or --table", EXIT_USAGE
+        )
+    (target,) = targets
+    with DialectActions(dsn, target.model, read_only=args.read_only) as actions:
+        plan = actions.plan(kind, ids, args.queue)
+        if plan.refused:
+            print(f"pgq-top: refused: {plan.refused}", file=sys.stderr)
+            return EXIT_REFUSED
+        if not args.yes:
+            render_plan(plan, stream)
+            stream.flush()
+            if not sys.stdin.isatty():
+                print("pgq-top: refused: no terminal to confirm on; pass --yes to run it", file=sys.stderr)
+                return EXIT_REFUSED
+            if not _confirm(plan):
+                print("pgq-top: refused: not confirmed", file=sys.stderr)
+                return EXIT_REFUSED
+        outcome = actions.execute(plan)
+    if outcome.error:
+        print(f"pgq-top: error: {outcome.message}: {outcome.error}", file=sys.stderr)
+        return EXIT_ERROR
+    stream.write(f"pgq-top: {outcome.message} ({target.label})\n")
+    return EXIT_OK

@@ -1,0 +1,118 @@
+"""Which queue to open in one database: the catalog read, every dialect's detection, and the user's
+flags. (Which *databases* to watch is pgq_tui.targets.)
+
+`find_queues()` returns every queue that fits `--kind/--schema/--table` (several: the caller asks
+the user, never guesses). A `--table`/`--schema` that names no queue keeps the one-line errors users
+know: the table does not exist, or it lacks pgq-top's columns (and no mapping describes it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from pgq_tui.db.connect import connect
+from pgq_tui.db.introspect import read_catalog
+from pgq_tui.dialects import registry
+from pgq_tui.dialects.catalog import Catalog
+from pgq_tui.dialects.contract import Dialect, Match, QueueModel
+from pgq_tui.dialects.detect import DetectionError, choose, detect
+from pgq_tui.dialects.mapping import MappingError, from_file
+from pgq_tui.dialects.pgq.dialect import REQUIRED_COLUMNS
+from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, EXIT_USAGE, PgqError, describe
+
+APPLICATION_NAME = "pgq-top detect"
+
+
+@dataclass(frozen=True)
+class QueueTarget:
+    """One detected queue, ready to monitor and act on."""
+
+    match: Match
+    model: QueueModel
+
+    @property
+    def kind(self) -> str:
+        return self.match.kind
+
+    @property
+    def label(self) -> str:
+        return self.match.label
+
+
+def dialects(mapping: str | None = None) -> tuple[Dialect, ...]:
+    """The built-in dialects, and the user's mapping file first (it outranks shipped shapes)."""
+    if mapping is None:
+        return registry.builtin()
+    try:
+        return (from_file(mapping), *registry.builtin())
+    except MappingError as exc:
+        raise PgqError(str(exc), EXIT_USAGE) from None
+
+
+def queues_in(
+    catalog: Catalog,
+    known: tuple[Dialect, ...],
+    *,
+    kind: str | None = None,
+    schema: str | None = None,
+    table: str | None = None,
+) -> list[QueueTarget]:
+    """Pure: the catalog and the flags -> the queues to offer (PgqError when none fits)."""
+    if kind is not None and kind not in {d.kind for d in known}:
+        kinds = ", ".join(sorted({d.kind for d in known}))
+        raise PgqError(f"unknown --kind {kind!r} (known: {kinds})", EXIT_USAGE)
+    matches = detect(catalog, known, best=kind is None)
+    try:
+        chosen = choose(matches, kind=kind, schema=schema, table=table)
+    except DetectionError as exc:
+        if table is not None or schema is not None:
+            raise _explain_missing(catalog, schema or "public", table or "jobs", kind) from None
+        raise PgqError(str(exc), EXIT_SCHEMA) from None
+    by_kind = {d.kind: d for d in known}
+    return [QueueTarget(m, by_kind[m.kind].model(m, catalog)) for m in chosen]
+
+
+def _explain_missing(catalog: Catalog, schema: str, table: str, kind: str | None) -> PgqError:
+    qualified = f"{schema}.{table}"
+    rel = catalog.relation(schema, table)
+    if rel is None:
+        return PgqError(
+            f"table {qualified} does not exist (or is not visible to this role); "
+            "create it with: pgq-top init --dsn DSN",
+            EXIT_SCHEMA,
+        )
+    if not rel.can_select:
+        return PgqError(f"permission denied: this role cannot read {qualified}", EXIT_PRIVILEGE)
+    if kind is not None:
+        return PgqError(f"table {qualified} is not a {kind} queue (its columns do not match)", EXIT_SCHEMA)
+    missing = ", ".join(sorted(REQUIRED_COLUMNS - rel.column_names))
+    return PgqError(
+        f"table {qualified} is not a pgq-top jobs table: missing columns {missing} "
+        "(nor a known framework's; describe it with --mapping FILE)",
+        EXIT_SCHEMA,
+    )
+
+
+def find_queues(
+    conninfo: str,
+    *,
+    kind: str | None = None,
+    schema: str | None = None,
+    table: str | None = None,
+    mapping: str | None = None,
+) -> list[QueueTarget]:
+    """Connect once, read the catalog once, and return the queues that fit the flags."""
+    known = dialects(mapping)
+    try:
+        with connect(conninfo, application_name=APPLICATION_NAME, statement_timeout_ms=10_000) as conn:
+            catalog = read_catalog(conn, known)
+    except psycopg.Error as exc:
+        raise describe(exc) from None
+    return queues_in(catalog, known, kind=kind, schema=schema, table=table)
+
+
+def relation_label(schema: str, table: str) -> str:
+    return sql.Identifier(schema, table).as_string(None)

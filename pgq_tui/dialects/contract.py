@@ -1,0 +1,380 @@
+"""The dialect contract: what a queue framework's dialect supplies to pgq-top (see the package docstring).
+
+Everything here is plain frozen data and pure functions: a dialect never opens a connection, never
+imports the monitor, the actions engine or the TUI. The engine (monitor, actions, CLI) runs the
+statements a `QueueModel` carries and turns their rows into the canonical shapes below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from psycopg import sql
+
+if TYPE_CHECKING:
+    from pgq_tui.dialects.catalog import Catalog, VersionMarker
+
+JobId = int | str  # most frameworks use bigint ids; some (good_job) use uuids
+
+
+# -- the canonical words ---------------------------------------------------------------------------
+class State(str, Enum):
+    """The words the Snapshot, the JSON and the screen use, whatever the framework calls them."""
+
+    READY = "ready"  # runnable now
+    SCHEDULED = "scheduled"  # waits for its run time (incl. retry backoff)
+    RUNNING = "running"  # claimed by a worker, not stuck by the framework's rule
+    STUCK = "stuck"  # claimed, and stuck by the framework's own rule (QueueModel.stuck_rule)
+    DEAD = "dead"  # failed for good, kept (retry/discard candidates)
+    DONE = "done"  # finished and kept (0 when finished jobs are deleted)
+
+
+CANONICAL_STATES: tuple[str, ...] = tuple(s.value for s in State)
+
+
+class Liveness(str, Enum):
+    """Is the worker holding a job still there? Unknowable is not the same as gone."""
+
+    ALIVE = "alive"
+    GONE = "gone"
+    UNKNOWN = "unknown"  # the framework ties no worker id to anything the database can see
+
+
+class ActionKind(str, Enum):
+    """Every write pgq-top knows; a dialect offers the subset its framework has an equivalent for."""
+
+    REQUEUE = "requeue"  # hand stuck jobs back to the queue (rescue / unlock)
+    REAP = "reap"  # the framework's own reaper pass: every stuck job, dead when out of attempts
+    RETRY = "retry"  # a dead job runs again
+    DISCARD = "discard"  # a dead job is removed (or parked in the framework's terminal state)
+    CANCEL = "cancel"  # a waiting job will not run (the framework's cancelled state)
+
+
+class Capability(str, Enum):
+    """Panels and keys a dialect may or may not serve. Unserved ones show as unsupported, not errors."""
+
+    COUNTS = "counts"  # per-queue ready/scheduled/running/stuck/dead
+    OLDEST_READY = "oldest_ready"  # age of the oldest ready job per queue
+    DONE = "done"  # kept finished jobs per queue
+    LEASES = "leases"  # running and stuck jobs listed with their holder
+    LIVENESS = "liveness"  # holder liveness can be alive/gone, not only unknown
+    DEAD = "dead"  # dead jobs listed with their error
+    DETAIL = "detail"  # one job in full
+    THROUGHPUT = "throughput"  # exact per-second rates from the framework's own counters
+
+
+# -- statements ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Statement:
+    """One SQL statement, readable as text: `{name}` placeholders are identifiers bound from `idents`
+    (quoted by psycopg.sql, never formatted in), `%(param)s` are values the engine passes.
+
+    Standard parameters (the engine passes all of them; a statement uses those it needs):
+      cap1   int | NULL  each count stops after this many rows (NULL: exact, for background counts)
+      rows   int         rows per list (leases, dead)
+      id     JobId       one job (detail)
+      ids    array|NULL  chosen jobs; NULL = every job the action's guard admits
+      queue  text|NULL   restrict an action to one queue; NULL = all queues
+      batch  int         rows per write transaction; the engine repeats until fewer come back
+    `columns` declares the result columns; the conformance suite checks them against the server.
+    """
+
+    name: str
+    text: str
+    idents: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    columns: tuple[str, ...] = ()
+    # `{placeholder}` -> constant values bound as quoted literals, comma-separated (e.g. status values
+    # from a mapping file: literals, not parameters, so the planner can match partial indexes)
+    literals: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        text: str,
+        columns: Sequence[str] = (),
+        *,
+        literals: Mapping[str, Sequence[Any]] | None = None,
+        **idents: Sequence[str],
+    ) -> Statement:
+        return cls(
+            name,
+            text,
+            tuple((k, tuple(v)) for k, v in sorted(idents.items())),
+            tuple(columns),
+            tuple((k, tuple(v)) for k, v in sorted((literals or {}).items())),
+        )
+
+    def compose(self) -> sql.Composed:
+        bound: dict[str, sql.Composable] = {k: sql.Identifier(*parts) for k, parts in self.idents}
+        for k, values in self.literals:
+            bound[k] = sql.SQL(", ").join(sql.Literal(v) for v in values)
+        return sql.SQL(self.text).format(**bound)
+
+    def shown(self) -> str:
+        """The SQL as it will run, identifiers quoted, parameters as placeholders (for a confirm)."""
+        return self.compose().as_string(None).strip()
+
+
+# -- canonical row shapes (what each statement returns, column for column) -------------------------
+# Counts: `queue` plus any of the canonical states, the model's extra states and `oldest_ready_age_s`.
+# A NULL means "not counted here"; several count statements are summed per queue, each state counted
+# by one statement. A count below cap1 is exact; one that reaches cap1 means "cap1 or more" (the engine
+# flags it approximate and may recount with cap1 = NULL). States in QueueModel.capped_overall read
+# cap1 rows over all queues together instead, and are exact only while their sum stays below cap1.
+COUNT_KEY = "queue"
+OLDEST_READY = "oldest_ready_age_s"
+
+LEASE_COLUMNS = (
+    "id",
+    "queue",
+    "holder",  # the framework's worker id (text), NULL when it records none
+    "liveness",  # 'alive' | 'gone' | 'unknown'
+    "holder_pid",  # a backend pid when the holder is tied to one, else NULL
+    "attempts",
+    "max_attempts",
+    "started_at",  # when the current attempt began (NULL if unknown)
+    "expires_at",  # when the framework's rule calls it stuck (lease end, lock age limit); NULL if never
+    "seconds_left",  # expires_at - now() in seconds (negative once stuck); NULL if no expiry
+    "stuck",  # bool: stuck by the framework's rule
+    "payload_preview",  # first 200 characters of the payload as text; NULL when large
+)
+DEAD_COLUMNS = ("id", "queue", "attempts", "max_attempts", "finished_at", "error", "payload_preview")
+JOB_COLUMNS = (
+    "id",
+    "queue",
+    "state",  # canonical word (or an extra state's label)
+    "native_state",  # the framework's own word
+    "attempts",
+    "max_attempts",
+    "run_at",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "holder",
+    "error",
+    "payload",  # text
+    "details",  # jsonb: framework-specific fields, shown as they are
+)
+PREVIEW_COLUMNS = ("eligible", "alive")  # an action's preview: rows its guard admits now; of them, alive
+
+
+@dataclass(frozen=True)
+class LeaseRow:
+    id: JobId
+    queue: str | None
+    holder: str | None
+    liveness: Liveness
+    holder_pid: int | None
+    attempts: int | None
+    max_attempts: int | None
+    started_at: datetime | None
+    expires_at: datetime | None
+    seconds_left: float | None
+    stuck: bool
+    payload_preview: str | None
+
+
+@dataclass(frozen=True)
+class DeadRow:
+    id: JobId
+    queue: str | None
+    attempts: int | None
+    max_attempts: int | None
+    finished_at: datetime | None
+    error: str | None
+    payload_preview: str | None
+
+
+@dataclass(frozen=True)
+class JobRow:
+    id: JobId
+    queue: str | None
+    state: str
+    native_state: str | None
+    attempts: int | None
+    max_attempts: int | None
+    run_at: datetime | None
+    created_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    holder: str | None
+    error: str | None
+    payload: str | None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+def lease_row(r: Mapping[str, Any]) -> LeaseRow:
+    return LeaseRow(
+        id=r["id"],
+        queue=r["queue"],
+        holder=r["holder"],
+        liveness=Liveness(r["liveness"]),
+        holder_pid=r["holder_pid"],
+        attempts=r["attempts"],
+        max_attempts=r["max_attempts"],
+        started_at=r["started_at"],
+        expires_at=r["expires_at"],
+        seconds_left=float(r["seconds_left"]) if r["seconds_left"] is not None else None,
+        stuck=bool(r["stuck"]),
+        payload_preview=r["payload_preview"],
+    )
+
+
+def dead_row(r: Mapping[str, Any]) -> DeadRow:
+    return DeadRow(**{k: r[k] for k in DEAD_COLUMNS})
+
+
+def job_row(r: Mapping[str, Any]) -> JobRow:
+    return JobRow(**{k: r[k] for k in JOB_COLUMNS if k != "details"}, details=dict(r["details"] or {}))
+
+
+# -- actions ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ActionSpec:
+    """One write the framework allows, in its own terms, with its guard in words and in SQL.
+
+    preview: params ids/queue -> one row PREVIEW_COLUMNS (read-only, fills the confirmation).
+    statement: params ids/queue/batch -> one row per job really changed, `id` its first column. Its
+    WHERE repeats the guard on the locked row, so a race with a live worker leaves the row alone.
+    REAP is the framework's own pass over every stuck job: it may ignore `ids` and `queue`.
+    """
+
+    kind: ActionKind
+    label: str  # the framework's name for it, e.g. "reschedule_jobs()", "pgq requeue"
+    applies_to: State  # the jobs it takes: STUCK for requeue/reap, DEAD for retry/discard
+    effect: str  # what changes, in words
+    guard: str  # the precondition, in words (the same one the SQL states)
+    preview: Statement
+    statement: Statement
+    destructive: bool = False
+    # further canonical words (or extra states) it takes besides applies_to, e.g. a cancel of waiting
+    # jobs takes ready and scheduled ones
+    also_applies_to: tuple[str, ...] = ()
+
+    @property
+    def takes(self) -> frozenset[str]:
+        """Every state word the action takes (its guard admits jobs in these states only)."""
+        return frozenset((self.applies_to.value, *self.also_applies_to))
+
+
+# -- what the dialect says about one detected queue ------------------------------------------------
+@dataclass(frozen=True)
+class Match:
+    """One queue found in the catalog. `score` ranks dialects that match the same table (the more
+    specific shape wins); `evidence` says how it was recognised, for `--kind` errors and the header."""
+
+    kind: str
+    schema: str
+    table: str  # the main jobs relation (the table panel watches it)
+    version: str | None = None
+    evidence: str = ""
+    score: int = 0
+    tables: tuple[str, ...] = ()  # every relation of the framework it reads, main table first
+    config: str | None = None  # e.g. the mapping file a mapping dialect came from
+
+    @property
+    def label(self) -> str:
+        """For the header and the picker, e.g. "graphile-worker 0.17 · graphile_worker._private_jobs"."""
+        version = f" {self.version}" if self.version else ""
+        return f"{self.kind}{version} · {self.schema}.{self.table}"
+
+
+@dataclass(frozen=True)
+class StateWord:
+    """How one native state (or condition) maps to a canonical state, for the help screen."""
+
+    canonical: str  # a CANONICAL_STATES word or one of QueueModel.extra_states
+    native: str  # the framework's word or condition, e.g. "todo, scheduled_at > now()"
+
+
+@dataclass(frozen=True)
+class IndexAdvice:
+    """An index the monitor needs and the table lacks: the capability is off until it exists."""
+
+    capability: Capability
+    definition: str  # CREATE INDEX CONCURRENTLY ... (for the operator to run, never run by pgq-top)
+    why: str
+    states: tuple[str, ...] = ()  # the counts left out until it exists (e.g. ("running", "stuck"))
+
+
+@dataclass(frozen=True)
+class Support:
+    ok: bool
+    reason: str | None = None  # why not, in words (e.g. "needs index: CREATE INDEX ...")
+
+
+@dataclass(frozen=True)
+class QueueModel:
+    """Everything the engine needs to monitor and act on one detected queue."""
+
+    match: Match
+    title: str  # e.g. "Graphile Worker"
+    stuck_rule: str  # the framework's rule in words, shown in the help and the job detail
+    states: tuple[StateWord, ...]
+    counts: tuple[Statement, ...]
+    leases: Statement | None = None
+    dead: Statement | None = None
+    job: Statement | None = None
+    throughput: Statement | None = None  # rows: queue, bucket, enqueued, completed, failed, dead
+    actions: tuple[ActionSpec, ...] = ()
+    extra_states: tuple[str, ...] = ()  # labelled extras counted beside the canonical six
+    # states whose count statement caps over all queues together (cap1 rows in total, e.g. a done
+    # index without a queue column): exact only while their sum is below cap1
+    capped_overall: tuple[str, ...] = ()
+    liveness_known: bool = False  # LeaseRow.liveness can be alive/gone (else always unknown)
+    advice: tuple[IndexAdvice, ...] = ()
+    unsupported: tuple[tuple[Capability, str], ...] = ()  # capability -> why, beyond missing indexes
+    relations: tuple[tuple[str, str], ...] = ()  # (schema, table) whose health is shown; main first
+
+    @property
+    def kind(self) -> str:
+        return self.match.kind
+
+    def count_columns(self) -> frozenset[str]:
+        return frozenset(c for s in self.counts for c in s.columns)
+
+    def support(self, cap: Capability) -> Support:
+        for a in self.advice:
+            if a.capability == cap:
+                return Support(False, f"needs an index: {a.definition} ({a.why})")
+        for c, why in self.unsupported:
+            if c == cap:
+                return Support(False, why)
+        cols = self.count_columns()
+        ok = {
+            Capability.COUNTS: bool(self.counts),
+            Capability.OLDEST_READY: OLDEST_READY in cols,
+            Capability.DONE: State.DONE.value in cols,
+            Capability.LEASES: self.leases is not None,
+            Capability.LIVENESS: self.leases is not None and self.liveness_known,
+            Capability.DEAD: self.dead is not None,
+            Capability.DETAIL: self.job is not None,
+            Capability.THROUGHPUT: self.throughput is not None,
+        }[cap]
+        return Support(True) if ok else Support(False, f"{self.title} does not record this")
+
+    def action(self, kind: ActionKind) -> ActionSpec | None:
+        return next((a for a in self.actions if a.kind == kind), None)
+
+
+@runtime_checkable
+class Dialect(Protocol):
+    """A queue framework: detection from the catalog, and the model of a detected queue. Pure."""
+
+    kind: str  # stable name for --kind and JSON, e.g. "pgq", "graphile-worker"
+    title: str  # human name
+    versions: str  # versions covered, in words (README table)
+    version_markers: tuple[VersionMarker, ...]  # version rows the one catalog read should fetch
+
+    def detect(self, catalog: Catalog) -> list[Match]:
+        """Every queue of this kind in the catalog (any schema), with version and evidence."""
+        ...
+
+    def model(self, match: Match, catalog: Catalog) -> QueueModel:
+        """The statements, states, rule and actions for one match."""
+        ...

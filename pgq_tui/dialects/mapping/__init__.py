@@ -1,0 +1,35 @@
+"""Home-grown tables described by a TOML mapping file; the seed article's two shapes ship built in
+(`seeds/*.toml`), and `--mapping FILE` adds the user's own."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from pgq_tui.dialects.mapping.dialect import MappingDialect
+from pgq_tui.dialects.mapping.spec import MappingError, MappingSpec, load, loads, parse
+
+
+def shipped() -> tuple[MappingDialect, ...]:
+    folder = resources.files(__name__).joinpath("seeds")
+    files = sorted((f for f in folder.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
+    return tuple(MappingDialect(loads(f.read_text(encoding="utf-8"), f"built-in {f.name}")) for f in files)
+
+
+def from_file(path: str) -> MappingDialect:
+    """A user's mapping file as a dialect; MappingError (one line) when it is unusable."""
+    return MappingDialect(load(path))
+
+
+DIALECTS = shipped()
+
+__all__ = [
+    "DIALECTS",
+    "MappingDialect",
+    "MappingError",
+    "MappingSpec",
+    "from_file",
+    "load",
+    "loads",
+    "parse",
+    "shipped",
+]

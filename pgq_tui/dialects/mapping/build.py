@@ -1,0 +1,469 @@
+"""A mapping (spec.py) + the table's catalog entry -> the QueueModel's statements. Pure.
+
+The SQL is built from fixed templates: column and table names are `{placeholders}` bound as
+identifiers, status values and the lock interval as literals (so the planner can match partial
+indexes on them), request values as parameters. Every count reads at most cap1 rows of one state,
+over all queues together (a home-grown table's queue column may be NULL or missing, so there is no
+per-queue skip-scan to rely on): a state's counts are exact while their sum stays below cap1.
+
+A state is only read through an index: one whose predicate names its status values, or that leads
+with the status column. Without one, the statement is left out and the model carries the index it
+wants (`IndexAdvice`), so the dashboard says so instead of scanning the user's table.
+"""
+
+from __future__ import annotations
+
+from pgq_tui.dialects.catalog import Relation
+from pgq_tui.dialects.contract import (
+    DEAD_COLUMNS,
+    JOB_COLUMNS,
+    LEASE_COLUMNS,
+    OLDEST_READY,
+    PREVIEW_COLUMNS,
+    ActionKind,
+    ActionSpec,
+    Capability,
+    IndexAdvice,
+    State,
+    Statement,
+)
+from pgq_tui.dialects.mapping.spec import Handback, MappingSpec
+
+# Id types the action statements may cast a parameter array to; anything else compares as text.
+_ID_TYPES = {"bigint": "bigint", "integer": "integer", "smallint": "smallint", "uuid": "uuid", "text": "text"}
+
+
+class Builder:
+    def __init__(self, spec: MappingSpec, rel: Relation) -> None:
+        self.spec = spec
+        self.rel = rel
+        self.idents: dict[str, tuple[str, ...]] = {"jobs": (rel.schema, rel.name)}
+        for role, column in spec.columns.items():
+            self.idents[f"c_{role}"] = (column,)
+        self.literals: dict[str, tuple[object, ...]] = {"queue_name": (spec.queue_name,)}
+        for key, values in spec.states.items():
+            self.literals[f"v_{key}"] = values
+        for i, values in enumerate(spec.extra.values()):
+            self.literals[f"v_x{i}"] = values
+        for i, label in enumerate(spec.extra):
+            self.literals[f"x{i}"] = (label,)
+        if spec.interval:
+            self.literals["interval"] = (spec.interval,)
+        # the job detail's `details`: the row's other columns (the mapped ones are shown by role)
+        self.literals["mapped"] = tuple(dict.fromkeys(spec.columns.values()))
+
+    # -- expressions --------------------------------------------------------------------------
+    def has(self, role: str) -> bool:
+        return role in self.spec.columns
+
+    def col(self, role: str, cast: str) -> str:
+        """The mapped column (cast) or a typed NULL."""
+        return f"{{c_{role}}}::{cast}" if self.has(role) else f"NULL::{cast}"
+
+    @property
+    def queue(self) -> str:
+        return "coalesce({c_queue}::text, '(null)')" if self.has("queue") else "{queue_name}::text"
+
+    def in_state(self, key: str) -> str:
+        # no cast on the column: a partial index on `status = 'running'` must still match
+        return f"{{c_status}} IN ({{v_{key}}})"
+
+    @property
+    def stuck(self) -> str:
+        if self.spec.rule == "lease":
+            return "{c_lease} < now()"
+        if self.spec.rule == "lock_age":
+            return "{c_locked_at} < now() - {interval}::interval"
+        return "false"
+
+    @property
+    def expiry_order(self) -> str:
+        """The stuck rule's column as it is, so an index on it gives the order."""
+        if self.spec.rule == "lease":
+            return "{c_lease}"
+        if self.spec.rule == "lock_age":
+            return "{c_locked_at}"
+        return "{c_id}"
+
+    @property
+    def expires(self) -> str:
+        if self.spec.rule == "lease":
+            return "{c_lease}::timestamptz"
+        if self.spec.rule == "lock_age":
+            return "({c_locked_at} + {interval}::interval)::timestamptz"
+        return "NULL::timestamptz"
+
+    def parts(self, state: str) -> list[str]:
+        """The state as disjoint conditions within its status group, each one an index range (an OR
+        or a NOT would make the planner scan: NULL run_at / lease times get a part of their own)."""
+        if state in (State.READY.value, State.SCHEDULED.value):
+            if not self.has("run_at"):
+                return ["true"] if state == State.READY.value else []
+            if state == State.READY.value:
+                return ["{c_run_at} <= now()", "{c_run_at} IS NULL"]
+            return ["{c_run_at} > now()"]
+        if state in (State.RUNNING.value, State.STUCK.value):
+            if self.spec.rule == "lease":
+                stuck, live, unset = "{c_lease} < now()", "{c_lease} >= now()", "{c_lease} IS NULL"
+            elif self.spec.rule == "lock_age":
+                stuck = "{c_locked_at} < now() - {interval}::interval"
+                live = "{c_locked_at} >= now() - {interval}::interval"
+                unset = "{c_locked_at} IS NULL"
+            else:
+                return ["true"] if state == State.RUNNING.value else []
+            return [stuck] if state == State.STUCK.value else [live, unset]
+        return ["true"]
+
+    def group(self, state: str) -> str:
+        return {"scheduled": "ready", "stuck": "running"}.get(state, state)
+
+    def condition(self, state: str) -> str:
+        """The state as one boolean (for CASE and the action guards)."""
+        parts = self.parts(state) or ["false"]
+        either = parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+        return f"{self.in_state(self.group(state))} AND {either}"
+
+    @property
+    def preview_text(self) -> str:
+        if not self.has("payload"):
+            return "NULL::text"
+        return "CASE WHEN pg_column_size({c_payload}) <= 65536 THEN left({c_payload}::text, 200) END"
+
+    @property
+    def chosen(self) -> str:
+        """The contract's `ids` and `queue` parameters as a filter."""
+        column = self.rel.column(self.spec.columns["id"])
+        idtype = _ID_TYPES.get(column.type if column else "", "text")
+        cast = "" if idtype != "text" else "::text"
+        queue = "{c_queue}::text" if self.has("queue") else "{queue_name}::text"
+        return (
+            f"(%(ids)s::{idtype}[] IS NULL OR {{c_id}}{cast} = ANY(%(ids)s::{idtype}[]))"
+            f" AND (%(queue)s::text IS NULL OR {queue} = %(queue)s::text)"
+        )
+
+    def statement(self, name: str, text: str, columns: tuple[str, ...], **more: tuple[str, ...]) -> Statement:
+        return Statement.of(
+            f"{self.spec.kind}.{name}", text, columns, literals=self.literals, **self.idents, **more
+        )
+
+    # -- indexes ------------------------------------------------------------------------------
+    def indexed(self, key: str) -> bool:
+        """Some valid index serves rows of these status values (partial on them, or led by status)."""
+        status = self.spec.columns["status"]
+        values = self.spec.states[key] if key in self.spec.states else self.spec.extra[key]
+        for ix in self.rel.indexes:
+            if not ix.valid:
+                continue
+            if ix.columns[:1] == (status,):
+                return True
+            if ix.predicate and all(f"'{v}'" in ix.predicate for v in values):
+                return True
+        return False
+
+    def queue_indexed(self, key: str) -> bool:
+        """Some valid index reads rows of these status values queue by queue (led by the queue column
+        and partial on the values, or led by (status, queue)): counts can skip-scan per queue."""
+        if not self.has("queue"):
+            return False
+        status, queue = self.spec.columns["status"], self.spec.columns["queue"]
+        values = self.spec.states[key] if key in self.spec.states else self.spec.extra[key]
+        for ix in self.rel.indexes:
+            if not ix.valid:
+                continue
+            if ix.columns[:2] == (status, queue):
+                return True
+            if ix.columns[:1] == (queue,) and ix.predicate and all(f"'{v}'" in ix.predicate for v in values):
+                return True
+        return False
+
+    def advice(self, key: str, capability: Capability, states: tuple[str, ...]) -> IndexAdvice:
+        status = self.spec.columns["status"]
+        values = self.spec.states[key]
+        lead = {"ready": "run_at", "running": "lease" if self.spec.rule == "lease" else "locked_at"}.get(key)
+        first = [self.spec.columns["queue"]] if self.has("queue") else []
+        if lead and self.has(lead):
+            first.append(self.spec.columns[lead])
+        keys = ", ".join(_quote(c) for c in (first or [self.spec.columns["id"]]))
+        where = (
+            f"{_quote(status)} = {_literal(values[0])}"
+            if len(values) == 1
+            else f"{_quote(status)} IN ({', '.join(_literal(v) for v in values)})"
+        )
+        name = _quote(f"{self.rel.name}_{key}_idx")
+        table = f"{_quote(self.rel.schema)}.{_quote(self.rel.name)}"
+        return IndexAdvice(
+            capability,
+            f"CREATE INDEX CONCURRENTLY {name} ON {table} ({keys}) WHERE {where}",
+            f"reading {key} jobs without it would scan the whole table",
+            states,
+        )
+
+    # -- statements ---------------------------------------------------------------------------
+    def _capped(self, state: str, where: str, select: str) -> str:
+        """At most cap1 rows of `state` (each part capped, then all together) matching `where`."""
+        group = self.in_state(self.group(state))
+        legs = [
+            f"(SELECT {select} FROM {{jobs}} WHERE {group} AND {p} AND {where} LIMIT %(cap1)s)"
+            for p in self.parts(state)
+        ]
+        if len(legs) == 1:
+            return legs[0]
+        return "(SELECT * FROM (" + " UNION ALL ".join(legs) + ") u LIMIT %(cap1)s)"
+
+    def count_per_queue(self, state: str, group: str) -> Statement:
+        """Distinct queues by a recursive skip-scan, then each queue's count stops at cap1 rows."""
+        waiting = self.in_state(group)
+        text = f"""
+WITH RECURSIVE qs AS (
+    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NOT NULL
+     ORDER BY {{c_queue}} LIMIT 1)
+    UNION ALL
+    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {waiting} AND {{c_queue}} > qs.q
+            ORDER BY {{c_queue}} LIMIT 1)
+    FROM qs WHERE qs.q IS NOT NULL
+)
+SELECT qs.q::text AS queue, (SELECT count(*) FROM {self._capped(state, "{c_queue} = qs.q", "1")} x) AS {state}
+FROM qs WHERE qs.q IS NOT NULL
+UNION ALL
+SELECT '(null)', (SELECT count(*) FROM {self._capped(state, "{c_queue} IS NULL", "1")} x)
+WHERE EXISTS (SELECT 1 FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NULL)"""
+        return self.statement(f"count_{state}", text, ("queue", state))
+
+    def count(self, state: str) -> Statement:
+        text = f"""
+SELECT x.queue, count(*) AS {state}
+FROM {self._capped(state, "true", self.queue + " AS queue")} x
+GROUP BY x.queue"""
+        return self.statement(f"count_{state}", text, ("queue", state))
+
+    def count_extra(self, i: int, label: str) -> Statement:
+        text = f"""
+SELECT x.queue, count(*) AS {{label}}
+FROM (SELECT {self.queue} AS queue FROM {{jobs}}
+      WHERE {{c_status}} IN ({{v_x{i}}})
+      LIMIT %(cap1)s) x
+GROUP BY x.queue"""
+        return self.statement(f"count_{label}", text, ("queue", label), label=(label,))
+
+    def oldest_ready(self) -> Statement | None:
+        """Per queue, the oldest due run_at, read from an index led by (queue, run_at) or (run_at)
+        among waiting rows; None when there is no such index."""
+        if not self.has("run_at"):
+            return None
+        run_at = self.spec.columns["run_at"]
+        values = self.spec.states["ready"]
+        lead = (self.spec.columns["queue"], run_at) if self.has("queue") else (run_at,)
+        if not any(
+            ix.valid
+            and ix.columns[: len(lead)] == lead
+            and ix.predicate
+            and all(f"'{v}'" in ix.predicate for v in values)
+            for ix in self.rel.indexes
+        ):
+            return None
+        waiting = self.in_state("ready")
+        oldest = (
+            "(SELECT extract(epoch FROM now() - o.r)::float8 FROM (SELECT {c_run_at} AS r FROM {jobs} "
+            f"WHERE {waiting} AND {{c_run_at}} <= now() AND %s ORDER BY {{c_run_at}} LIMIT 1) o)"
+        )
+        if not self.has("queue"):
+            text = f"SELECT {{queue_name}}::text AS queue, {oldest % 'true'} AS {OLDEST_READY}"
+            return self.statement("oldest_ready", text, ("queue", OLDEST_READY))
+        text = f"""
+WITH RECURSIVE qs AS (
+    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NOT NULL
+     ORDER BY {{c_queue}} LIMIT 1)
+    UNION ALL
+    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {waiting} AND {{c_queue}} > qs.q
+            ORDER BY {{c_queue}} LIMIT 1)
+    FROM qs WHERE qs.q IS NOT NULL
+)
+SELECT qs.q::text AS queue, {oldest % "{c_queue} = qs.q"} AS {OLDEST_READY}
+FROM qs WHERE qs.q IS NOT NULL
+UNION ALL
+SELECT '(null)', {oldest % "{c_queue} IS NULL"}
+WHERE EXISTS (SELECT 1 FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NULL)"""
+        return self.statement("oldest_ready", text, ("queue", OLDEST_READY))
+
+    def leases(self, per_queue: bool) -> Statement:
+        """The most urgent stuck and running jobs, at most `rows` of each; per queue by a skip-scan
+        when an index leads with the queue (each queue's rows in index order), else overall."""
+        started = "{c_locked_at}::timestamptz" if self.has("locked_at") else "NULL::timestamptz"
+        cols = (
+            f"{{c_id}} AS id, {self.queue} AS queue, {self.col('worker', 'text')} AS holder, "
+            f"{self.col('attempts', 'int')} AS attempts, {self.col('max_attempts', 'int')} AS max_attempts, "
+            f"{started} AS started_at, {self.expires} AS expires_at, {self.preview_text} AS payload_preview"
+        )
+        running = self.in_state("running")
+        order = self.expiry_order
+        legs = []
+        for state, flag in (("stuck", "true"), ("running", "false")):
+            for part in self.parts(state):
+                pick = f"SELECT {cols}, {flag} AS stuck FROM {{jobs}} WHERE {running} AND {part}"
+                if per_queue:
+                    legs.append(
+                        f"(SELECT l.* FROM qs CROSS JOIN LATERAL ({pick} AND {{c_queue}} = qs.q "
+                        f"ORDER BY {order} LIMIT %(rows)s) l WHERE qs.q IS NOT NULL "
+                        f"ORDER BY l.expires_at LIMIT %(rows)s)"
+                    )
+                    legs.append(f"({pick} AND {{c_queue}} IS NULL ORDER BY {order} LIMIT %(rows)s)")
+                else:
+                    legs.append(f"({pick} ORDER BY {order} LIMIT %(rows)s)")
+        skip = ""
+        if per_queue:
+            skip = f"""WITH RECURSIVE qs AS (
+    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {running} AND {{c_queue}} IS NOT NULL
+     ORDER BY {{c_queue}} LIMIT 1)
+    UNION ALL
+    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {running} AND {{c_queue}} > qs.q
+            ORDER BY {{c_queue}} LIMIT 1)
+    FROM qs WHERE qs.q IS NOT NULL
+)"""
+        union = "\n      UNION ALL\n      ".join(legs)
+        text = f"""{skip}
+SELECT x.id, x.queue, x.holder,
+       CASE WHEN h.pid IS NOT NULL THEN 'alive' ELSE 'unknown' END AS liveness, h.pid AS holder_pid,
+       x.attempts, x.max_attempts, x.started_at, x.expires_at,
+       extract(epoch FROM x.expires_at - now())::float8 AS seconds_left, x.stuck, x.payload_preview
+FROM ({union}) x
+LEFT JOIN LATERAL (SELECT min(a.pid) AS pid FROM pg_stat_activity a
+                   WHERE a.datname = current_database() AND a.application_name = x.holder) h ON true
+ORDER BY x.stuck DESC, x.expires_at NULLS LAST, x.id"""
+        return self.statement("leases", text, LEASE_COLUMNS)
+
+    def dead(self) -> Statement:
+        order = "{c_finished_at} DESC NULLS LAST, {c_id} DESC" if self.has("finished_at") else "{c_id} DESC"
+        text = f"""
+SELECT {{c_id}} AS id, {self.queue} AS queue, {self.col("attempts", "int")} AS attempts,
+       {self.col("max_attempts", "int")} AS max_attempts,
+       {self.col("finished_at", "timestamptz")} AS finished_at,
+       left({self.col("error", "text")}, 500) AS error, {self.preview_text} AS payload_preview
+FROM {{jobs}} WHERE {self.in_state("dead")}
+ORDER BY {order} LIMIT %(rows)s"""
+        return self.statement("dead", text, DEAD_COLUMNS)
+
+    def job(self) -> Statement:
+        cases = [
+            f"WHEN {self.condition(s)} THEN '{s}'"
+            for s in ("ready", "scheduled", "stuck", "running")
+            if self.parts(s)
+        ]
+        cases += [f"WHEN {self.in_state(k)} THEN '{k}'" for k in ("dead", "done") if k in self.spec.states]
+        cases += [f"WHEN {{c_status}} IN ({{v_x{i}}}) THEN {{x{i}}}" for i, _ in enumerate(self.spec.extra)]
+        drop = " - ARRAY[{mapped}]::text[]"
+        text = f"""
+SELECT {{c_id}} AS id, {self.queue} AS queue,
+       CASE {" ".join(cases)} ELSE {{c_status}}::text END AS state,
+       {{c_status}}::text AS native_state, {self.col("attempts", "int")} AS attempts,
+       {self.col("max_attempts", "int")} AS max_attempts, {self.col("run_at", "timestamptz")} AS run_at,
+       NULL::timestamptz AS created_at,
+       {"{c_locked_at}::timestamptz" if self.has("locked_at") else "NULL::timestamptz"} AS started_at,
+       {self.col("finished_at", "timestamptz")} AS finished_at, {self.col("worker", "text")} AS holder,
+       {self.col("error", "text")} AS error, {self.col("payload", "text")} AS payload,
+       to_jsonb(j){drop} AS details
+FROM {{jobs}} j WHERE {{c_id}} = %(id)s"""
+        return self.statement("job", text, JOB_COLUMNS)
+
+    # -- actions ------------------------------------------------------------------------------
+    def _alive(self) -> str:
+        if not self.has("worker"):
+            return "0::bigint"
+        return (
+            "count(*) FILTER (WHERE EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = "
+            "current_database() AND a.application_name = {c_worker}::text))"
+        )
+
+    def _handback(self, name: str, hb: Handback, guard: str, order: str) -> Statement:
+        clears = {f"k{i}": (c,) for i, c in enumerate(hb.clear)}
+        sets = ["{c_status} = {hb_status}"] + [f"{{{k}}} = NULL" for k in clears]
+        if hb.reset_attempts:
+            sets.append("{c_attempts} = 0")
+        text = f"""
+WITH chosen AS (
+    SELECT {{c_id}} AS chosen_id FROM {{jobs}}
+    WHERE {guard} AND {self.chosen}
+    ORDER BY {order} LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {{jobs}} SET {", ".join(sets)}
+FROM chosen
+WHERE {{c_id}} = chosen.chosen_id AND {guard}
+RETURNING {{c_id}} AS id"""
+        st = self.statement(name, text, ("id",), **clears)
+        return Statement(st.name, st.text, st.idents, st.columns, (*st.literals, ("hb_status", (hb.status,))))
+
+    def preview(self, name: str, guard: str) -> Statement:
+        text = f"""
+SELECT count(*) AS eligible, {self._alive()} AS alive
+FROM {{jobs}} WHERE {guard} AND {self.chosen}"""
+        return self.statement(name, text, PREVIEW_COLUMNS)
+
+    def actions(self, leases_ok: bool, dead_ok: bool) -> tuple[ActionSpec, ...]:
+        out: list[ActionSpec] = []
+        spec = self.spec
+        stuck_guard = self.condition("stuck")
+        if spec.requeue is not None and leases_ok:
+            cleared = ", ".join(spec.requeue.clear) or "nothing"
+            out.append(
+                ActionSpec(
+                    ActionKind.REQUEUE,
+                    "requeue (mapping [requeue])",
+                    State.STUCK,
+                    f"{spec.columns['status']} -> {spec.requeue.status!r}; cleared: {cleared}"
+                    + ("; attempts reset to 0" if spec.requeue.reset_attempts else ""),
+                    spec.stuck_rule,
+                    self.preview("preview_stuck", stuck_guard),
+                    self._handback("requeue", spec.requeue, stuck_guard, self.expiry_order),
+                )
+            )
+        dead_guard = self.in_state("dead") if "dead" in spec.states else "false"
+        if spec.retry is not None and dead_ok:
+            out.append(
+                ActionSpec(
+                    ActionKind.RETRY,
+                    "retry (mapping [retry])",
+                    State.DEAD,
+                    f"{spec.columns['status']} -> {spec.retry.status!r}; cleared: "
+                    f"{', '.join(spec.retry.clear) or 'nothing'}"
+                    + ("; attempts reset to 0" if spec.retry.reset_attempts else ""),
+                    f"{spec.columns['status']} in ({', '.join(map(repr, spec.states['dead']))})",
+                    self.preview("preview_dead", dead_guard),
+                    self._handback("retry", spec.retry, dead_guard, "{c_id}"),
+                )
+            )
+        if spec.discard and dead_ok:
+            text = f"""
+WITH chosen AS (
+    SELECT {{c_id}} AS chosen_id FROM {{jobs}}
+    WHERE {dead_guard} AND {self.chosen}
+    ORDER BY {{c_id}} LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+DELETE FROM {{jobs}} USING chosen
+WHERE {{c_id}} = chosen.chosen_id AND {dead_guard}
+RETURNING {{c_id}} AS id"""
+            out.append(
+                ActionSpec(
+                    ActionKind.DISCARD,
+                    "discard (mapping [discard])",
+                    State.DEAD,
+                    "the row is deleted",
+                    f"{spec.columns['status']} in ({', '.join(map(repr, spec.states['dead']))})",
+                    self.preview("preview_dead", dead_guard),
+                    self.statement("discard", text, ("id",)),
+                    destructive=True,
+                )
+            )
+        return tuple(out)
+
+
+def _quote(name: str) -> str:
+    """An identifier for the advice text, quoted only when it needs it (as pg would print it)."""
+    from psycopg import sql
+
+    plain = name.isidentifier() and name == name.lower()
+    return name if plain else sql.Identifier(name).as_string(None)
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"

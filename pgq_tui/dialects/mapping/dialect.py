@@ -1,0 +1,136 @@
+"""A home-grown table described by a mapping file, as a dialect: detection by column shape."""
+
+from __future__ import annotations
+
+from pgq_tui.dialects.catalog import Catalog, VersionMarker
+from pgq_tui.dialects.contract import (
+    Capability,
+    IndexAdvice,
+    Match,
+    QueueModel,
+    State,
+    Statement,
+    StateWord,
+)
+from pgq_tui.dialects.mapping.build import Builder
+from pgq_tui.dialects.mapping.spec import MappingSpec
+
+# state -> the mapping's status group it is read from, and the capability that lists it
+_GROUPS = {
+    State.READY.value: ("ready", Capability.COUNTS),
+    State.SCHEDULED.value: ("ready", Capability.COUNTS),
+    State.RUNNING.value: ("running", Capability.LEASES),
+    State.STUCK.value: ("running", Capability.LEASES),
+    State.DEAD.value: ("dead", Capability.DEAD),
+    State.DONE.value: ("done", Capability.DONE),
+}
+
+
+class MappingDialect:
+    """One mapping file. Matches every table (or the named one) having all the mapped columns."""
+
+    version_markers: tuple[VersionMarker, ...] = ()
+
+    def __init__(self, spec: MappingSpec) -> None:
+        self.spec = spec
+        self.kind = spec.kind
+        self.title = spec.title
+        self.versions = f"any table of this shape (mapping {spec.source})"
+
+    def detect(self, catalog: Catalog) -> list[Match]:
+        spec = self.spec
+        out = []
+        for rel in catalog.with_columns(spec.columns.values()):
+            if rel.kind not in ("r", "p"):
+                continue
+            if (spec.table and rel.name != spec.table) or (spec.schema and rel.schema != spec.schema):
+                continue
+            out.append(
+                Match(
+                    kind=spec.kind,
+                    schema=rel.schema,
+                    table=rel.name,
+                    evidence=f"columns {', '.join(sorted(set(spec.columns.values())))} "
+                    f"(mapping {spec.source})",
+                    # a named table is the user's explicit choice: it outranks any shape match
+                    score=len(spec.columns) + (100 if spec.table else 0),
+                    tables=(rel.name,),
+                    config=spec.source,
+                )
+            )
+        return out
+
+    def model(self, match: Match, catalog: Catalog) -> QueueModel:
+        spec = self.spec
+        rel = catalog.relation(match.schema, match.table)
+        if rel is None:
+            raise LookupError(f"{match.schema}.{match.table} is not in the catalog")
+        b = Builder(spec, rel)
+        counts: list[Statement] = []
+        advice: dict[str, IndexAdvice] = {}
+        unsupported: list[tuple[Capability, str]] = []
+        overall: list[str] = []  # states counted over all queues together (no per-queue index)
+        for state, (group, capability) in _GROUPS.items():
+            if group not in spec.states:
+                continue
+            if not b.parts(state):  # e.g. stuck without a rule, scheduled without a run time
+                continue
+            if b.queue_indexed(group):
+                counts.append(b.count_per_queue(state, group))
+            elif b.indexed(group):
+                counts.append(b.count(state))
+                overall.append(state)
+            elif group not in advice:
+                states = tuple(s for s, (g, _) in _GROUPS.items() if g == group)
+                advice[group] = b.advice(group, capability, states)
+        for i, label in enumerate(spec.extra):
+            if b.indexed(label):
+                counts.append(b.count_extra(i, label))
+                overall.append(label)
+        oldest = b.oldest_ready() if b.indexed("ready") else None
+        if oldest is not None:
+            counts.append(oldest)
+        elif spec.col("run_at") and "ready" not in advice:
+            wanted = b.advice("ready", Capability.OLDEST_READY, ())
+            advice["oldest"] = IndexAdvice(
+                wanted.capability,
+                wanted.definition,
+                "the oldest waiting job per queue needs run_at in index order",
+            )
+        if spec.rule is None:
+            unsupported.append((Capability.LEASES, spec.stuck_rule))
+        leases_ok = "running" not in advice
+        dead_ok = "dead" in spec.states and "dead" not in advice
+        words = [
+            StateWord(State.READY.value, f"{spec.columns['status']} in {list(spec.states['ready'])}, due"),
+            StateWord(
+                State.SCHEDULED.value, f"{spec.columns['status']} in {list(spec.states['ready'])}, later"
+            ),
+            StateWord(State.RUNNING.value, f"{spec.columns['status']} in {list(spec.states['running'])}"),
+            StateWord(State.STUCK.value, spec.stuck_rule),
+        ]
+        words += [
+            StateWord(k, f"{spec.columns['status']} in {list(spec.states[k])}")
+            for k in ("dead", "done")
+            if k in spec.states
+        ]
+        words += [
+            StateWord(label, f"{spec.columns['status']} in {list(v)}") for label, v in spec.extra.items()
+        ]
+        return QueueModel(
+            match=match,
+            title=spec.title,
+            stuck_rule=spec.stuck_rule,
+            states=tuple(words),
+            counts=tuple(counts),
+            leases=b.leases(b.queue_indexed("running")) if leases_ok else None,
+            dead=b.dead() if dead_ok else None,
+            job=b.job(),
+            actions=b.actions(leases_ok, dead_ok),
+            extra_states=tuple(spec.extra),
+            capped_overall=tuple(overall),
+            liveness_known=False,
+            advice=tuple(advice.values()),
+            unsupported=tuple(unsupported),
+            relations=((rel.schema, rel.name),),
+        )

@@ -1,0 +1,228 @@
+"""Oban (Elixir, `oban-bg/oban`): detection and model of `oban_jobs`, in any prefix (schema).
+
+Stuck is Oban's own Lifeline rule: an `executing` job whose `attempted_at` is older than
+`rescue_after` (60 min by default). Lifeline is opt-in and time-only: Oban keeps node liveness out
+of the database, so a stuck job's worker liveness is unknown. Set PGQ_TOP_OBAN_RESCUE_AFTER
+(seconds) when your Lifeline uses another rescue_after. Oban's timestamps are UTC `timestamp
+without time zone`: every comparison is with UTC now, every time shown is converted to timestamptz.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from pgq_tui.dialects.catalog import Catalog, VersionMarker
+from pgq_tui.dialects.contract import (
+    COUNT_KEY,
+    DEAD_COLUMNS,
+    JOB_COLUMNS,
+    LEASE_COLUMNS,
+    OLDEST_READY,
+    PREVIEW_COLUMNS,
+    ActionKind,
+    ActionSpec,
+    Capability,
+    Match,
+    QueueModel,
+    State,
+    Statement,
+    StateWord,
+)
+from pgq_tui.dialects.sqlfiles import sql_file
+
+KIND = "oban"
+RESCUE_ENV = "PGQ_TOP_OBAN_RESCUE_AFTER"
+DEFAULT_RESCUE_AFTER_S = 3600.0  # Oban.Lifeline's rescue_after default: 60 minutes
+# fmt: off
+JOB_COLUMNS_SEEN = frozenset(("id", "state", "queue", "worker", "args", "errors", "attempt", "max_attempts",
+                              "inserted_at", "scheduled_at", "attempted_at", "attempted_by", "priority",
+                              "discarded_at"))
+# fmt: on
+STATE_INDEX = ("state", "queue", "priority", "scheduled_at", "id")  # v8+
+WAITING = ("available", "scheduled", "retryable", "suspended")
+STATES = (
+    StateWord(State.READY.value, "available"),
+    StateWord(State.SCHEDULED.value, "scheduled, retryable (staged to available when due)"),
+    StateWord(State.RUNNING.value, "executing, attempted_at within rescue_after"),
+    StateWord(State.STUCK.value, "executing, attempted_at older than rescue_after (Lifeline)"),
+    StateWord(State.DEAD.value, "discarded"),
+    StateWord(State.DONE.value, "completed (kept until the Pruner deletes it)"),
+    StateWord("cancelled", "cancelled"),
+    StateWord("suspended", "suspended (held; v14)"),
+)
+
+
+def rescue_after_from_env(default: float = DEFAULT_RESCUE_AFTER_S) -> float:
+    """Lifeline's rescue_after in seconds: PGQ_TOP_OBAN_RESCUE_AFTER when set to a positive number."""
+    raw = os.environ.get(RESCUE_ENV, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def version(catalog: Catalog, schema: str, table: str = "oban_jobs") -> tuple[int | None, str]:
+    """Oban's migration version and how it was found: the comment Oban's migrator puts on oban_jobs,
+    else probes of what each migration added: enum value suspended -> 14, oban_peers -> 11,
+    cancelled_at -> 9.
+
+    >>> from pgq_tui.dialects.catalog import Catalog, Relation
+    >>> version(Catalog((Relation("public", "oban_jobs", "r", (), comment="14"),)), "public")
+    (14, 'table comment')
+    """
+    rel = catalog.relation(schema, table)
+    if rel is None:
+        return None, "no table"
+    if rel.comment and rel.comment.strip().isdigit():
+        return int(rel.comment.strip()), "table comment"
+    enum = catalog.enum(schema, "oban_job_state")
+    if enum is not None and "suspended" in enum.labels:
+        return 14, "enum value suspended"
+    if catalog.relation(schema, "oban_peers") is not None:
+        return 11, "table oban_peers"
+    if "cancelled_at" in rel.column_names:
+        return 9, "column cancelled_at"
+    return None, "no version marker"
+
+
+@dataclass(frozen=True)
+class ObanDialect:
+    rescue_after_s: float | None = None  # None: PGQ_TOP_OBAN_RESCUE_AFTER, else Lifeline's 60 min
+    kind: str = KIND
+    title: str = "Oban"
+    versions: str = "migrations v9-v14 (Oban 2.11+; tested at v14, Oban 2.21-2.23)"
+    version_markers: tuple[VersionMarker, ...] = ()
+
+    def detect(self, catalog: Catalog) -> list[Match]:
+        out = []
+        for rel in catalog.named("oban_jobs"):
+            if rel.kind not in ("r", "p") or not rel.column_names >= JOB_COLUMNS_SEEN:
+                continue
+            if catalog.enum(rel.schema, "oban_job_state") is None:
+                continue
+            found, how = version(catalog, rel.schema, rel.name)
+            out.append(
+                Match(
+                    kind=KIND,
+                    schema=rel.schema,
+                    table=rel.name,
+                    version=f"v{found}" if found else None,
+                    evidence=f"{rel.schema}.oban_jobs, enum oban_job_state; version from {how}",
+                    score=len(JOB_COLUMNS_SEEN) + 1,
+                    tables=(rel.name, "oban_peers"),
+                )
+            )
+        return out
+
+    def model(self, match: Match, catalog: Catalog) -> QueueModel:
+        schema = match.schema
+        rel = catalog.relation(schema, match.table)
+        enum = catalog.enum(schema, "oban_job_state")
+        labels = enum.labels if enum is not None else ()
+        found, _ = version(catalog, schema, match.table)
+        if found is None or found < 9 or "cancelled" not in labels:
+            return _refused(match, f"Oban migration {found or 'unknown'} is older than v9 (cancelled state)")
+        if rel is None or not rel.has_index(STATE_INDEX[:2]):
+            return _refused(
+                match,
+                "oban_jobs lacks Oban's own (state, queue, priority, scheduled_at, id) index (v8+);"
+                " pgq-top does not scan the table: run Oban's migrations",
+            )
+        horizon = self.rescue_after_s or rescue_after_from_env()
+        waiting = tuple(s for s in WAITING if s in labels)
+
+        def s(name: str, columns: tuple[str, ...]) -> Statement:
+            return Statement.of(
+                f"oban.{name}",
+                sql_file(__package__, name),
+                columns,
+                literals={
+                    "rescue_after_s": (float(horizon),),
+                    "states": tuple(x for x in labels if x != "executing"),
+                    "waiting": waiting,
+                },
+                jobs=(schema, match.table),
+                state_type=(schema, "oban_job_state"),
+            )
+
+        rule = (
+            f"Oban's Lifeline: executing, and attempted_at older than {horizon:g} s (rescue_after; set"
+            f" {RESCUE_ENV} to yours). Lifeline is opt-in and time-only: node liveness is unknown"
+        )
+        preview_discarded = s("preview_discarded", PREVIEW_COLUMNS)
+        extras = ("cancelled", "suspended")  # suspended (v14) reads 0 before v14
+        return QueueModel(
+            match=match,
+            title=self.title,
+            stuck_rule=rule,
+            states=STATES,
+            counts=(
+                s(
+                    "count_states",
+                    (COUNT_KEY, "ready", "scheduled", "suspended", "dead", "done", "cancelled", OLDEST_READY),
+                ),
+                s("count_executing", (COUNT_KEY, "running", "stuck")),
+            ),
+            leases=s("leases", LEASE_COLUMNS),
+            dead=s("dead", DEAD_COLUMNS),
+            job=s("job", JOB_COLUMNS),
+            actions=(
+                ActionSpec(
+                    kind=ActionKind.REQUEUE,
+                    label="Lifeline rescue",
+                    applies_to=State.STUCK,
+                    effect="available while attempt < max_attempts, else discarded with discarded_at",
+                    guard=f"state = 'executing' AND attempted_at < utc now - {horizon:g} s",
+                    preview=s("preview_stuck", PREVIEW_COLUMNS),
+                    statement=s("rescue", ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.RETRY,
+                    label="Oban.retry_job",
+                    applies_to=State.DEAD,
+                    effect="state available, scheduled_at now, max_attempts >= attempt + 1;"
+                    " completed_at, cancelled_at, discarded_at cleared",
+                    guard="state = 'discarded'",
+                    preview=preview_discarded,
+                    statement=s("retry", ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.DISCARD,
+                    label="Oban.delete_job",
+                    applies_to=State.DEAD,
+                    effect="the discarded rows are deleted",
+                    guard="state = 'discarded'",
+                    preview=preview_discarded,
+                    statement=s("discard", ("id",)),
+                    destructive=True,
+                ),
+                ActionSpec(
+                    kind=ActionKind.CANCEL,
+                    label="Oban.cancel_job",
+                    applies_to=State.READY,
+                    also_applies_to=(State.SCHEDULED.value, "suspended"),
+                    effect="state cancelled, cancelled_at now",
+                    guard=f"state IN ({', '.join(waiting)}) (executing jobs are stopped by Oban's producer)",
+                    preview=s("preview_waiting", PREVIEW_COLUMNS),
+                    statement=s("cancel", ("id",)),
+                    destructive=True,
+                ),
+            ),
+            extra_states=extras,
+            unsupported=((Capability.THROUGHPUT, "Oban keeps no counters"),),
+            relations=((schema, match.table),),
+        )
+
+
+def _refused(match: Match, why: str) -> QueueModel:
+    return QueueModel(
+        match=match,
+        title="Oban",
+        stuck_rule=f"not shown: {why}",
+        states=(),
+        counts=(),
+        unsupported=tuple((cap, why) for cap in Capability),
+        relations=((match.schema, match.table),),
+    )

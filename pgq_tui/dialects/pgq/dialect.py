@@ -1,0 +1,176 @@
+"""Detection and model of pgq-top's own table (`pgq-top init`)."""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
+from pgq_tui.dialects.contract import (
+    COUNT_KEY,
+    DEAD_COLUMNS,
+    JOB_COLUMNS,
+    LEASE_COLUMNS,
+    OLDEST_READY,
+    ActionKind,
+    ActionSpec,
+    Capability,
+    IndexAdvice,
+    Match,
+    QueueModel,
+    State,
+    Statement,
+    StateWord,
+)
+from pgq_tui.dialects.pgq import statements as st
+
+KIND = "pgq"
+# fmt: off
+REQUIRED_COLUMNS = frozenset(("id", "queue", "status", "priority", "run_at", "attempts", "max_attempts",
+                              "locked_until", "locked_by", "finished_at", "last_error"))
+# fmt: on
+STUCK_RULE = "running with an expired lease: status 'running' and locked_until < now()"
+
+# The partial indexes `pgq-top init` creates, which keep every monitor read O(active jobs).
+_INDEXES = (
+    (
+        ("queue", "priority"),
+        "'pending'",
+        "claim_idx",
+        "(queue, priority DESC, run_at, id) WHERE status = 'pending'",
+    ),
+    (("queue", "locked_until"), "'running'", "lease_idx", "(queue, locked_until) WHERE status = 'running'"),
+    (("queue",), "'failed'", "failed_idx", "(queue) WHERE status = 'failed'"),
+    (("finished_at",), "'done'", "done_idx", "(finished_at) WHERE status = 'done'"),
+)
+_NEEDS = {
+    "claim_idx": Capability.COUNTS,
+    "lease_idx": Capability.LEASES,
+    "failed_idx": Capability.DEAD,
+    "done_idx": Capability.DONE,
+}
+
+
+class PgqDialect:
+    kind = KIND
+    title = "pgq-top"
+    versions = "pgq-top 0.1 (`pgq-top init`)"
+    version_markers: tuple[VersionMarker, ...] = ()
+
+    def detect(self, catalog: Catalog) -> list[Match]:
+        out = []
+        for rel in catalog.with_columns(REQUIRED_COLUMNS):
+            if rel.kind not in ("r", "p"):
+                continue
+            stats = catalog.relation(rel.schema, f"{rel.name}_stats")
+            evidence = "columns " + ", ".join(sorted(REQUIRED_COLUMNS))
+            if stats is not None:
+                evidence += f" and counters table {rel.name}_stats"
+            out.append(
+                Match(
+                    kind=KIND,
+                    schema=rel.schema,
+                    table=rel.name,
+                    evidence=evidence,
+                    score=len(REQUIRED_COLUMNS) + (1 if stats is not None else 0),
+                    tables=(rel.name, f"{rel.name}_stats") if stats is not None else (rel.name,),
+                )
+            )
+        return out
+
+    def model(self, match: Match, catalog: Catalog) -> QueueModel:
+        jobs = (match.schema, match.table)
+        stats = (match.schema, f"{match.table}_stats")
+        rel = catalog.relation(*jobs)
+        advice = _missing_indexes(rel, match.table) if rel is not None else ()
+
+        def s(name: str, text: str, columns: tuple[str, ...]) -> Statement:
+            return Statement.of(f"pgq.{name}", text, columns, jobs=jobs, stats=stats)
+
+        unsupported: tuple[tuple[Capability, str], ...] = ()
+        if catalog.relation(*stats) is None:
+            unsupported = (
+                (
+                    Capability.THROUGHPUT,
+                    f"no counters table {match.table}_stats (create it with: pgq-top init)",
+                ),
+            )
+        stuck_ids = ("eligible", "alive")
+        return QueueModel(
+            match=match,
+            title=self.title,
+            stuck_rule=STUCK_RULE,
+            states=(
+                StateWord(State.READY.value, "pending, run_at <= now()"),
+                StateWord(State.SCHEDULED.value, "pending, run_at > now()"),
+                StateWord(State.RUNNING.value, "running, locked_until >= now()"),
+                StateWord(State.STUCK.value, "running, locked_until < now()"),
+                StateWord(State.DEAD.value, "failed"),
+                StateWord(State.DONE.value, "done (kept by workers run with --keep)"),
+            ),
+            counts=(
+                s("count_pending", st.COUNT_PENDING, (COUNT_KEY, "ready", "scheduled", OLDEST_READY)),
+                s("count_states", st.COUNT_STATES, (COUNT_KEY, "running", "stuck", "dead")),
+                s("count_done", st.COUNT_DONE, (COUNT_KEY, "done")),
+            ),
+            leases=s("leases", st.LEASES, LEASE_COLUMNS),
+            dead=s("dead", st.DEAD, DEAD_COLUMNS),
+            job=s("job", st.JOB, JOB_COLUMNS),
+            throughput=s(
+                "throughput", st.THROUGHPUT, ("queue", "bucket", "enqueued", "completed", "failed", "dead")
+            ),
+            actions=(
+                ActionSpec(
+                    kind=ActionKind.REQUEUE,
+                    label="requeue",
+                    applies_to=State.STUCK,
+                    effect="status -> pending; locked_until, locked_by cleared; the attempt stays counted",
+                    guard="status = 'running' AND locked_until < now()",
+                    preview=s("preview_stuck", st.PREVIEW_STUCK, stuck_ids),
+                    statement=s("requeue", st.REQUEUE, ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.REAP,
+                    label="reap",
+                    applies_to=State.STUCK,
+                    effect="status -> pending, or failed when attempts >= max_attempts; lease cleared",
+                    guard="status = 'running' AND locked_until < now()",
+                    preview=s("preview_stuck", st.PREVIEW_STUCK, stuck_ids),
+                    statement=s("reap", st.REAP, ("id", "status")),
+                ),
+                ActionSpec(
+                    kind=ActionKind.RETRY,
+                    label="retry",
+                    applies_to=State.DEAD,
+                    effect="status -> pending, attempts 0, run_at now(); last_error kept",
+                    guard="status = 'failed'",
+                    preview=s("preview_dead", st.PREVIEW_DEAD, stuck_ids),
+                    statement=s("retry", st.RETRY, ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.DISCARD,
+                    label="discard",
+                    applies_to=State.DEAD,
+                    effect="the row is deleted",
+                    guard="status = 'failed'",
+                    preview=s("preview_dead", st.PREVIEW_DEAD, stuck_ids),
+                    statement=s("discard", st.DISCARD, ("id",)),
+                    destructive=True,
+                ),
+            ),
+            capped_overall=(State.DONE.value,),  # the done index is (finished_at): no queue to split by
+            liveness_known=True,
+            advice=advice,
+            unsupported=unsupported,
+            relations=(jobs,),
+        )
+
+
+def _missing_indexes(rel: Relation, table: str) -> tuple[IndexAdvice, ...]:
+    out = []
+    for leading, predicate, suffix, definition in _INDEXES:
+        if not rel.has_index(leading, predicate):
+            name = sql.Identifier(f"{table}_{suffix}").as_string(None)
+            where = sql.Identifier(rel.schema, table).as_string(None)
+            create = f"CREATE INDEX CONCURRENTLY {name} ON {where} {definition}"
+            out.append(IndexAdvice(_NEEDS[suffix], create, "or run: pgq-top init"))
+    return tuple(out)

@@ -1,0 +1,143 @@
+"""pgq-top's own table through the contract.
+
+The monitor's reads are the files in `pgq_tui/db/sql/` (one per concern, shared with the native
+monitor), wrapped here only to rename their columns into the canonical shapes. The action writes
+carry the same guards as `pgq_tui/queue/statements.py`, generalised to the contract's parameters:
+`ids` NULL means every job the guard admits, `queue` NULL every queue, at most `batch` rows per run.
+"""
+
+from __future__ import annotations
+
+from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.queue import statements as queue_statements
+
+_DB = "pgq_tui.db"
+
+
+def monitor_sql(name: str) -> str:
+    return sql_file(_DB, name)
+
+
+COUNT_PENDING = f"""
+SELECT p.queue, p.ready, p.scheduled, p.oldest_ready_age_s FROM (
+{monitor_sql("queue_pending")}
+) p"""
+
+COUNT_STATES = f"""
+SELECT s.queue, s.running, s.expired AS stuck, s.failed AS dead FROM (
+{monitor_sql("queue_states")}
+) s"""
+
+COUNT_DONE = f"""
+SELECT d.queue, d.n AS done FROM (
+{monitor_sql("queue_done")}
+) d"""
+
+# Holder liveness: pgq-top's workers set application_name to their worker id (locked_by), so a
+# holder with no such session in this database is gone.
+LEASES = f"""
+SELECT l.id, l.queue, l.locked_by AS holder,
+       CASE WHEN l.holder_connected THEN 'alive' WHEN l.locked_by IS NULL THEN 'unknown' ELSE 'gone' END
+           AS liveness,
+       l.holder_pid, l.attempts, l.max_attempts, NULL::timestamptz AS started_at,
+       l.locked_until AS expires_at, l.seconds_left, l.expired AS stuck, l.payload_preview
+FROM (
+{monitor_sql("leases")}
+) l"""
+
+DEAD = f"""
+SELECT d.id, d.queue, d.attempts, d.max_attempts, d.finished_at, d.last_error AS error, d.payload_preview
+FROM (
+{monitor_sql("dead_jobs")}
+) d"""
+
+JOB = """
+SELECT j.id, j.queue,
+       CASE j.status
+            WHEN 'pending' THEN CASE WHEN j.run_at <= now() THEN 'ready' ELSE 'scheduled' END
+            WHEN 'running' THEN CASE WHEN j.locked_until < now() THEN 'stuck' ELSE 'running' END
+            WHEN 'failed' THEN 'dead'
+            ELSE j.status END AS state,
+       j.status AS native_state, j.attempts, j.max_attempts, j.run_at, j.created_at,
+       NULL::timestamptz AS started_at, j.finished_at, j.locked_by AS holder, j.last_error AS error,
+       j.payload::text AS payload,
+       jsonb_build_object('priority', j.priority, 'locked_until', j.locked_until) AS details
+FROM {jobs} j WHERE j.id = %(id)s::bigint
+"""
+
+THROUGHPUT = monitor_sql("throughput")
+
+_CHOSEN = """(%(ids)s::bigint[] IS NULL OR j.id = ANY(%(ids)s::bigint[]))
+      AND (%(queue)s::text IS NULL OR j.queue = %(queue)s::text)"""
+
+_HOLDERS = """
+holders AS MATERIALIZED (
+    SELECT application_name, min(pid) AS pid FROM pg_stat_activity
+    WHERE datname = current_database() AND application_name <> ''
+    GROUP BY application_name
+)"""
+
+PREVIEW_STUCK = f"""
+WITH {_HOLDERS}
+SELECT count(*) AS eligible, count(h.pid) AS alive
+FROM {{jobs}} j LEFT JOIN holders h ON h.application_name = j.locked_by
+WHERE j.status = 'running' AND j.locked_until < now()
+  AND {_CHOSEN}
+"""
+
+PREVIEW_DEAD = f"""
+SELECT count(*) AS eligible, 0::bigint AS alive
+FROM {{jobs}} j
+WHERE j.status = 'failed'
+  AND {_CHOSEN}
+"""
+
+# Operator requeue of stuck jobs: back to pending (the attempt stays counted); the guard is
+# re-checked on the locked row, and rows a worker holds right now are skipped.
+REQUEUE = f"""
+WITH chosen AS (
+    SELECT j.id FROM {{jobs}} j
+    WHERE j.status = 'running' AND j.locked_until < now()
+      AND {_CHOSEN}
+    ORDER BY j.locked_until LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {{jobs}} j
+SET status = 'pending', locked_until = NULL, locked_by = NULL,
+    last_error = 'requeued by operator after lease expired (held by ' || coalesce(j.locked_by, '?') || ')'
+FROM chosen
+WHERE j.id = chosen.id AND j.status = 'running' AND j.locked_until < now()
+RETURNING j.id
+"""
+
+# The reaper's pass is the queue's own statement (the worker pool's reaper runs it too): every lease
+# expired (before %(before)s, when given), back to pending or dead when out of attempts, counted.
+REAP = queue_statements.REAP
+
+RETRY = f"""
+WITH chosen AS (
+    SELECT j.id FROM {{jobs}} j
+    WHERE j.status = 'failed'
+      AND {_CHOSEN}
+    ORDER BY j.id LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {{jobs}} j
+SET status = 'pending', attempts = 0, run_at = now(), finished_at = NULL
+FROM chosen
+WHERE j.id = chosen.id AND j.status = 'failed'
+RETURNING j.id
+"""
+
+DISCARD = f"""
+WITH chosen AS (
+    SELECT j.id FROM {{jobs}} j
+    WHERE j.status = 'failed'
+      AND {_CHOSEN}
+    ORDER BY j.id LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+DELETE FROM {{jobs}} j USING chosen
+WHERE j.id = chosen.id AND j.status = 'failed'
+RETURNING j.id
+"""

@@ -1,0 +1,222 @@
+"""River (Go, `riverqueue/river`): detection and model of `river_job`.
+
+Stuck is River's own JobRescuer rule: a `running` job whose `attempted_at` is older than the rescue
+horizon (`RescueStuckJobsAfter`, 1 h by default). River keeps no worker heartbeat, so a running job's
+worker liveness is unknown; the horizon is a client setting the database does not record: set
+PGQ_TOP_RIVER_RESCUE_AFTER (seconds) when your clients use another.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from pgq_tui.dialects.catalog import Catalog, VersionMarker
+from pgq_tui.dialects.contract import (
+    COUNT_KEY,
+    DEAD_COLUMNS,
+    JOB_COLUMNS,
+    LEASE_COLUMNS,
+    OLDEST_READY,
+    PREVIEW_COLUMNS,
+    ActionKind,
+    ActionSpec,
+    Capability,
+    Match,
+    QueueModel,
+    State,
+    Statement,
+    StateWord,
+)
+from pgq_tui.dialects.sqlfiles import sql_file
+
+KIND = "river"
+RESCUE_ENV = "PGQ_TOP_RIVER_RESCUE_AFTER"
+DEFAULT_RESCUE_AFTER_S = 3600.0  # River's JobRescuerRescueAfterDefault
+MIN_VERSION = 4  # the `pending` state and today's finalized_at constraint (River 0.5.0)
+# fmt: off
+JOB_COLUMNS_SEEN = frozenset(("id", "state", "queue", "kind", "args", "attempt", "max_attempts",
+                              "attempted_at", "attempted_by", "scheduled_at", "finalized_at", "errors",
+                              "metadata", "priority"))
+# fmt: on
+FETCH_INDEX = ("state", "queue", "priority", "scheduled_at", "id")
+MARKER = VersionMarker("river_migration", "version", "line", "main")
+STATES = (
+    StateWord(State.READY.value, "available, scheduled_at <= now()"),
+    StateWord(State.SCHEDULED.value, "scheduled, retryable (backoff), or available not yet due"),
+    StateWord(State.RUNNING.value, "running, attempted_at within the rescue horizon"),
+    StateWord(State.STUCK.value, "running, attempted_at older than the rescue horizon"),
+    StateWord(State.DEAD.value, "discarded (out of attempts; kept 7 days)"),
+    StateWord(State.DONE.value, "completed (kept 24 h)"),
+    StateWord("cancelled", "cancelled (kept 24 h)"),
+    StateWord("pending", "pending (held for something outside River)"),
+)
+
+
+def rescue_after_from_env(default: float = DEFAULT_RESCUE_AFTER_S) -> float:
+    """The rescue horizon in seconds: PGQ_TOP_RIVER_RESCUE_AFTER when set to a positive number."""
+    raw = os.environ.get(RESCUE_ENV, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def version(catalog: Catalog, schema: str) -> int | None:
+    """River's schema version: the newest `main` line of river_migration, else probes of what each
+    migration added (QUEUE_FRAMEWORKS.md): notification outbox without river_client -> 7,
+    unique_states -> 6, unique_key -> 5, enum value pending -> 4.
+
+    >>> from pgq_tui.dialects.catalog import Catalog, EnumType, table
+    >>> jobs = table("s", "river_job", {"unique_key": "bytea"})
+    >>> version(Catalog((jobs,), (EnumType("s", "river_job_state", ("available", "pending")),)), "s")
+    5
+    """
+    marked = catalog.marker(schema, "river_migration", "version")
+    if marked is not None and marked.isdigit():
+        return int(marked)
+    jobs = catalog.relation(schema, "river_job")
+    if jobs is None:
+        return None
+    enum = catalog.enum(schema, "river_job_state")
+    if catalog.relation(schema, "river_notification") and not catalog.relation(schema, "river_client"):
+        return 7
+    if "unique_states" in jobs.column_names:
+        return 6
+    if "unique_key" in jobs.column_names:
+        return 5
+    if enum is not None and "pending" in enum.labels:
+        return 4
+    return 3 if "tags" in jobs.column_names else 2
+
+
+@dataclass(frozen=True)
+class RiverDialect:
+    rescue_after_s: float | None = None  # None: PGQ_TOP_RIVER_RESCUE_AFTER, else River's 1 h
+    kind: str = KIND
+    title: str = "River"
+    versions: str = "schema migrations 4-7 (River 0.5+; tested at 6 and 7)"
+    version_markers: tuple[VersionMarker, ...] = (MARKER,)
+
+    def detect(self, catalog: Catalog) -> list[Match]:
+        out = []
+        for rel in catalog.named("river_job"):
+            if rel.kind not in ("r", "p") or not rel.column_names >= JOB_COLUMNS_SEEN:
+                continue
+            if catalog.enum(rel.schema, "river_job_state") is None:
+                continue
+            found = version(catalog, rel.schema)
+            marked = catalog.marker(rel.schema, "river_migration", "version") is not None
+            how = "river_migration" if marked else "column and enum probes"
+            out.append(
+                Match(
+                    kind=KIND,
+                    schema=rel.schema,
+                    table=rel.name,
+                    version=f"migration {found}" if found else None,
+                    evidence=f"{rel.schema}.river_job, enum river_job_state; version from {how}",
+                    score=len(JOB_COLUMNS_SEEN) + 1,
+                    tables=(rel.name, "river_queue", "river_leader", "river_migration"),
+                )
+            )
+        return out
+
+    def model(self, match: Match, catalog: Catalog) -> QueueModel:
+        schema = match.schema
+        found = version(catalog, schema)
+        rel = catalog.relation(schema, match.table)
+        if found is None or found < MIN_VERSION:
+            return _refused(match, f"River schema migration {found} is older than {MIN_VERSION} (River 0.5)")
+        if rel is None or not rel.has_index(FETCH_INDEX[:2]):
+            return _refused(
+                match,
+                "river_job lacks River's own river_job_prioritized_fetching_index (state, queue, ...);"
+                " pgq-top does not scan the table: run River's migrations",
+            )
+        horizon = self.rescue_after_s or rescue_after_from_env()
+
+        def s(name: str, columns: tuple[str, ...]) -> Statement:
+            return Statement.of(
+                f"river.{name}",
+                sql_file(__package__, name),
+                columns,
+                literals={
+                    "rescue_after_s": (float(horizon),),
+                    "control_channel": (f"{schema}.river_control",),
+                },
+                jobs=(schema, match.table),
+                state_type=(schema, "river_job_state"),
+            )
+
+        rule = (
+            f"River's JobRescuer: running, and attempted_at older than {horizon:g} s (RescueStuckJobsAfter;"
+            f" set {RESCUE_ENV} to your clients' value). Liveness is unknown: River keeps no heartbeat,"
+            " and skips jobs whose own timeout is longer"
+        )
+        preview_discarded = s("preview_discarded", PREVIEW_COLUMNS)
+        return QueueModel(
+            match=match,
+            title=self.title,
+            stuck_rule=rule,
+            states=STATES,
+            counts=(
+                s("count_waiting", (COUNT_KEY, "ready", "scheduled", "pending", OLDEST_READY)),
+                s("count_running", (COUNT_KEY, "running", "stuck")),
+                s("count_final", (COUNT_KEY, "dead", "done", "cancelled")),
+            ),
+            leases=s("leases", LEASE_COLUMNS),
+            dead=s("dead", DEAD_COLUMNS),
+            job=s("job", JOB_COLUMNS),
+            actions=(
+                ActionSpec(
+                    kind=ActionKind.REQUEUE,
+                    label="JobRescuer pass",
+                    applies_to=State.STUCK,
+                    effect="as River's rescuer: error appended, river:rescue_count + 1; retryable at"
+                    " (errors + 1)^4 s while attempts remain, else discarded (cancelled if a cancel was"
+                    " attempted)",
+                    guard=f"state = 'running' AND attempted_at < now() - {horizon:g} s",
+                    preview=s("preview_stuck", PREVIEW_COLUMNS),
+                    statement=s("rescue", ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.RETRY,
+                    label="JobRetry",
+                    applies_to=State.DEAD,
+                    effect="state available, scheduled_at now(), finalized_at cleared;"
+                    " max_attempts + 1 when all were used",
+                    guard="state = 'discarded'",
+                    preview=preview_discarded,
+                    statement=s("retry", ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.CANCEL,
+                    label="JobCancel",
+                    applies_to=State.READY,
+                    also_applies_to=(State.SCHEDULED.value, "pending"),
+                    effect="state cancelled, finalized_at now(), metadata.cancel_attempted_at;"
+                    f" NOTIFY {schema}.river_control",
+                    guard="state IN ('available', 'scheduled', 'retryable', 'pending')"
+                    " AND finalized_at IS NULL (running jobs are cancelled by River's client)",
+                    preview=s("preview_waiting", PREVIEW_COLUMNS),
+                    statement=s("cancel", ("id",)),
+                    destructive=True,
+                ),
+            ),
+            extra_states=("cancelled", "pending"),
+            unsupported=((Capability.THROUGHPUT, "River keeps no counters"),),
+            relations=((schema, match.table),),
+        )
+
+
+def _refused(match: Match, why: str) -> QueueModel:
+    return QueueModel(
+        match=match,
+        title="River",
+        stuck_rule=f"not shown: {why}",
+        states=(),
+        counts=(),
+        unsupported=tuple((cap, why) for cap in Capability),
+        relations=((match.schema, match.table),),
+    )

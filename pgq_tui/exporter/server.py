@@ -1,0 +1,84 @@
+"""The HTTP side: a prometheus_client Collector that yields one scrape's families from the cache,
+served by prometheus_client's own threaded HTTP server on a registry of its own."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client.core import Metric
+from prometheus_client.registry import Collector
+
+from pgq_tui.errors import EXIT_OK, EXIT_USAGE, PgqError
+from pgq_tui.exporter.cache import SnapshotCache
+from pgq_tui.exporter.metrics import families
+
+DEFAULT_LISTEN = "127.0.0.1:9187"
+
+
+class SnapshotCollector(Collector):
+    def __init__(self, cache: SnapshotCache) -> None:
+        self.cache = cache
+
+    def collect(self) -> Iterator[Metric]:
+        yield from families(self.cache.get())
+
+    def describe(self) -> list[Metric]:
+        # Registering must not collect (it would hit the database at start-up, maybe before it is up).
+        return []
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """HOST:PORT, [IPv6]:PORT or :PORT (all interfaces); port 0 picks a free one.
+
+    >>> parse_listen("127.0.0.1:9187"), parse_listen("[::1]:9000"), parse_listen(":9187")
+    (('127.0.0.1', 9187), ('::1', 9000), ('0.0.0.0', 9187))
+    """
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise PgqError(f"--listen wants HOST:PORT, got {text!r}", EXIT_USAGE)
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def serve(cache: SnapshotCache, listen: str) -> tuple[Any, threading.Thread]:
+    """Start serving in a background thread; returns (server, thread). `server.shutdown()` stops it."""
+    host, port = parse_listen(listen)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(SnapshotCollector(cache))
+    try:
+        return start_http_server(port, host, registry)
+    except OSError as exc:
+        raise PgqError(f"cannot listen on {listen}: {exc.strerror or exc}", EXIT_USAGE) from None
+
+
+def run_exporter(args: argparse.Namespace) -> int:
+    import signal
+
+    from pgq_tui.fleet.poll import monitor_for
+
+    (target,) = args.target_list
+    monitor = monitor_for(target)
+    cache = SnapshotCache(monitor, min_interval_s=args.min_interval)
+    server, thread = serve(cache, args.listen)
+    host, port = server.server_address[:2]
+    print(
+        f"pgq-top exporter: serving {target.schema}.{target.table} on {target.name} at "
+        f"http://{host}:{port}/metrics (one collect per {args.min_interval:g} s at most); Ctrl-C stops",
+        file=sys.stderr,
+        flush=True,
+    )
+    stopping = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stopping.set())
+    try:
+        while not stopping.wait(1.0):
+            pass
+    finally:
+        server.shutdown()
+        thread.join(5)
+        monitor.close()
+    return EXIT_OK

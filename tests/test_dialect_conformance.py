@@ -1,0 +1,214 @@
+"""The dialect contract, checked over every dialect (cases in tests/dialect_cases/).
+
+For each case: install the framework's schema with its own tool, put jobs in every state, then check
+that detection finds exactly that queue, that every statement returns the columns it declares, that
+the counts (exact and capped) equal ground-truth SQL, that the stuck rule flags exactly the stuck
+jobs, that the job detail agrees, and that every action refuses rows outside its guard and changes
+exactly the rows its preview promised.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+from collections import Counter
+from pathlib import Path
+
+import psycopg
+import pytest
+from dialect_cases import DialectCase, TruthJob, all_cases
+
+from pgq_tui.db.introspect import DEFAULTS, read_catalog, run
+from pgq_tui.dialects import registry
+from pgq_tui.dialects.contract import (
+    CANONICAL_STATES,
+    COUNT_KEY,
+    OLDEST_READY,
+    PREVIEW_COLUMNS,
+    ActionKind,
+    Capability,
+    Dialect,
+    QueueModel,
+    State,
+    lease_row,
+)
+from pgq_tui.dialects.detect import detect
+
+CASES = [pytest.param(c, id=c.id, marks=c.marks) for c in all_cases()]
+
+
+def _dialects(case: DialectCase) -> tuple[Dialect, ...]:
+    return (*case.dialects(), *registry.builtin())
+
+
+def _model(conn: psycopg.Connection, case: DialectCase) -> QueueModel:
+    dialects = _dialects(case)
+    matches = [m for m in detect(read_catalog(conn, dialects), dialects) if m.kind == case.kind]
+    assert [(m.schema, m.table) for m in matches] == [(case.schema, case.table)]
+    dialect = next(d for d in dialects if d.kind == case.kind)
+    return dialect.model(matches[0], read_catalog(conn, dialects))
+
+
+def _counts(conn: psycopg.Connection, model: QueueModel, cap1: int | None) -> Counter[tuple[str, str]]:
+    out: Counter[tuple[str, str]] = Counter()
+    for statement in model.counts:
+        for row in run(conn, statement, cap1=cap1):
+            for key, value in row.items():
+                if key not in (COUNT_KEY, OLDEST_READY) and value is not None:
+                    out[(row[COUNT_KEY], key)] += int(value)
+    return out
+
+
+@pytest.fixture(params=CASES)
+def populated(request: pytest.FixtureRequest, empty_dsn: str):
+    case: DialectCase = request.param
+    case.install(empty_dsn)
+    case.populate(empty_dsn)
+    time.sleep(0.05)  # let the shortest leases of the populate step expire
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        yield case, conn, _model(conn, case)
+
+
+def test_every_dialect_satisfies_the_protocol() -> None:
+    kinds = [d.kind for d in registry.builtin()]
+    assert len(kinds) == len(set(kinds))
+    for d in registry.builtin():
+        assert isinstance(d, Dialect)
+        assert d.title and d.versions
+
+
+def test_statements_return_the_columns_they_declare(populated) -> None:
+    case, conn, model = populated
+    allowed = {COUNT_KEY, OLDEST_READY, *CANONICAL_STATES, *model.extra_states}
+    assert model.stuck_rule
+    for statement in model.counts:
+        assert COUNT_KEY in statement.columns and set(statement.columns) <= allowed, statement.name
+    listed = [s for s in (*model.counts, model.leases, model.dead, model.job) if s is not None]
+    for statement in listed:
+        with conn.cursor() as cur:
+            cur.execute(statement.compose(), {"cap1": None, "rows": 50, "id": _any_id(conn, case)})
+            got = tuple(d.name for d in cur.description or ())
+        assert got == statement.columns, statement.name
+    for action in model.actions:
+        assert action.guard and action.effect and action.label
+        with conn.transaction(force_rollback=True):
+            assert tuple(_describe(conn, action.preview)) == PREVIEW_COLUMNS, action.preview.name
+            assert _describe(conn, action.statement)[0] == "id", action.statement.name
+
+
+def _describe(conn: psycopg.Connection, statement) -> list[str]:
+    with conn.cursor() as cur:
+        cur.execute(statement.compose(), {**DEFAULTS, "batch": 1})
+        return [d.name for d in cur.description or ()]
+
+
+def _any_id(conn: psycopg.Connection, case: DialectCase):
+    jobs = case.truth(conn)
+    return jobs[0].id if jobs else 0
+
+
+def test_counts_equal_ground_truth_exact_and_capped(populated) -> None:
+    case, conn, model = populated
+    truth = Counter((j.queue, j.state) for j in case.truth(conn))
+    served = set(model.count_columns()) - {COUNT_KEY, OLDEST_READY}
+    advised = {s for a in model.advice for s in a.states}
+    assert {s for _, s in truth} <= served | advised | {"done"}, "a state the dialect cannot count"
+    exact = _counts(conn, model, None)
+    assert {k: v for k, v in exact.items() if v} == {k: v for k, v in truth.items() if k[1] in served}
+    cap1 = 2
+    capped = _counts(conn, model, cap1)
+    per_queue = {k: v for k, v in capped.items() if v and k[1] not in model.capped_overall}
+    assert per_queue == {
+        k: min(v, cap1) for k, v in truth.items() if k[1] in served and k[1] not in model.capped_overall
+    }
+    for state in set(model.capped_overall) & served:
+        got = {q: n for (q, s), n in capped.items() if s == state and n}
+        want = {q: n for (q, s), n in truth.items() if s == state}
+        if sum(got.values()) < cap1:
+            assert got == want
+        else:
+            assert sum(got.values()) == min(cap1, sum(want.values()))
+            assert all(n <= want.get(q, 0) for q, n in got.items())
+
+
+def test_oldest_ready_is_the_oldest_ready_job(populated) -> None:
+    case, conn, model = populated
+    if not model.support(Capability.OLDEST_READY).ok:
+        pytest.skip(str(model.support(Capability.OLDEST_READY).reason))
+    ready_queues = {j.queue for j in case.truth(conn) if j.state == State.READY.value}
+    seen = {
+        r[COUNT_KEY]: r[OLDEST_READY]
+        for s in model.counts
+        if OLDEST_READY in s.columns
+        for r in run(conn, s, cap1=None)
+    }
+    assert {q for q, age in seen.items() if age is not None} == ready_queues
+    assert all(age >= 0 for age in seen.values() if age is not None)
+
+
+def test_stuck_rule_flags_exactly_the_stuck_jobs(populated) -> None:
+    case, conn, model = populated
+    if model.leases is None:
+        pytest.skip(str(model.support(Capability.LEASES).reason))
+    jobs = case.truth(conn)
+    rows = [lease_row(r) for r in run(conn, model.leases, rows=1000)]
+    assert {r.id for r in rows if r.stuck} == {j.id for j in jobs if j.state == State.STUCK.value}
+    assert {r.id for r in rows if not r.stuck} == {j.id for j in jobs if j.state == State.RUNNING.value}
+    if not model.liveness_known:
+        assert {r.liveness.value for r in rows} <= {"unknown"}
+
+
+def test_dead_list_and_job_detail_agree_with_truth(populated) -> None:
+    case, conn, model = populated
+    jobs = case.truth(conn)
+    if model.dead is not None:
+        dead = run(conn, model.dead, rows=1000)
+        assert {r["id"] for r in dead} == {j.id for j in jobs if j.state == State.DEAD.value}
+    if model.job is not None:
+        for j in jobs:
+            (row,) = run(conn, model.job, id=j.id)
+            assert (row["id"], row["queue"], row["state"]) == (j.id, j.queue, j.state)
+
+
+def test_actions_touch_only_what_their_guard_admits(populated) -> None:
+    case, conn, model = populated
+    for action in model.actions:
+        jobs: list[TruthJob] = case.truth(conn)
+        inside = [j.id for j in jobs if j.state in action.takes]
+        outside = [j.id for j in jobs if j.state not in action.takes]
+        with conn.transaction(force_rollback=True):
+            if outside and action.kind != ActionKind.REAP:  # a reap pass takes every stuck job
+                (p,) = run(conn, action.preview, ids=outside)
+                assert p["eligible"] == 0, action.kind
+                assert run(conn, action.statement, ids=outside, batch=1000) == [], action.kind
+            (p,) = run(conn, action.preview, ids=None)
+            assert p["eligible"] == len(inside), action.kind
+            changed = run(conn, action.statement, ids=inside or None, batch=1000)
+            assert sorted(r["id"] for r in changed) == sorted(inside), action.kind
+            after = {j.id: j.state for j in case.truth(conn)}
+            assert all(after.get(i) not in action.takes for i in inside), action.kind
+
+
+def test_action_kinds_are_known() -> None:
+    assert {a.value for a in ActionKind} >= {"requeue", "retry", "discard"}
+
+
+DIALECTS = Path(__file__).resolve().parent.parent / "pgq_tui" / "dialects"
+FORBIDDEN = ("pgq_tui.monitor", "pgq_tui.actions", "pgq_tui.tui", "pgq_tui.db", "textual")
+
+
+def test_dialects_never_import_the_engine_or_the_tui() -> None:
+    """Dialects answer questions: no connections (psycopg.connect), no monitor, actions or TUI."""
+    offenders = []
+    for path in DIALECTS.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            offenders += [f"{path.name}: {n}" for n in names if n.startswith(FORBIDDEN)]
+            if isinstance(node, ast.Attribute) and node.attr == "connect":
+                offenders.append(f"{path.name}: .connect")
+    assert offenders == []

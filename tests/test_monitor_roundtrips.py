@@ -1,0 +1,54 @@
+"""A poll costs few round trips however many panels it reads (psycopg pipeline mode), counted by a
+proxy between the monitor and the server; a failing panel still fails alone; no transaction is left
+open after a poll."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.pq import TransactionStatus
+
+from pgq_tui.monitor.collect import Monitor
+from pgq_tui.queue import JobQueue
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from delay_proxy import DelayProxy
+
+
+@pytest.fixture
+def proxied(dsn: str) -> Iterator[tuple[str, DelayProxy]]:
+    with JobQueue(dsn) as q:
+        q.enqueue("emails", [{}] * 5)
+        q.claim("emails", limit=2, lease=0.01)
+    proxy = DelayProxy({k: str(v) for k, v in conninfo_to_dict(dsn).items()})
+    yield make_conninfo(dsn, host="127.0.0.1", port=str(proxy.port)), proxy
+
+
+def test_a_poll_is_at_most_three_round_trips(proxied: tuple[str, DelayProxy]) -> None:
+    via, proxy = proxied
+    with Monitor(via) as monitor:
+        monitor.collect()  # connects and prepares
+        for _ in range(3):
+            before = proxy.round_trips
+            snap = monitor.collect()
+            assert proxy.round_trips - before <= 3
+            assert snap.errors == {} and sum(q.ready + q.expired for q in snap.queues) == 5
+            assert monitor._connection().info.transaction_status == TransactionStatus.IDLE
+
+
+def test_a_failing_statement_fails_only_its_panel(proxied: tuple[str, DelayProxy], dsn: str) -> None:
+    via, proxy = proxied
+    with Monitor(via, lock_timeout_ms=100) as monitor, psycopg.connect(dsn) as locker:
+        monitor.collect()
+        locker.execute("LOCK TABLE jobs_stats IN ACCESS EXCLUSIVE MODE")  # only the counters' panel
+        snap = monitor.collect()
+        assert set(snap.errors) == {"throughput"} and "lock timeout" in snap.errors["throughput"]
+        assert sum(q.ready + q.expired for q in snap.queues) == 5 and snap.sessions.total_backends >= 2
+        locker.rollback()
+        before = proxy.round_trips
+        assert monitor.collect().errors == {} and proxy.round_trips - before <= 3
