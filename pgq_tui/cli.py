@@ -84,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--read-only", action="store_true", help="disable every write action")
     _counting(parser)
     parser.add_argument(
+        "--probe-interval",
+        type=float,
+        default=10.0,
+        help="seconds between claim-cost probes, a read-only EXPLAIN of one claim (default: 10; 0: off)",
+    )
+    parser.add_argument(
         "--demo",
         action="store_true",
         help="start a private PostgreSQL with live load and workers, and watch it",
@@ -158,6 +164,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=5.0,
         help="seconds between two collects; closer scrapes get the last snapshot (default: 5)",
     )
+
+    adv = sub.add_parser("advise", help="measure the queue's churn, then recommend autovacuum settings")
+    _common(adv, suppress=True)
+    adv.add_argument("--seconds", type=float, default=15.0, help="how long to measure (default: 15)")
+    adv.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 
@@ -248,6 +259,12 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     return run_snapshot(args)
 
 
+def _cmd_advise(args: argparse.Namespace) -> int:
+    from pgq_tui.monitor.advise_cli import run_advise
+
+    return run_advise(args)
+
+
 def _cmd_exporter(args: argparse.Namespace) -> int:
     from pgq_tui.exporter.server import run_exporter
 
@@ -277,6 +294,7 @@ COMMANDS = {
     "worker": _cmd_worker,
     "snapshot": _cmd_snapshot,
     "check": _cmd_check,
+    "advise": _cmd_advise,
     "exporter": _cmd_exporter,
     "requeue": _cmd_action,
     "retry": _cmd_action,

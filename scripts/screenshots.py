@@ -33,13 +33,14 @@ SHOTS: list[tuple[str, tuple[int, int], list[str]]] = [
     ("dashboard-160x48", (160, 48), []),
     ("sessions-80x24", (80, 24), ["5"]),
     ("requeue-confirm-80x24", (80, 24), ["2", "space", "r"]),
+    ("advisor-160x48", (160, 48), ["A"]),
 ]
 FLEET_SHOTS = [("fleet-80x24", (80, 24)), ("fleet-160x48", (160, 48))]
 
 
 async def shoot(session: DemoSession, out: Path, name: str, size: tuple[int, int], press: list[str]) -> None:
     controller = session.controller
-    monitor = Monitor(session.dsn)
+    monitor = Monitor(session.dsn, probe_interval_s=1.0)  # a few claim-cost probes in 3 polls
     actions = Actions(session.dsn)
     app = PgqTopApp(monitor, actions=actions, demo=controller, interval=1.0)
     try:

@@ -33,6 +33,7 @@ from pgq_tui.dialects.contract import (
     lease_row,
 )
 from pgq_tui.dialects.detect import detect
+from pgq_tui.monitor.probe import EXPLAIN, check_probe_text
 
 CASES = [pytest.param(c, id=c.id, marks=c.marks) for c in all_cases()]
 
@@ -212,3 +213,25 @@ def test_dialects_never_import_the_engine_or_the_tui() -> None:
             if isinstance(node, ast.Attribute) and node.attr == "connect":
                 offenders.append(f"{path.name}: .connect")
     assert offenders == []
+
+
+def _plan_nodes(plan: dict) -> list[dict]:
+    return [plan, *(n for child in plan.get("Plans", ()) for n in _plan_nodes(child))]
+
+
+def test_claim_probe_finds_a_ready_job_through_an_index(populated) -> None:
+    """The claim-cost probe (monitor/probe.py) is the framework's own claim scan: a plain SELECT that,
+    for every queue with ready jobs, finds one walking an index, never the table."""
+    case, conn, model = populated
+    if model.claim_probe is None:
+        pytest.skip(f"{model.title} supplies no claim probe")
+    check_probe_text(model.claim_probe.shown())
+    ready = {j.queue for j in case.truth(conn) if j.state == State.READY.value}
+    assert ready, "the case has ready jobs"
+    for queue in ready:
+        with conn.transaction(force_rollback=True):
+            conn.execute("SET LOCAL enable_seqscan = off")
+            (doc,) = conn.execute(EXPLAIN + model.claim_probe.compose(), {"queue": queue}).fetchone()
+        plan = doc[0]["Plan"]
+        assert plan["Actual Rows"] == 1, (queue, plan)
+        assert not [n for n in _plan_nodes(plan) if n["Node Type"] == "Seq Scan"], (queue, plan)

@@ -161,6 +161,7 @@ def test_json_round_trip(dsn: str, seeded: dict[str, object]) -> None:
         "target",
         "stuck_rule",
         "unsupported",
+        "bloat",
     ]
     assert set(data["queues"][0]) >= {"queue", "ready", "scheduled", "running", "expired", "failed", "done",
                                       "oldest_ready_age_s"}  # fmt: skip

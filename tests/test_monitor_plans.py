@@ -15,7 +15,15 @@ from pgq_tui.monitor.collect import Monitor
 
 # queue_counts_background.sql is left out on purpose: it is the background exact count, which does
 # read every row of the states it counts (its own connection and statement_timeout).
-STATEMENTS = ("queue_pending", "queue_states", "queue_done", "queue_activity", "leases", "dead_jobs")
+STATEMENTS = (
+    "queue_pending",
+    "queue_states",
+    "queue_done",
+    "queue_activity",
+    "leases",
+    "dead_jobs",
+    "claim_probe",
+)
 
 
 def nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
@@ -47,6 +55,7 @@ def test_no_sequential_scan_of_the_jobs_table(dsn: str, big: None, name: str) ->
         conn = monitor._connection()
         query = queries.query(name, conn.info.server_version, "jobs", "public")
         params = {"cap1": 51, "rows": 50, "after": 20_000, "max_span": 200_000, "gap_rows": 1000}
+        params["queue"] = "q1"  # claim_probe
         params |= {"lo": [5, 100], "hi": [9, 120]}  # the previous window's gaps, looked up again
         (row,) = conn.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + query, params).fetchall()
     plan = row[0] if isinstance(row[0], list) else json.loads(row[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from bloat_sample import sample_bloat
 from rich.text import Text
 
 from pgq_tui.monitor.snapshot import (
@@ -224,6 +225,7 @@ def make_snapshot(**overrides: object) -> Snapshot:
         sessions=sessions,
         errors={},
         dead=dead,
+        bloat=sample_bloat(NOW),
         counts=CountStatus(
             cap=1000,
             background="ready",
@@ -283,5 +285,6 @@ def test_verdict_line_is_worst_first_and_literal() -> None:
             5000.0,
             None,
         ),
+        bloat=None,
     )
     assert verdict_text(healthy).plain == "✓ healthy"

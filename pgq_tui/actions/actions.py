@@ -29,6 +29,7 @@ from pgq_tui.actions.job_plans import failed_plan, reap_plan, refused_plan, requ
 from pgq_tui.actions.model import ACTIONS, Outcome, Plan
 from pgq_tui.actions.model import plural as _plural
 from pgq_tui.actions.sessions import SIGNAL_WAIT_MS, signal_plan
+from pgq_tui.actions.tune import TUNE, run_tune
 from pgq_tui.db.connect import Session
 from pgq_tui.errors import describe
 from pgq_tui.monitor.snapshot import Snapshot
@@ -272,6 +273,9 @@ class Actions:
 
     def execute(self, plan: Plan) -> Outcome:
         """Run a plan; never raises. `changed` counts what really changed, even when a batch failed."""
+        if plan.action == TUNE:  # the advisor's ALTER TABLE (actions/tune.py)
+            with self._lock:
+                return run_tune(self, plan)
         requested = plan.count if plan.action == "reap" else len(plan.targets)
         noun = _NOUN.get(plan.action, "job")
         if plan.action not in ACTIONS:

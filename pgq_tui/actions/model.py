@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-ACTIONS = ("requeue", "reap", "retry", "discard", "cancel", "terminate")
+ACTIONS = ("requeue", "reap", "retry", "discard", "cancel", "terminate", "tune")
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ imports `pgq_tui.monitor`, `pgq_tui.actions`, `pgq_tui.tui` or another dialect. 
        dead     -> contract.DEAD_COLUMNS, with the error text;
        job      -> contract.JOB_COLUMNS for `%(id)s` (state canonical, native_state, details jsonb);
        throughput (optional) -> queue, bucket, enqueued, completed, failed, dead per second.
+       claim_probe (optional) -> the SELECT inside the framework's claim (same WHERE and ORDER BY),
+                   LIMIT 1, no locking clause, `%(queue)s`: the claim-cost probe EXPLAINs it.
      Cost must stay flat: every statement walks an index and stops at a LIMIT. Where the table lacks
      the index a panel needs, leave that statement out and add `IndexAdvice(capability, "CREATE INDEX
      CONCURRENTLY ...", why)`: the dashboard shows the advice instead of scanning.

@@ -321,6 +321,9 @@ class QueueModel:
     dead: Statement | None = None
     job: Statement | None = None
     throughput: Statement | None = None  # rows: queue, bucket, enqueued, completed, failed, dead
+    # The claim-cost probe (monitor/probe.py): the SELECT inside the framework's claim, same WHERE and
+    # ORDER BY, `LIMIT 1`, no locking clause; param `queue`. None: the table-health panel says so.
+    claim_probe: Statement | None = None
     actions: tuple[ActionSpec, ...] = ()
     extra_states: tuple[str, ...] = ()  # labelled extras counted beside the canonical six
     # states whose count statement caps over all queues together (cap1 rows in total, e.g. a done

@@ -28,10 +28,13 @@ from pgq_tui.db.connect import Session
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
 from pgq_tui.monitor import counting, panels, pipeline, queries, rates
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
+from pgq_tui.monitor.bloat import BloatReport
+from pgq_tui.monitor.bloatwatch import BloatWatch
 from pgq_tui.monitor.snapshot import (
     CountStatus,
     DeadList,
     LeaseList,
+    QueueStats,
     ServerInfo,
     Sessions,
     Snapshot,
@@ -93,6 +96,7 @@ class Monitor:
         history_s: int = 300,
         rate_window_s: int = 10,
         session_rows: int = 50,
+        probe_interval_s: float = 10.0,
     ) -> None:
         self.conninfo = conninfo
         self.table = table
@@ -105,6 +109,11 @@ class Monitor:
         self.history_s = history_s
         self.rate_window_s = rate_window_s
         self.session_rows = session_rows
+        # Claim-cost probe and autovacuum pacing (monitor/bloatwatch.py); the probe is the claim's own
+        # candidate scan (db/sql/claim_probe.sql), at most once per probe_interval_s.
+        self.bloat = BloatWatch(
+            queries.query("claim_probe", 0, table, schema), probe_interval_s=probe_interval_s
+        )
         self._session = Session(
             conninfo,
             setup=_tune_session,
@@ -231,6 +240,7 @@ class Monitor:
             counters, self._window(now), tuple(self._polls), bg, self.rate_window_s, self.history_s, now
         )
         sessions = self._guard("sessions", errors, Sessions((), (), (), 0), lambda: self._sessions(version))
+        bloat = self._bloat_report(version, errors, jobs_oid, table, sessions, queues, now)
         info = ServerInfo(
             version=server["version"],
             version_num=version,
@@ -250,7 +260,35 @@ class Monitor:
             sessions=sessions,
             errors=errors,
             dead=dead,
+            bloat=bloat,
             counts=self._count_status(now, bg),
+        )
+
+    def _bloat_report(
+        self,
+        version: int,
+        errors: dict[str, str],
+        jobs_oid: int,
+        table: TableHealth,
+        sessions: Sessions,
+        queues: tuple[QueueStats, ...],
+        now: Any,
+    ) -> BloatReport | None:
+        """Claim-cost probe and autovacuum pacing as one guarded panel ("bloat" in errors). A monitor
+        for another queue kind sets `self.bloat.probe` to its own claim's candidate SELECT (or None)."""
+        return self._guard(
+            "bloat",
+            errors,
+            None,
+            lambda: self.bloat.poll(
+                self._connection(),
+                lambda name, params: self._rows(name, version, params),
+                jobs_oid,
+                table,
+                sessions,
+                queues,
+                now,
+            ),
         )
 
     def _plan(self, now: Any, target: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:
@@ -273,6 +311,7 @@ class Monitor:
             ("dead_jobs", lists),
             ("table_health", jobs),
             ("vacuum_progress", jobs),
+            ("autovacuum_pacing", jobs),  # the bloat report's (bloatwatch.py); the probe runs apart
             ("idle_in_transaction", sessions),
             ("xmin_holders", sessions),
             ("blocked", sessions),

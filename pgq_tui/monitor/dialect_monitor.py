@@ -37,6 +37,8 @@ class DialectMonitor(Monitor):
         schema, table = model.relations[0] if model.relations else (model.match.schema, model.match.table)
         super().__init__(conninfo, table, schema, **kw)
         self.model = model
+        # the claim-cost probe runs this framework's own claim scan (None: not supplied)
+        self.bloat.probe = model.claim_probe.compose() if model.claim_probe is not None else None
         # the Monitor's background counter runs pgq-top's own SQL: count through the dialect instead
         pgq_counter = self._counter
         self._counter = DialectBackgroundCounter(
@@ -137,6 +139,7 @@ class DialectMonitor(Monitor):
             counters, self._window(now), tuple(self._polls), None, self.rate_window_s, self.history_s, now
         )
         sessions = self._guard("sessions", errors, Sessions((), (), (), 0), lambda: self._sessions(version))
+        bloat = self._bloat_report(version, errors, rel["oid"], table, sessions, queues, now)
         info = ServerInfo(
             version=server["version"],
             version_num=version,
@@ -161,6 +164,7 @@ class DialectMonitor(Monitor):
             stuck_rule=model.stuck_rule,
             unsupported=unsupported,
             counts=self._count_status(now, bg),
+            bloat=bloat,
         )
 
     def job_detail(self, job_id: Any) -> dict[str, Any] | None:

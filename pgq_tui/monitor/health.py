@@ -203,7 +203,23 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
                 f"{fmt_count(round(tab.vacuum_threshold))}, autovacuum not running",
             )
         )
+    out += bloat_verdicts(snap)
     out.sort(key=lambda v: -_LEVEL_ORDER[v.level])
+    return out
+
+
+def bloat_verdicts(snap: Snapshot) -> list[Verdict]:
+    """The leading bloat signals (monitor/bloatwatch.py): claim cost, pacing, xmin block."""
+    b = snap.bloat
+    if b is None:
+        return []
+    out = []
+    if b.probe.level != OK:
+        out.append(Verdict(b.probe.level, "table", b.probe.message))
+    if b.pacing is not None and b.pacing.level != OK:
+        out.append(Verdict(b.pacing.level, "table", b.pacing.message))
+    if b.xmin_block is not None:
+        out.append(Verdict(CRIT, "sessions", b.xmin_block.message))
     return out
 
 

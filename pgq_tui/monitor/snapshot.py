@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from pgq_tui.monitor.bloat import BloatReport
+
 
 @dataclass(frozen=True)
 class ServerInfo:
@@ -278,6 +280,8 @@ class Snapshot:
     target: str = ""
     stuck_rule: str = ""
     unsupported: dict[str, str] = field(default_factory=dict)
+    # Claim-cost probe, autovacuum pacing and xmin block (monitor/bloat.py); None when not collected.
+    bloat: BloatReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(dataclasses.asdict(self))

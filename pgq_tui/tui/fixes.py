@@ -9,7 +9,10 @@ from typing import Any
 
 from textual import work
 
+from pgq_tui.actions.tune import plan_tune
+from pgq_tui.monitor.advice import advise
 from pgq_tui.tui.messages import ActionFinished, PlanReady
+from pgq_tui.tui.screens.advice import AdviceScreen
 from pgq_tui.tui.screens.confirm import ConfirmScreen
 from pgq_tui.tui.widgets.jobs import LeasesTable
 from pgq_tui.tui.widgets.table import PanelTable
@@ -20,6 +23,7 @@ class Fixes:
 
     actions: Any
     snapshot: Any
+    source: Any
     # What the mixin uses from the App it is mixed into (annotations only: the App provides them).
     focused: Any
     panel: Callable[[str], Any]
@@ -71,6 +75,24 @@ class Fixes:
         pids = self._targets("sessions", "session")
         if pids is not None:
             self._plan(lambda a: a.plan_terminate(pids, self.snapshot), "sessions")
+
+    def action_advise(self) -> None:
+        """The advisor over the last snapshot; `a` there plans the per-table ALTER TABLE."""
+        snap = self.snapshot
+        if snap is None or snap.bloat is None:
+            self.notify("the advisor needs a few polls of a live queue first", severity="warning")
+            return
+        schema = getattr(self.actions, "schema", None) or getattr(self.source, "schema", "public")
+        table = getattr(self.actions, "table", None) or getattr(self.source, "table", "jobs")
+        advice = advise(snap, schema, table)
+
+        def chosen(apply: bool | None) -> None:
+            if apply:
+                self._plan(lambda a: plan_tune(a, advice), "")  # no marks to clear
+
+        read_only = getattr(self, "read_only", False) or getattr(self.actions, "read_only", False)
+        can_apply = self.actions is not None and not read_only
+        self.push_screen(AdviceScreen(advice, snap, can_apply=can_apply), chosen)
 
     @work(thread=True, group="actions", exit_on_error=False)
     def _plan(self, make: Callable[[Any], Any], panel_id: str) -> None:

@@ -59,6 +59,7 @@ _SECTIONED: list[tuple[str, Binding]] = [
     (FIX, Binding("D", "discard", "Discard dead", show=False)),
     (FIX, Binding("C", "cancel", "Cancel query", show=False)),
     (FIX, Binding("K", "terminate", "Terminate session", show=False)),
+    (FIX, Binding("A", "advise", "Autovacuum advisor (apply: confirmed)", show=False)),
     (DEMO, Binding("w", "demo_add_worker", "Add worker", show=False)),
     (DEMO, Binding("W", "demo_remove_worker", "Remove worker", show=False)),
     (DEMO, Binding("l", "demo_raise_load", "Raise load", show=False)),

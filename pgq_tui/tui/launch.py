@@ -86,6 +86,7 @@ def open_dashboard(
     back: bool = False,
     name: str | None = None,
     count_cap: int | None = None,
+    probe_interval_s: float = 10.0,
 ) -> int:
     """Check the connection and table with one real poll, then run the app on a monitor and actions."""
     from pgq_tui.actions import Actions
@@ -95,7 +96,7 @@ def open_dashboard(
     from pgq_tui.tui.source import close_quietly
 
     caps = {} if count_cap is None else {"count_cap": count_cap}
-    monitor = open_monitor(dsn, target.model, read_only=read_only, **caps)
+    monitor = open_monitor(dsn, target.model, read_only=read_only, probe_interval_s=probe_interval_s, **caps)
     actions: Any = None
     try:
         first = monitor.collect()  # raises PgqError: cannot connect, no such table, no privilege
@@ -203,6 +204,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                 interval=args.interval,
                 read_only=args.read_only,
                 count_cap=getattr(args, "count_cap", None),
+                probe_interval_s=args.probe_interval,
             )
         from pgq_tui.demo import DemoSession
 
@@ -220,6 +222,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                     read_only=args.read_only,
                     demo=session.controller,
                     count_cap=getattr(args, "count_cap", None),
+                    probe_interval_s=args.probe_interval,
                 )
             finally:
                 print("pgq-top: stopping the demo (workers, load, server)…", file=sys.stderr, flush=True)

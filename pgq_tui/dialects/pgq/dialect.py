@@ -115,6 +115,7 @@ class PgqDialect:
             leases=s("leases", st.LEASES, LEASE_COLUMNS),
             dead=s("dead", st.DEAD, DEAD_COLUMNS),
             job=s("job", st.JOB, JOB_COLUMNS),
+            claim_probe=s("claim_probe", st.CLAIM_PROBE, ("id",)),
             throughput=s(
                 "throughput", st.THROUGHPUT, ("queue", "bucket", "enqueued", "completed", "failed", "dead")
             ),

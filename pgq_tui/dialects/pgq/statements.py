@@ -18,6 +18,9 @@ def monitor_sql(name: str) -> str:
     return sql_file(_DB, name)
 
 
+# The claim-cost probe: the claim's candidate scan, LIMIT 1, no FOR UPDATE (db/sql/claim_probe.sql).
+CLAIM_PROBE = monitor_sql("claim_probe")
+
 COUNT_PENDING = f"""
 SELECT p.queue, p.ready, p.scheduled, p.oldest_ready_age_s FROM (
 {monitor_sql("queue_pending")}

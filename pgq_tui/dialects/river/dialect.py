@@ -168,6 +168,7 @@ class RiverDialect:
             leases=s("leases", LEASE_COLUMNS),
             dead=s("dead", DEAD_COLUMNS),
             job=s("job", JOB_COLUMNS),
+            claim_probe=s("claim_probe", ("id",)),
             actions=(
                 ActionSpec(
                     kind=ActionKind.REQUEUE,

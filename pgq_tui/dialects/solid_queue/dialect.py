@@ -159,6 +159,7 @@ class SolidQueueDialect:
             leases=s("leases", LEASE_COLUMNS),
             dead=s("dead", DEAD_COLUMNS),
             job=s("job", JOB_COLUMNS),
+            claim_probe=s("claim_probe", ("id",)),
             actions=(
                 ActionSpec(
                     kind=ActionKind.REQUEUE,

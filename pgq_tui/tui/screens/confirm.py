@@ -30,7 +30,7 @@ def plan_renderable(plan: Any, *, second: bool = False) -> Group:
     targets = list(plan.targets or ())
     shown = ", ".join(str(t) for t in targets[:MAX_TARGETS_SHOWN])
     more = f" … and {len(targets) - MAX_TARGETS_SHOWN} more" if len(targets) > MAX_TARGETS_SHOWN else ""
-    noun = "session" if plan.action in ("cancel", "terminate") else "job"
+    noun = {"cancel": "session", "terminate": "session", "tune": "table"}.get(plan.action, "job")
     parts.append(
         Text(f"\nwill change at most {plan.count} {noun}{'' if plan.count == 1 else 's'}", style="bold")
     )

@@ -1,4 +1,5 @@
-"""Table-health panel: dead tuples against the effective autovacuum threshold, vacuum history and progress."""
+"""Table-health panel: dead tuples against the effective autovacuum threshold, vacuum history and
+progress, then the claim cost, the autovacuum pacing verdict and an xmin block (bloat_text.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from textual.widgets import Static
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.tui.format import fmt_ago, fmt_bytes, fmt_count, safe
 from pgq_tui.tui.quiet import set_border, update_static
+from pgq_tui.tui.widgets.bloat_text import bloat_text
 
 
 def bar(fraction: float, width: int = 20) -> str:
@@ -57,6 +59,7 @@ def health_text(snap: Snapshot) -> Text:
         out.append(f"vacuum: pid {v.pid} {v.phase} {pct}", style="bold cyan")
         if v.percent is not None:
             out.append(" " + bar(v.percent / 100, 12), style="cyan")
+    out.append_text(bloat_text(snap))
     return out
 
 

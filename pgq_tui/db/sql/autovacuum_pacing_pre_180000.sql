@@ -1,0 +1,23 @@
+-- What paces autovacuum on the jobs table, beyond table_health.sql: the launcher's naptime, the
+-- worker pool and how many workers are busy on other tables, cost throttling, the table's own
+-- reloptions, and the time vacuums of this table took (NULL: total_*vacuum_time is new in PostgreSQL 18).
+SELECT (SELECT setting::float8 FROM pg_settings WHERE name = 'autovacuum_naptime') AS naptime_s,
+       current_setting('autovacuum_max_workers')::int AS max_workers,
+       (SELECT count(*) FROM pg_stat_activity a
+        WHERE a.backend_type = 'autovacuum worker'
+          AND NOT EXISTS (SELECT 1 FROM pg_stat_progress_vacuum p
+                          WHERE p.pid = a.pid AND p.relid = %(jobs_oid)s::oid
+                            AND p.datname = current_database()))::int AS workers_elsewhere,
+       current_setting('autovacuum_vacuum_cost_limit')::int AS av_cost_limit,
+       current_setting('vacuum_cost_limit')::int AS vacuum_cost_limit,
+       (SELECT setting::float8 FROM pg_settings WHERE name = 'autovacuum_vacuum_cost_delay') AS cost_delay_ms,
+       (SELECT setting::float8 FROM pg_settings
+        WHERE name = 'idle_in_transaction_session_timeout') AS idle_tx_timeout_ms,
+       coalesce(c.reloptions, '{{}}'::text[]) AS reloptions,
+       NULL::float8 AS vacuum_time_ms,
+       extract(epoch FROM greatest(s.last_vacuum, s.last_autovacuum))::float8 AS vacuumed_at_epoch,
+       greatest(s.last_vacuum, s.last_autovacuum) AS vacuumed_at,
+       extract(epoch FROM now())::float8 AS now_epoch
+FROM pg_class c
+LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+WHERE c.oid = %(jobs_oid)s::oid

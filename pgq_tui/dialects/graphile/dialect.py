@@ -1,0 +1,195 @@
+"""Graphile Worker 0.16-0.17 (`_private_jobs` behind the `jobs` view): detection and model.
+
+States are derived, not stored: a locked job is running, and stuck once its lock is older than the
+4 hours after which Graphile's own pools clear it; an unlocked job with attempts >= max_attempts is
+dead (kept); the rest wait for run_at. Finished jobs are deleted. Queues are task identifiers (a
+named queue_name only serialises jobs, and is shown in the job detail).
+"""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+from pgq_tui.dialects.catalog import Catalog, VersionMarker
+from pgq_tui.dialects.contract import (
+    COUNT_KEY,
+    DEAD_COLUMNS,
+    JOB_COLUMNS,
+    LEASE_COLUMNS,
+    OLDEST_READY,
+    PREVIEW_COLUMNS,
+    ActionKind,
+    ActionSpec,
+    Capability,
+    IndexAdvice,
+    Match,
+    QueueModel,
+    State,
+    Statement,
+    StateWord,
+)
+from pgq_tui.dialects.sqlfiles import sql_file
+
+KIND = "graphile-worker"
+JOB_COLUMNS_SEEN = frozenset(
+    ("id", "task_id", "job_queue_id", "run_at", "attempts", "max_attempts", "locked_at", "locked_by",
+     "last_error", "is_available", "payload", "priority")
+)  # fmt: skip
+SIBLINGS = ("_private_tasks", "_private_job_queues", "migrations")
+# Highest id in graphile_worker.migrations -> release (QUEUE_FRAMEWORKS.md).
+RELEASES = {18: "0.16", 19: "0.17"}
+STUCK_RULE = "locked for more than 4 hours (Graphile Worker's lock expiry; its pools then unlock the job)"
+LOCK_INDEX = "(task_id, locked_at) WHERE locked_at IS NOT NULL"
+DEAD_INDEX = "(task_id, updated_at) WHERE locked_at IS NULL AND attempts >= max_attempts"
+
+
+def release(migration: str | None) -> str | None:
+    """The release a migration number stands for.
+
+    >>> release("19"), release("18"), release("25"), release(None)
+    ('0.17', '0.16', 'migration 25', None)
+    """
+    if migration is None:
+        return None
+    return RELEASES.get(int(migration), f"migration {migration}")
+
+
+class GraphileDialect:
+    kind = KIND
+    title = "Graphile Worker"
+    versions = "0.16-0.17 (migrations 18-19; tested with 0.17.3)"
+    version_markers: tuple[VersionMarker, ...] = (VersionMarker("migrations", "id"),)
+
+    def detect(self, catalog: Catalog) -> list[Match]:
+        out = []
+        for rel in catalog.named("_private_jobs"):
+            if not rel.column_names >= JOB_COLUMNS_SEEN:
+                continue
+            if any(catalog.relation(rel.schema, name) is None for name in SIBLINGS):
+                continue
+            version = release(catalog.marker(rel.schema, "migrations", "id"))
+            out.append(
+                Match(
+                    kind=KIND,
+                    schema=rel.schema,
+                    table=rel.name,
+                    version=version,
+                    evidence=f"{rel.schema}._private_jobs with {', '.join(SIBLINGS)}",
+                    score=len(JOB_COLUMNS_SEEN) + len(SIBLINGS),
+                    tables=(rel.name, *SIBLINGS),
+                )
+            )
+        return out
+
+    def model(self, match: Match, catalog: Catalog) -> QueueModel:
+        schema = match.schema
+        idents = {
+            "jobs": (schema, "_private_jobs"),
+            "tasks": (schema, "_private_tasks"),
+            "queues": (schema, "_private_job_queues"),
+            "reschedule_jobs": (schema, "reschedule_jobs"),
+            "complete_jobs": (schema, "complete_jobs"),
+        }
+
+        def s(name: str, columns: tuple[str, ...]) -> Statement:
+            return Statement.of(f"graphile.{name}", sql_file(__package__, name), columns, **idents)
+
+        rel = catalog.relation(schema, match.table)
+        has_lock_index = rel is not None and rel.has_index(("task_id", "locked_at"), "locked_at IS NOT NULL")
+        has_dead_index = rel is not None and rel.has_index(("task_id",), "attempts >= max_attempts")
+        counts = [s("count_available", (COUNT_KEY, "ready", "scheduled", OLDEST_READY))]
+        advice: list[IndexAdvice] = []
+        if has_lock_index:
+            counts.append(s("count_locked", (COUNT_KEY, "running", "stuck")))
+        else:
+            advice.append(
+                _advice(
+                    Capability.LEASES,
+                    schema,
+                    "pgq_top_locked_jobs",
+                    LOCK_INDEX,
+                    "running and stuck jobs",
+                    ("running", "stuck"),
+                )
+            )
+        if has_dead_index:
+            counts.append(s("count_dead", (COUNT_KEY, "dead")))
+        else:
+            advice.append(
+                _advice(Capability.DEAD, schema, "pgq_top_dead_jobs", DEAD_INDEX, "dead jobs", ("dead",))
+            )
+
+        preview_stuck = s("preview_stuck", PREVIEW_COLUMNS)
+        preview_dead = s("preview_dead", PREVIEW_COLUMNS)
+        return QueueModel(
+            match=match,
+            title=self.title,
+            stuck_rule=STUCK_RULE,
+            states=(
+                StateWord(State.READY.value, "unlocked, attempts < max_attempts, run_at <= now()"),
+                StateWord(
+                    State.SCHEDULED.value,
+                    "unlocked, attempts < max_attempts, run_at > now() (incl. retry backoff)",
+                ),
+                StateWord(State.RUNNING.value, "locked_at set, within 4 hours"),
+                StateWord(State.STUCK.value, "locked_at older than 4 hours"),
+                StateWord(State.DEAD.value, "unlocked, attempts >= max_attempts (kept)"),
+                StateWord(State.DONE.value, "deleted: Graphile keeps no finished jobs"),
+            ),
+            counts=tuple(counts),
+            leases=s("leases", LEASE_COLUMNS) if has_lock_index else None,
+            dead=s("dead", DEAD_COLUMNS) if has_dead_index else None,
+            job=s("job", JOB_COLUMNS),
+            actions=(
+                ActionSpec(
+                    kind=ActionKind.REQUEUE,
+                    label="unlock (Graphile's own lock expiry)",
+                    applies_to=State.STUCK,
+                    effect="locked_at, locked_by cleared (and the same worker's lock on the job's named"
+                    " queue); run_at at least now(); attempts stay counted",
+                    guard="locked_at < now() - interval '4 hours'",
+                    preview=preview_stuck,
+                    statement=s("requeue", ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.RETRY,
+                    label="reschedule_jobs()",
+                    applies_to=State.DEAD,
+                    effect="graphile_worker.reschedule_jobs(ids, run_at => now(), attempts => 0)",
+                    guard="locked_at IS NULL AND attempts >= max_attempts",
+                    preview=preview_dead,
+                    statement=s("retry", ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.DISCARD,
+                    label="complete_jobs()",
+                    applies_to=State.DEAD,
+                    effect="graphile_worker.complete_jobs(ids): the rows are deleted",
+                    guard="locked_at IS NULL AND attempts >= max_attempts",
+                    preview=preview_dead,
+                    statement=s("discard", ("id",)),
+                    destructive=True,
+                ),
+            ),
+            # its claim index has no task column: ready and scheduled are read over all tasks together
+            capped_overall=("ready", "scheduled"),
+            advice=tuple(advice),
+            unsupported=(
+                (Capability.DONE, "Graphile Worker deletes finished jobs"),
+                (Capability.LIVENESS, "Graphile Worker ties no worker id (locked_by) to a session"),
+                (Capability.THROUGHPUT, "Graphile Worker keeps no counters"),
+            ),
+            relations=((schema, "_private_jobs"),),
+        )
+
+
+def _advice(
+    cap: Capability, schema: str, name: str, definition: str, what: str, states: tuple[str, ...]
+) -> IndexAdvice:
+    return IndexAdvice(
+        cap,
+        f"CREATE INDEX CONCURRENTLY {name} ON {sql.Identifier(schema, '_private_jobs').as_string(None)}"
+        f" {definition}",
+        f"Graphile Worker has no index for {what}; pgq-top does not scan the table for them",
+        states,
+    )

@@ -1,0 +1,259 @@
+"""pg-boss (a schema with `version`, `job`, `queue` and enum `job_state`): detection and model.
+
+pg-boss has had three layouts (QUEUE_FRAMEWORKS.md). pgq-top serves the 10.x one (schema versions
+21-24: `job` list-partitioned per queue, `queue.partition_name`, timeout column `expire_in`), the one
+that runs on Node 20 and that the tests drive with pg-boss's own client. The 11+/12 layout (schema 25+:
+shared `job_common` partition, `queue.table_name`, `expire_seconds`, heartbeats) and the 9.x one are
+detected and named, and refused with the reason instead of being read with the wrong rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from psycopg import sql
+
+from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
+from pgq_tui.dialects.contract import (
+    COUNT_KEY,
+    DEAD_COLUMNS,
+    JOB_COLUMNS,
+    LEASE_COLUMNS,
+    OLDEST_READY,
+    PREVIEW_COLUMNS,
+    ActionKind,
+    ActionSpec,
+    Capability,
+    IndexAdvice,
+    Match,
+    QueueModel,
+    State,
+    Statement,
+    StateWord,
+)
+from pgq_tui.dialects.sqlfiles import sql_file
+
+KIND = "pg-boss"
+JOB_COLUMNS_SEEN = frozenset(
+    ("id", "name", "priority", "data", "state", "retry_limit", "retry_count", "start_after", "started_on",
+     "created_on", "completed_on", "output")
+)  # fmt: skip
+STATES = frozenset(("created", "retry", "active", "completed", "cancelled", "failed"))
+SUPPORTED_SCHEMAS = range(21, 25)  # pg-boss 10.0.0 (21) .. 10.1.6+ (24)
+STUCK_RULE = (
+    "active past started_on + expire_in (the job's expireInSeconds, 15 min by default): pg-boss's"
+    " supervisor then fails it by timeout, to retry while retries remain"
+)
+# expire_in included: the stuck test (started_on + expire_in < now()) then reads the index alone
+ACTIVE_INDEX = "(name, started_on) INCLUDE (expire_in) WHERE state = 'active'"
+FAILED_INDEX = "(name, completed_on) WHERE state = 'failed'"
+COMPLETED_INDEX = "(name, completed_on) WHERE state = 'completed'"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which pg-boss layout a schema holds, from its shape and its `version` row."""
+
+    schema_version: int | None
+    supported: bool
+    release: str  # e.g. "10.x (schema 24)"
+    why: str | None = None  # why pgq-top refuses it
+
+
+def layout(job: Relation, queue: Relation | None, archive: Relation | None, version: str | None) -> Layout:
+    """Name the layout; only pg-boss 10's is served.
+
+    >>> from pgq_tui.dialects.catalog import table
+    >>> job = table("b", "job", {"expire_in": "interval"}, kind="p")
+    >>> ten = table("b", "queue", {"partition_name": "text"})
+    >>> layout(job, ten, table("b", "archive", {}), "24").supported
+    True
+    >>> layout(job, table("b", "queue", {"table_name": "text"}), None, "27").release
+    '11+ (schema 27)'
+    """
+    number = int(version) if version and version.isdigit() else None
+    tag = f"schema {number}" if number is not None else "schema unknown"
+    if queue is None:
+        return Layout(number, False, f"9.x or older ({tag})", "pg-boss 9 and older (no queue table)")
+    if "table_name" in queue.column_names or (number is not None and number >= 25):
+        return Layout(number, False, f"11+ ({tag})", "the pg-boss 11+ layout (shared job_common partition)")
+    ten = job.kind == "p" and "partition_name" in queue.column_names and "expire_in" in job.column_names
+    if ten and archive is not None and (number is None or number in SUPPORTED_SCHEMAS):
+        return Layout(number, True, f"10.x ({tag})")
+    return Layout(number, False, f"unknown layout ({tag})", "a pg-boss layout pgq-top does not recognise")
+
+
+@dataclass(frozen=True)
+class PgBossDialect:
+    kind: str = KIND
+    title: str = "pg-boss"
+    versions: str = "10.x (schema 21-24; tested with 10.4.2); 11+ and 9.x are detected and refused"
+    version_markers: tuple[VersionMarker, ...] = (VersionMarker("version", "version"),)
+
+    def detect(self, catalog: Catalog) -> list[Match]:
+        out = []
+        for job in catalog.named("job"):
+            if not job.column_names >= JOB_COLUMNS_SEEN:
+                continue
+            enum = catalog.enum(job.schema, "job_state")
+            if (
+                enum is None
+                or not set(enum.labels) >= STATES
+                or catalog.relation(job.schema, "version") is None
+            ):
+                continue
+            found = layout(
+                job,
+                catalog.relation(job.schema, "queue"),
+                catalog.relation(job.schema, "archive"),
+                catalog.marker(job.schema, "version", "version"),
+            )
+            out.append(
+                Match(
+                    kind=KIND,
+                    schema=job.schema,
+                    table=job.name,
+                    version=found.release,
+                    evidence=f"{job.schema}.job, {job.schema}.version, enum {job.schema}.job_state",
+                    score=len(JOB_COLUMNS_SEEN) + 2,
+                    tables=("job", "queue", "version", "archive"),
+                )
+            )
+        return out
+
+    def model(self, match: Match, catalog: Catalog) -> QueueModel:
+        schema = match.schema
+        job = catalog.relation(schema, match.table)
+        assert job is not None
+        found = layout(
+            job,
+            catalog.relation(schema, "queue"),
+            catalog.relation(schema, "archive"),
+            catalog.marker(schema, "version", "version"),
+        )
+        if not found.supported:
+            return _refused(match, found)
+        idents = {"job": (schema, "job"), "queue": (schema, "queue"), "job_state": (schema, "job_state")}
+
+        def s(name: str, columns: tuple[str, ...]) -> Statement:
+            return Statement.of(f"pgboss.{name}", sql_file(__package__, name), columns, **idents)
+
+        has_active = job.has_index(("name", "started_on"), "'active'")
+        has_failed = job.has_index(("name", "completed_on"), "'failed'")
+        has_completed = job.has_index(("name", "completed_on"), "'completed'")
+        counts = [s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY))]
+        advice = []
+        if has_active:
+            counts.append(s("count_active", (COUNT_KEY, "running", "stuck")))
+        else:
+            advice.append(
+                _advice(
+                    Capability.LEASES,
+                    schema,
+                    "pgq_top_active",
+                    ACTIVE_INDEX,
+                    "active jobs",
+                    ("running", "stuck"),
+                )
+            )
+        if has_failed:
+            counts.append(s("count_failed", (COUNT_KEY, "dead")))
+        else:
+            advice.append(
+                _advice(Capability.DEAD, schema, "pgq_top_failed", FAILED_INDEX, "failed jobs", ("dead",))
+            )
+        if has_completed:
+            counts.append(s("count_completed", (COUNT_KEY, "done")))
+        else:
+            advice.append(
+                _advice(
+                    Capability.DONE, schema, "pgq_top_completed", COMPLETED_INDEX, "completed jobs", ("done",)
+                )
+            )
+        preview_failed = s("preview_failed", PREVIEW_COLUMNS)
+        return QueueModel(
+            match=match,
+            title=self.title,
+            stuck_rule=STUCK_RULE,
+            states=(
+                StateWord(State.READY.value, "created or retry, start_after < now()"),
+                StateWord(
+                    State.SCHEDULED.value, "created or retry, start_after >= now() (incl. retry backoff)"
+                ),
+                StateWord(State.RUNNING.value, "active, within started_on + expire_in"),
+                StateWord(State.STUCK.value, "active, past started_on + expire_in"),
+                StateWord(State.DEAD.value, "failed"),
+                StateWord(State.DONE.value, "completed (until archived)"),
+            ),
+            counts=tuple(counts),
+            leases=s("leases", LEASE_COLUMNS) if has_active else None,
+            dead=s("dead", DEAD_COLUMNS) if has_failed else None,
+            job=s("job", JOB_COLUMNS),
+            actions=(
+                ActionSpec(
+                    kind=ActionKind.REQUEUE,
+                    label="fail by timeout (pg-boss's supervisor transition)",
+                    applies_to=State.STUCK,
+                    effect="state retry while retry_count < retry_limit (start_after per retry delay), else"
+                    " failed (and its dead-letter copy); output notes the timeout",
+                    guard="state = 'active' AND started_on + expire_in < now()",
+                    preview=s("preview_expired", PREVIEW_COLUMNS),
+                    statement=s("requeue", ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.RETRY,
+                    label="retry (boss.retry)",
+                    applies_to=State.DEAD,
+                    effect="state retry, retry_limit + 1",
+                    guard="state = 'failed'",
+                    preview=preview_failed,
+                    statement=s("retry", ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.DISCARD,
+                    label="delete (boss.deleteJob)",
+                    applies_to=State.DEAD,
+                    effect="the rows are deleted",
+                    guard="state = 'failed'",
+                    preview=preview_failed,
+                    statement=s("discard", ("id",)),
+                    destructive=True,
+                ),
+            ),
+            advice=tuple(advice),
+            unsupported=(
+                (Capability.LIVENESS, "pg-boss records no worker for a job"),
+                (Capability.THROUGHPUT, "pg-boss keeps no counters in 10.x"),
+            ),
+            relations=((schema, "job"),),
+        )
+
+
+def _refused(match: Match, found: Layout) -> QueueModel:
+    why = (
+        f"{found.why} is detected but not supported: pgq-top reads pg-boss 10.x (schema 21-24);"
+        " it will not guess another layout's rules"
+    )
+    return QueueModel(
+        match=match,
+        title="pg-boss",
+        stuck_rule=f"not shown: {why}",
+        states=(),
+        counts=(),
+        unsupported=tuple((cap, why) for cap in Capability),
+        relations=((match.schema, match.table),),
+    )
+
+
+def _advice(
+    cap: Capability, schema: str, name: str, definition: str, what: str, states: tuple[str, ...]
+) -> IndexAdvice:
+    # No CONCURRENTLY: `job` is partitioned, and PostgreSQL builds a partitioned index in one pass
+    # (it blocks writes to each partition while it builds that partition's part).
+    return IndexAdvice(
+        cap,
+        f"CREATE INDEX {name} ON {sql.Identifier(schema, 'job').as_string(None)} {definition}",
+        f"pg-boss has no index for {what}; pgq-top does not scan the table for them (job is partitioned:"
+        " this build blocks writes to each partition briefly)",
+        states,
+    )

@@ -1,0 +1,201 @@
+"""procrastinate 3.1+ (`procrastinate_jobs`, `procrastinate_workers`): detection and model.
+
+Stuck is procrastinate's "stalled": a doing job whose worker row is gone (pruned, worker_id NULL) or
+whose worker's heartbeat is older than a threshold. procrastinate does not rescue stalled jobs
+itself; its docs tell users to retry them, which is what pgq-top's requeue does. The threshold is
+the workers' own setting (`stalled_worker_timeout`, default 30 s), which the database does not
+record: set PGQ_TOP_STALLED_AFTER (seconds) when your workers use another.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from psycopg import sql
+
+from pgq_tui.dialects.catalog import Catalog, VersionMarker
+from pgq_tui.dialects.contract import (
+    COUNT_KEY,
+    DEAD_COLUMNS,
+    JOB_COLUMNS,
+    LEASE_COLUMNS,
+    OLDEST_READY,
+    PREVIEW_COLUMNS,
+    ActionKind,
+    ActionSpec,
+    Capability,
+    IndexAdvice,
+    Match,
+    QueueModel,
+    State,
+    Statement,
+    StateWord,
+)
+from pgq_tui.dialects.sqlfiles import sql_file
+
+KIND = "procrastinate"
+STALLED_ENV = "PGQ_TOP_STALLED_AFTER"
+DEFAULT_STALLED_S = 30.0  # procrastinate's stalled_worker_timeout and get_stalled_jobs default
+JOB_COLUMNS_SEEN = frozenset(
+    ("id", "queue_name", "task_name", "priority", "lock", "args", "status", "scheduled_at", "attempts",
+     "worker_id", "abort_requested")
+)  # fmt: skip
+FAILED_INDEX = "(queue_name, id) WHERE status = 'failed'"
+
+
+def stalled_after_from_env(default: float = DEFAULT_STALLED_S) -> float:
+    """The stalled threshold in seconds: PGQ_TOP_STALLED_AFTER when set to a positive number."""
+    raw = os.environ.get(STALLED_ENV, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def version(catalog: Catalog, schema: str) -> str:
+    """procrastinate keeps no version table: the newest feature present says the least version.
+
+    >>> from pgq_tui.dialects.catalog import Catalog
+    >>> version(Catalog((), functions=frozenset({("s", "procrastinate_retry_job_v2")})), "s")
+    '3.4+'
+    """
+    if catalog.has_function(schema, "procrastinate_retry_job_v2"):
+        return "3.4+"
+    return "3.1+"
+
+
+@dataclass(frozen=True)
+class ProcrastinateDialect:
+    stalled_after_s: float | None = None  # None: PGQ_TOP_STALLED_AFTER, else 30 s
+    kind: str = KIND
+    title: str = "procrastinate"
+    versions: str = "3.1+ (tested with 3.10.0)"
+    version_markers: tuple[VersionMarker, ...] = ()
+
+    def detect(self, catalog: Catalog) -> list[Match]:
+        out = []
+        for rel in catalog.named("procrastinate_jobs"):
+            if not rel.column_names >= JOB_COLUMNS_SEEN:
+                continue
+            if catalog.relation(rel.schema, "procrastinate_workers") is None:
+                continue  # before 3.1: no worker heartbeats, so no stalled rule to show
+            if catalog.enum(rel.schema, "procrastinate_job_status") is None:
+                continue
+            out.append(
+                Match(
+                    kind=KIND,
+                    schema=rel.schema,
+                    table=rel.name,
+                    version=version(catalog, rel.schema),
+                    evidence=f"{rel.schema}.procrastinate_jobs, procrastinate_workers,"
+                    " enum procrastinate_job_status",
+                    score=len(JOB_COLUMNS_SEEN) + 2,
+                    tables=(rel.name, "procrastinate_workers", "procrastinate_events"),
+                )
+            )
+        return out
+
+    def model(self, match: Match, catalog: Catalog) -> QueueModel:
+        schema = match.schema
+        stalled = self.stalled_after_s or stalled_after_from_env()
+        threshold = sql.Literal(float(stalled)).as_string(None)
+        retry_fn = (
+            "procrastinate_retry_job_v2"
+            if catalog.has_function(schema, "procrastinate_retry_job_v2")
+            else "procrastinate_retry_job_v1"
+        )
+        idents = {
+            "jobs": (schema, "procrastinate_jobs"),
+            "workers": (schema, "procrastinate_workers"),
+            "events": (schema, "procrastinate_events"),
+            "retry_job": (schema, retry_fn),
+        }
+
+        def s(name: str, columns: tuple[str, ...]) -> Statement:
+            # The threshold is a number we parsed, bound as a quoted SQL literal (never user text).
+            text = sql_file(__package__, name).replace("{stalled_after_s}", threshold)
+            return Statement.of(f"procrastinate.{name}", text, columns, **idents)
+
+        rel = catalog.relation(schema, match.table)
+        has_failed_index = rel is not None and rel.has_index(("queue_name",), "'failed'")
+        counts = [
+            s("count_todo", (COUNT_KEY, "ready", "scheduled", OLDEST_READY)),
+            s("count_doing", (COUNT_KEY, "running", "stuck")),
+        ]
+        advice: tuple[IndexAdvice, ...] = ()
+        if has_failed_index:
+            counts.append(s("count_failed", (COUNT_KEY, "dead")))
+        else:
+            advice = (
+                IndexAdvice(
+                    Capability.DEAD,
+                    f"CREATE INDEX CONCURRENTLY pgq_top_failed_jobs"
+                    f" ON {sql.Identifier(schema, 'procrastinate_jobs').as_string(None)} {FAILED_INDEX}",
+                    "procrastinate has no index on failed jobs; pgq-top does not scan the table for them",
+                    ("dead",),
+                ),
+            )
+        rule = (
+            f"stalled: doing, and its worker is gone or silent for {stalled:g} s (procrastinate's"
+            f" stalled_worker_timeout; set {STALLED_ENV} to your workers' value)"
+        )
+        preview_failed = s("preview_failed", PREVIEW_COLUMNS)
+        return QueueModel(
+            match=match,
+            title=self.title,
+            stuck_rule=rule,
+            states=(
+                StateWord(State.READY.value, "todo, scheduled_at null or <= now()"),
+                StateWord(State.SCHEDULED.value, "todo, scheduled_at > now() (incl. retries)"),
+                StateWord(State.RUNNING.value, "doing, worker heartbeat recent"),
+                StateWord(State.STUCK.value, "doing, worker gone or heartbeat stale (stalled)"),
+                StateWord(State.DEAD.value, "failed"),
+                StateWord(State.DONE.value, "succeeded (kept; not counted: no index)"),
+            ),
+            counts=tuple(counts),
+            leases=s("leases", LEASE_COLUMNS),
+            dead=s("dead", DEAD_COLUMNS) if has_failed_index else None,
+            job=s("job", JOB_COLUMNS),
+            actions=(
+                ActionSpec(
+                    kind=ActionKind.REQUEUE,
+                    label=f"{retry_fn}() on stalled jobs",
+                    applies_to=State.STUCK,
+                    effect=f"{retry_fn}(id, retry_at => now()): status todo, attempts + 1"
+                    " (failed instead if an abort was requested)",
+                    guard=f"status = 'doing' AND (worker gone OR last_heartbeat < now() - {stalled:g} s)",
+                    preview=s("preview_stalled", PREVIEW_COLUMNS),
+                    statement=s("requeue", ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.RETRY,
+                    label=f"{retry_fn}()",
+                    applies_to=State.DEAD,
+                    effect=f"{retry_fn}(id, retry_at => now()): status todo, attempts + 1",
+                    guard="status = 'failed'",
+                    preview=preview_failed,
+                    statement=s("retry", ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.DISCARD,
+                    label="delete (as delete_old_jobs does)",
+                    applies_to=State.DEAD,
+                    effect="the failed rows and their events are deleted",
+                    guard="status = 'failed'",
+                    preview=preview_failed,
+                    statement=s("discard", ("id",)),
+                    destructive=True,
+                ),
+            ),
+            # read over all queues together from indexes without a queue column (see the SQL)
+            capped_overall=("ready", "scheduled", "running", "stuck"),
+            liveness_known=True,
+            advice=advice,
+            unsupported=(
+                (Capability.DONE, "succeeded jobs are kept, but no index serves counting them"),
+                (Capability.THROUGHPUT, "procrastinate keeps no counters"),
+            ),
+            relations=((schema, "procrastinate_jobs"),),
+        )

@@ -1,0 +1,32 @@
+-- Doing jobs, stalled first, at most %(rows)s, read like count_doing.sql: the live and the silent
+-- workers' jobs through idx_procrastinate_jobs_worker_not_null, the workerless ones through
+-- procrastinate_jobs_lock_idx_v1 (doing rows only; ORDER BY lock keeps the planner on it). Liveness is procrastinate's own: its worker's heartbeat
+-- (procrastinate_workers.last_heartbeat, every 10 s by default) is recent (alive), or stale beyond
+-- {stalled_after_s} s or the worker row pruned (gone). started_at is the job's last `started` event.
+WITH doing AS (
+    (SELECT j.id, j.queue_name, j.worker_id, j.attempts, j.task_name, j.args, NULL::timestamptz AS heartbeat
+     FROM {jobs} j WHERE j.status = 'doing' AND j.worker_id IS NULL ORDER BY j.lock LIMIT %(rows)s)
+    UNION ALL
+    (SELECT j.id, j.queue_name, j.worker_id, j.attempts, j.task_name, j.args, w.last_heartbeat
+     FROM (SELECT id, last_heartbeat FROM {workers} ORDER BY last_heartbeat LIMIT %(rows)s) w
+     CROSS JOIN LATERAL (SELECT * FROM {jobs} j
+                         WHERE j.worker_id = w.id AND j.worker_id IS NOT NULL AND j.status = 'doing'
+                         LIMIT %(rows)s) j
+     LIMIT %(rows)s)
+), ranked AS (
+    SELECT d.*, d.heartbeat + make_interval(secs => {stalled_after_s}) AS expires_at,
+           d.heartbeat IS NULL OR d.heartbeat < now() - make_interval(secs => {stalled_after_s}) AS stuck
+    FROM doing d
+    ORDER BY stuck DESC, expires_at NULLS FIRST, d.id
+    LIMIT %(rows)s
+)
+SELECT r.id, r.queue_name::text AS queue,
+       CASE WHEN r.worker_id IS NOT NULL THEN 'worker ' || r.worker_id END AS holder,
+       CASE WHEN r.stuck THEN 'gone' ELSE 'alive' END AS liveness, NULL::int AS holder_pid,
+       r.attempts, NULL::int AS max_attempts,
+       (SELECT max(e.at) FROM {events} e WHERE e.job_id = r.id AND e.type = 'started') AS started_at,
+       r.expires_at, extract(epoch FROM r.expires_at - now())::float8 AS seconds_left, r.stuck,
+       CASE WHEN pg_column_size(r.args) <= 65536 THEN left(r.task_name || ' ' || r.args::text, 200) END
+           AS payload_preview
+FROM ranked r
+ORDER BY r.stuck DESC, r.expires_at NULLS FIRST, r.id

@@ -1,0 +1,74 @@
+"""Conformance cases (tests/dialect_cases/) for the frameworks, built on the acceptance flow's drivers.
+
+populate() runs the framework for real: a worker that is killed during a slow job (stuck), fast jobs
+(done, or deleted where the framework deletes them), a failing job (dead), a job an hour ahead
+(scheduled), two jobs nobody serves (ready) and a live worker holding one job (running). First it
+creates the indexes the dialect's own advice names, as an operator following it would, so every
+panel is served; tests/frameworks/test_*.py check the advice itself.
+
+The live worker outlives populate() (the suite checks it while it runs): it exits by itself after
+LIVE_WORKER_S, and at the latest when the test process ends.
+"""
+
+from __future__ import annotations
+
+import atexit
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import psycopg
+from dialect_cases import DialectCase, TruthJob
+
+from pgq_tui.db.introspect import read_catalog
+from pgq_tui.dialects import registry
+from pgq_tui.dialects.detect import detect
+
+from .acceptance import Driver, crash_during_slow_job
+from .harness import Processes, create_runs_table
+
+LIVE_WORKER_S = 300
+
+_live = Processes.under(Path(tempfile.mkdtemp(prefix="pgq-cases-")))
+atexit.register(_live.stop_all)
+
+
+class DriverClass(Protocol):
+    def __call__(self, dsn: str) -> Driver: ...
+    @staticmethod
+    def version() -> str: ...
+
+
+def follow_index_advice(dsn: str, kind: str, dialects: tuple[Any, ...] = ()) -> list[str]:
+    """Run every CREATE INDEX the dialect advises for this database; returns the statements."""
+    every = (*dialects, *registry.builtin())
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        catalog = read_catalog(conn, every)
+        dialect = next(d for d in every if d.kind == kind)
+        (match,) = [m for m in detect(catalog, every) if m.kind == kind]
+        advice = [a.definition for a in dialect.model(match, catalog).advice]
+        for statement in advice:
+            conn.execute(statement)
+    return advice
+
+
+def framework_case(
+    driver: DriverClass, kind: str, schema: str, table: str, dialects: Callable[[], tuple[Any, ...]] = tuple
+) -> DialectCase:
+    def install(dsn: str) -> None:
+        driver.version()  # skips (or fails under PGQ_REQUIRE_FRAMEWORKS=1) when the client is missing
+        create_runs_table(dsn)
+        driver(dsn).install()
+
+    def populate(dsn: str) -> None:
+        follow_index_advice(dsn, kind, dialects())
+        fw = driver(dsn)
+        crash_during_slow_job(fw, _live, holder_lifetime_s=LIVE_WORKER_S)
+        for i in range(2):
+            fw.enqueue("fast", f"ready-{i}")
+
+    def truth(conn: psycopg.Connection) -> list[TruthJob]:
+        return [TruthJob(*row) for row in driver(conn.info.dsn).truth(conn)]
+
+    return DialectCase(f"{kind}", kind, schema, table, install, populate, truth, dialects=dialects)

@@ -1,0 +1,114 @@
+"""Graphile Worker 0.17 through its own Node client (node/graphile.js), for the acceptance flow."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import psycopg
+
+from .harness import (
+    NODE_DIR,
+    Processes,
+    Worker,
+    node_connection,
+    require_node_client,
+    run_client,
+    scalar,
+    truth_rows,
+    worker_env,
+)
+
+
+class Graphile:
+    kind = "graphile"
+    schema = "graphile_worker"
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self.env = {"PGQ_TEST_PG": json.dumps(node_connection(dsn))}
+
+    @staticmethod
+    def version() -> str:
+        return require_node_client("graphile-worker")
+
+    def _node(self, *args: str) -> str:
+        return run_client(["node", str(NODE_DIR / "graphile.js"), *args], env=self.env)
+
+    def install(self) -> None:
+        self._node("migrate")
+
+    def start_worker(
+        self,
+        procs: Processes,
+        *,
+        fixed: bool,
+        queues: Iterable[str] | None = None,
+        lifetime_s: float | None = None,
+    ) -> Worker:
+        return procs.start(
+            "graphile-worker",
+            ["node", str(NODE_DIR / "graphile.js"), "worker"],
+            ready="READY",
+            **worker_env(fixed=fixed, queues=queues, lifetime_s=lifetime_s),
+            **self.env,
+        )
+
+    def enqueue(self, queue: str, key: str, *, in_seconds: int | None = None) -> str:
+        """queue is the task identifier (fast, slow, fail, later); a failing job gets one attempt."""
+        spec = {
+            "task": queue,
+            "payload": {"key": key, "mode": queue},
+            "maxAttempts": 1 if queue == "fail" else 25,
+            "runInSeconds": in_seconds,
+        }
+        return self._node("add", json.dumps(spec)).strip()
+
+    def is_dead(self, job_id: str) -> bool:
+        return bool(
+            scalar(
+                self.dsn,
+                "SELECT locked_at IS NULL AND attempts >= max_attempts FROM graphile_worker._private_jobs"
+                " WHERE id = %s",
+                (int(job_id),),
+            )
+        )
+
+    def make_stuck(self, job_id: str) -> None:
+        """Graphile's lock expiry is a fixed 4 hours: simulated by backdating locked_at (and the
+        lock of its named queue, if any) by SQL, the one thing in this flow not done by the clock."""
+        scalar(
+            self.dsn,
+            "UPDATE graphile_worker._private_jobs SET locked_at = locked_at - interval '4 hours 1 minute'"
+            " WHERE id = %s AND locked_at IS NOT NULL RETURNING id",
+            (int(job_id),),
+        )
+
+    def truth(self, conn: psycopg.Connection | None = None) -> list[tuple[Any, str, str]]:
+        """Each job's (id, task, canonical state), by a full scan written from Graphile's documented rules."""
+        return truth_rows(
+            self.dsn,
+            """
+            SELECT j.id, t.identifier,
+                   CASE
+                     WHEN j.locked_at IS NOT NULL AND j.locked_at < now() - interval '4 hours' THEN 'stuck'
+                     WHEN j.locked_at IS NOT NULL THEN 'running'
+                     WHEN j.attempts >= j.max_attempts THEN 'dead'
+                     WHEN j.run_at <= now() THEN 'ready'
+                     ELSE 'scheduled'
+                   END AS state
+            FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+            ORDER BY 1
+            """,
+            conn,
+        )
+
+    def state(self, job_id: str) -> str | None:
+        """'locked', 'dead', 'waiting', or None once the row is gone (Graphile deletes done jobs)."""
+        return scalar(
+            self.dsn,
+            "SELECT CASE WHEN locked_at IS NOT NULL THEN 'locked' WHEN attempts >= max_attempts THEN 'dead'"
+            " ELSE 'waiting' END FROM graphile_worker._private_jobs WHERE id = %s",
+            (int(job_id),),
+        )

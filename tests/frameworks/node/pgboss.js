@@ -1,0 +1,58 @@
+'use strict'
+// pg-boss 10, driven as its users drive it:
+//   node pgboss.js migrate                   start() creates the schema; createQueue for each queue
+//   node pgboss.js send '<json>'             send(queue, data, options); prints the id
+//   node pgboss.js worker                    one work() loop per PGQ_TEST_QUEUES queue until killed
+// PGQ_TEST_SCHEMA names the schema (pg-boss's `schema` option; default pgboss).
+// PGQ_TEST_SUPERVISE=0 turns off pg-boss's own maintenance (which would fail an expired active job
+// by timeout): the test wants to see that job stuck, then rescue it itself.
+const PgBoss = require('pg-boss')
+const pg = require('pg')
+const { poolConfig, makeRecorder, perform, ready, queues } = require('./behaviour')
+
+function makeBoss (extra) {
+  const options = { ...poolConfig(), ...extra }
+  if (process.env.PGQ_TEST_SCHEMA) options.schema = process.env.PGQ_TEST_SCHEMA
+  const boss = new PgBoss(options)
+  boss.on('error', (err) => console.error(err))
+  return boss
+}
+
+async function main () {
+  const [command, arg] = process.argv.slice(2)
+  if (command === 'migrate') {
+    const boss = makeBoss({ supervise: false, schedule: false })
+    await boss.start()
+    for (const name of queues()) await boss.createQueue(name)
+    await boss.stop({ graceful: false, wait: true })
+    return
+  }
+  if (command === 'send') {
+    const spec = JSON.parse(arg)
+    const boss = makeBoss({ supervise: false, schedule: false, migrate: false })
+    await boss.start()
+    const id = await boss.send(spec.queue, spec.data, spec.options || {})
+    process.stdout.write(`${id}\n`)
+    await boss.stop({ graceful: false, wait: true })
+    return
+  }
+  if (command === 'worker') {
+    const boss = makeBoss({ supervise: process.env.PGQ_TEST_SUPERVISE !== '0', schedule: false })
+    await boss.start()
+    const pool = new pg.Pool(poolConfig())
+    const record = makeRecorder(pool)
+    for (const name of queues()) {
+      await boss.work(name, { pollingIntervalSeconds: 0.5 }, async (jobs) => {
+        for (const job of jobs) await perform(job.data, job.id, record)
+      })
+    }
+    ready()
+    return
+  }
+  throw new Error(`unknown command ${command}`)
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

@@ -1,0 +1,168 @@
+"""Issue 11's acceptance, for each framework with its real client and worker (see acceptance.py):
+
+install the schema with the framework's own tool; a real worker records its runs; fast, slow, scheduled
+and always-failing jobs enqueued with the framework's own client; kill -9 during the slow job. Then:
+pgq-top finds the queue, shows what it can count through the framework's own indexes and names the
+index it needs for the rest (without altering the table); once the operator creates those, every count
+in the snapshot equals ground-truth SQL and the stuck job shows with the framework's own rule; the CLI
+retries the dead job and rescues the stuck one (and refuses the live worker's job); a fresh worker runs
+exactly those two jobs to completion.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import psycopg
+import pytest
+
+from pgq_tui.cli import main
+from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
+
+from .acceptance import Driver, crash_during_slow_job, fresh_worker_runs
+from .cases import follow_index_advice
+from .graphile_client import Graphile
+from .harness import Processes
+from .pgboss_client import PgBoss
+from .pgqueuer_client import HEARTBEAT_TIMEOUT_S, Pgqueuer
+from .procrastinate_client import STALLED_S, Procrastinate
+
+# driver, --kind, liveness of the killed worker's job, of the live worker's job, the dialect's
+# heartbeat threshold (the workers' own setting, told to pgq-top as an operator would)
+FRAMEWORKS = [
+    pytest.param(Graphile, "graphile-worker", "unknown", "unknown", None, id="graphile-worker"),
+    pytest.param(PgBoss, "pg-boss", "unknown", "unknown", None, id="pg-boss"),
+    pytest.param(Procrastinate, "procrastinate", "gone", "alive", STALLED_S, id="procrastinate"),
+    pytest.param(Pgqueuer, "pgqueuer", "gone", "alive", HEARTBEAT_TIMEOUT_S, id="pgqueuer"),
+]
+SNAPSHOT_FIELDS = {
+    "ready": "ready",
+    "scheduled": "scheduled",
+    "running": "running",
+    "expired": "stuck",
+    "failed": "dead",
+    "done": "done",
+}
+
+
+def snapshot(capsys: pytest.CaptureFixture[str], dsn: str, kind: str) -> dict[str, Any]:
+    code = main(["snapshot", "--json", "--dsn", dsn, "--kind", kind])
+    out, err = capsys.readouterr()
+    assert (code, err) == (EXIT_OK, ""), err
+    return json.loads(out)
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def shown_counts(snap: dict[str, Any]) -> Counter[tuple[str, str]]:
+    return Counter(
+        {
+            (q["queue"], state): q[name]
+            for q in snap["queues"]
+            for name, state in SNAPSHOT_FIELDS.items()
+            if q[name]
+        }
+    )
+
+
+def true_counts(fw: Driver) -> Counter[tuple[str, str]]:
+    return Counter((queue, state) for _, queue, state in fw.truth())
+
+
+def table_shape(dsn: str) -> list[tuple[str, str]]:
+    """Every index and column of the user's schemas: the monitor must not change any of them."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute(
+            "SELECT 'index', indexrelid::regclass::text FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT LIKE 'pg\\_%%'"
+            " AND n.nspname <> 'information_schema'"
+            " UNION ALL SELECT 'column', attrelid::regclass::text || '.' || attname FROM pg_attribute a"
+            " JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE a.attnum > 0 AND n.nspname NOT LIKE 'pg\\_%%' AND n.nspname <> 'information_schema'"
+            " ORDER BY 1, 2"
+        ).fetchall()
+
+
+@pytest.mark.parametrize(("driver", "kind", "stuck_liveness", "live_liveness", "threshold"), FRAMEWORKS)
+def test_framework_end_to_end(
+    driver: Any,
+    kind: str,
+    stuck_liveness: str,
+    live_liveness: str,
+    threshold: float | None,
+    framework_dsn: str,
+    processes: Processes,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    driver.version()  # skips, or fails under PGQ_REQUIRE_FRAMEWORKS=1, when the client is missing
+    if threshold is not None:
+        monkeypatch.setenv("PGQ_TOP_STALLED_AFTER", str(threshold))
+    fw: Driver = driver(framework_dsn)
+    fw.install()
+    crashed = crash_during_slow_job(fw, processes)
+
+    # Before the operator adds any index: what the framework's own indexes serve is exact, the rest
+    # is named with the index it needs, and nothing in the database changed.
+    shape = table_shape(framework_dsn)
+    snap = snapshot(capsys, framework_dsn, kind)
+    assert snap["kind"] == kind and snap["stuck_rule"]
+    left_out = {SNAPSHOT_FIELDS.get(panel, panel) for panel in snap["unsupported"]}
+    served = {s for s in SNAPSHOT_FIELDS.values() if s not in left_out}
+    want = true_counts(fw)
+    assert +Counter({k: v for k, v in shown_counts(snap).items() if k[1] in served}) == +Counter(
+        {k: v for k, v in want.items() if k[1] in served}
+    )
+    for panel, why in snap["unsupported"].items():
+        if why.startswith("needs an index"):
+            assert "CREATE INDEX" in why, panel
+    assert table_shape(framework_dsn) == shape, "the monitor altered the database"
+
+    # The operator follows the advice: now every count is served and exact.
+    follow_index_advice(framework_dsn, kind)
+    snap = snapshot(capsys, framework_dsn, kind)
+    assert not any(why.startswith("needs an index") for why in snap["unsupported"].values())
+    served = {
+        s
+        for s in SNAPSHOT_FIELDS.values()
+        if s not in {SNAPSHOT_FIELDS.get(p, p) for p in snap["unsupported"]}
+    }
+    assert served >= {"ready", "scheduled", "running", "stuck", "dead"}
+    want = true_counts(fw)
+    assert shown_counts(snap) == +Counter({k: v for k, v in want.items() if k[1] in served})
+    assert want[("slow", "stuck")] == 1 and want[("fail", "dead")] == 1 and want[("later", "scheduled")] == 1
+    assert want[("hold", "running")] == 1
+
+    stuck = {str(r["id"]): r for r in snap["expired"]["rows"]}
+    running = {str(r["id"]): r for r in snap["leases"]["rows"]}
+    assert set(stuck) == {crashed.slow} and set(running) == {crashed.held}
+    assert stuck[crashed.slow]["liveness"] == stuck_liveness
+    assert running[crashed.held]["liveness"] == live_liveness
+    assert [str(r["id"]) for r in snap["dead"]["rows"]] == [crashed.failing]
+
+    # The CLI: the live worker's job is refused; the dead job is retried, the stuck one rescued.
+    where = ("--dsn", framework_dsn, "--kind", kind)
+    code, _, err = cli(capsys, "requeue", *where, "--ids", crashed.held, "--yes")
+    assert code == EXIT_REFUSED and "nothing to requeue" in err, err
+    for verb, job in (("retry", crashed.failing), ("requeue", crashed.slow)):
+        code, out, err = cli(capsys, verb, *where, "--ids", job, "--yes")
+        assert (code, err) == (EXIT_OK, ""), err
+        assert kind in out
+    after = true_counts(fw)
+    assert after[("slow", "stuck")] == 0 and after[("fail", "dead")] == 0
+    assert after[("slow", "ready")] + after[("slow", "scheduled")] == 1 and after[("fail", "ready")] == 1
+
+    # A fresh worker (the fix deployed) runs exactly those two jobs, each once, to completion.
+    ran = fresh_worker_runs(fw, processes, {"fail", "slow"})
+    assert Counter(ran) == Counter(
+        {("fail", "start"): 1, ("fail", "done"): 1, ("slow", "start"): 1, ("slow", "done"): 1}
+    )
+    final = true_counts(fw)
+    assert {state for (_, state), n in final.items() if n} <= {"done", "scheduled", "running"}
+    assert final[("later", "scheduled")] == 1 and final[("hold", "running")] == 1

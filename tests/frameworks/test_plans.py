@@ -1,0 +1,113 @@
+"""Every read a framework dialect polls walks an index: O(active jobs), never O(table).
+
+The schema is installed with the framework's own tool. With sequential scans disabled, the planner
+still picks one only when no index can serve the query, so a Seq Scan left on a job table (or a
+partition of it, or the events/log table) means the dialect would scan. Checked twice: on the
+framework's own indexes (what is offered must be served by them; the rest is index advice), and after
+the operator followed that advice (then everything is offered). Action statements, given ids, reach
+their rows through the primary key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from pgq_tui.db.introspect import read_catalog
+from pgq_tui.dialects import registry
+from pgq_tui.dialects.contract import QueueModel, Statement
+from pgq_tui.dialects.detect import detect
+
+from .cases import follow_index_advice
+from .graphile_client import Graphile
+from .harness import create_runs_table
+from .pgboss_client import PgBoss
+from .pgqueuer_client import Pgqueuer
+from .procrastinate_client import Procrastinate
+
+UUID = "00000000-0000-0000-0000-000000000000"
+FRAMEWORKS = [
+    pytest.param(Graphile, "graphile-worker", 1, id="graphile-worker"),
+    pytest.param(PgBoss, "pg-boss", UUID, id="pg-boss"),
+    pytest.param(Procrastinate, "procrastinate", 1, id="procrastinate"),
+    pytest.param(Pgqueuer, "pgqueuer", 1, id="pgqueuer"),
+]
+# Relations that grow with the job count (a seq scan on a queue or task list is fine: a row per queue).
+BIG = ("_private_jobs", "job", "procrastinate_jobs", "procrastinate_events", "pgqueuer", "pgqueuer_log")
+
+
+def model_of(conn: psycopg.Connection, kind: str) -> QueueModel:
+    dialects = registry.builtin()
+    catalog = read_catalog(conn, dialects)
+    (match,) = [m for m in detect(catalog, dialects) if m.kind == kind]
+    return next(d for d in dialects if d.kind == kind).model(match, catalog)
+
+
+def seq_scans(conn: psycopg.Connection, statement: Statement, params: dict[str, Any]) -> list[str]:
+    """Relations the plan reads with a Seq Scan, with sequential scans disabled."""
+    with conn.transaction(force_rollback=True):
+        conn.execute("SET LOCAL enable_seqscan = off")
+        plan = conn.execute(
+            psycopg.sql.SQL("EXPLAIN (FORMAT JSON) ") + statement.compose(), params
+        ).fetchone()
+    assert plan is not None
+    found: list[str] = []
+
+    def walk(node: dict[str, Any]) -> None:
+        if node.get("Node Type") == "Seq Scan":
+            found.append(str(node.get("Relation Name")))
+        for child in node.get("Plans", ()):
+            walk(child)
+
+    walk((plan[0] if isinstance(plan[0], list) else json.loads(plan[0]))[0]["Plan"])
+    return found
+
+
+def big(relation: str) -> bool:
+    # pg-boss 10 keeps one partition per queue, named j + sha224 hex
+    return relation in BIG or (len(relation) == 57 and relation.startswith("j"))
+
+
+@pytest.fixture
+def installed(request: pytest.FixtureRequest, empty_dsn: str) -> Iterator[tuple[Any, str, Any]]:
+    driver, kind, sample_id = request.param
+    driver.version()
+    create_runs_table(empty_dsn)
+    driver(empty_dsn).install()
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+        yield conn, kind, sample_id
+
+
+def reads(model: QueueModel) -> list[Statement]:
+    return [s for s in (*model.counts, model.leases, model.dead, model.job) if s is not None]
+
+
+@pytest.mark.parametrize(
+    "installed", [p.values for p in FRAMEWORKS], indirect=True, ids=[p.id for p in FRAMEWORKS]
+)
+def test_every_poll_walks_an_index_before_and_after_the_advice(installed, empty_dsn: str) -> None:
+    conn, kind, sample_id = installed
+    params = {"cap1": 10, "rows": 50, "id": sample_id, "ids": [sample_id], "queue": None, "batch": 100}
+    before = model_of(conn, kind)
+    for statement in reads(before):
+        assert [r for r in seq_scans(conn, statement, params) if big(r)] == [], statement.name
+    follow_index_advice(empty_dsn, kind)
+    conn.execute("ANALYZE")
+    after = model_of(conn, kind)
+    assert (after.advice == () and len(reads(after)) > len(reads(before))) or before.advice == ()
+    for statement in reads(after):
+        assert [r for r in seq_scans(conn, statement, params) if big(r)] == [], statement.name
+    # the check sees a scan where there is one: the locked-jobs count without its index
+    if kind == "graphile-worker":
+        conn.execute("DROP INDEX graphile_worker.pgq_top_locked_jobs")
+        (locked,) = [s for s in after.counts if s.name == "graphile.count_locked"]
+        assert "_private_jobs" in seq_scans(conn, locked, params)
+        conn.execute(next(a.definition for a in before.advice if "locked" in a.definition))
+    for action in after.actions:
+        for statement in (action.preview, action.statement):
+            assert [r for r in seq_scans(conn, statement, params) if big(r)] == [], statement.name
