@@ -166,14 +166,16 @@ def test_worker_cli_runs_and_stops_cleanly_on_sigint(queue: JobQueue, sql: psyco
         while sql.execute("SELECT count(*) FROM jobs").fetchone()[0] > 0:
             assert time.monotonic() < deadline, "workers did not drain the queue"
             time.sleep(0.2)
-        apps = [
+        apps = {
             r[0]
             for r in sql.execute(
                 "SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'pgq-w-%%'"
                 " AND application_name <> %s AND datname = current_database()",
                 (queue.worker_id,),
             ).fetchall()
-        ]
+        }
+        # Two workers; each has its claim session and its LISTEN session (and, once it has held a job
+        # for lease/3, its heartbeat session), all under its worker id.
         assert len(apps) == 2
     finally:
         proc.send_signal(signal.SIGINT)
@@ -241,7 +243,20 @@ def test_idle_workers_stop_gracefully_on_sigint(dsn: str) -> None:
     config = WorkerConfig(conninfo=dsn, queues=("empty",), idle_sleep=0.2)
     for _ in range(3):
         pool = WorkerPool(config, concurrency=3, reap_interval=0).start()
-        time.sleep(1.0)  # every worker is now asleep in its idle wait
+        # Every worker has installed its signal handlers and is asleep in its idle wait once it
+        # listens (a SIGINT that arrives while a spawned child is still importing is a plain Ctrl-C).
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            deadline = time.monotonic() + 30
+            while (
+                conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND query LIKE 'LISTEN %%'"
+                ).fetchone()[0]
+                < 3
+            ):
+                assert time.monotonic() < deadline, "workers never started listening"
+                time.sleep(0.05)
+        time.sleep(0.3)
         procs = [s.process for s in pool.workers]
         for p in procs:  # what a Ctrl-C in the terminal does to the whole process group
             os.kill(p.pid, signal.SIGINT)
