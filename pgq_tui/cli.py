@@ -118,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--reap-interval", type=float, default=5.0, help="seconds between reaper runs (0: off)"
     )
     worker.add_argument(
+        "--poll",
+        type=float,
+        default=10.0,
+        help="idle workers wake on NOTIFY; this is the safety poll in seconds (default: 10)",
+    )
+    worker.add_argument(
         "--max-crashes",
         type=int,
         default=5,
@@ -170,10 +176,13 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from pgq_tui.db import resolve_dsn
     from pgq_tui.queue import JobQueue
 
+    # No statement timeout: a concurrent index build on a big table takes as long as it takes.
     table, schema = args.table or "jobs", args.schema or "public"
-    with JobQueue(resolve_dsn(args.dsn), table, schema, worker_id="pgq-top init") as q:
-        q.install()
-    print(f"pgq-top: {schema}.{table} is ready")
+    with JobQueue(
+        resolve_dsn(args.dsn), table, schema, worker_id="pgq-top init", statement_timeout_ms=None
+    ) as q:
+        done = q.install(say=lambda message: print(f"pgq-top: {message}", flush=True))
+    print(f"pgq-top: {schema}.{table} is ready" + ("" if done else " (nothing to change)"))
     return EXIT_OK
 
 
@@ -207,6 +216,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         batch=args.batch,
         lease=args.lease,
         keep=args.keep,
+        poll=args.poll,
     )
     # The pool's supervisor says which worker died of what, and when it restarts one.
     handler = logging.StreamHandler(sys.stderr)

@@ -96,3 +96,15 @@ def sql(dsn: str) -> Iterator[psycopg.Connection]:
     """A plain autocommit connection to the test database, for setting up and checking state."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         yield conn
+
+
+@pytest.fixture
+def crash_env(dsn: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test database, with a `handler_runs` table that tests/crash_handler.py:record fills."""
+    monkeypatch.setenv("PGQ_CRASH_DSN", dsn)  # inherited by the spawned workers
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE handler_runs (job_id bigint NOT NULL, pid int NOT NULL,"
+            " started_at timestamptz NOT NULL DEFAULT clock_timestamp())"
+        )
+    return dsn

@@ -73,8 +73,12 @@ def _assert_waits_are_rare_chain_follows(waits: list[str], claims: int) -> None:
     # concurrent claim has just updated, PostgreSQL follows the update chain and locks the new version
     # with a plain wait (heap_lock_updated_tuple ignores SKIP LOCKED), then skips it: a brief wait on a
     # row it was never going to take, never on a pending row. Measured here, with lock_timeout=1ms
-    # turning each wait longer than 1 ms into a counted error: it must be that kind, and rare.
-    assert all("updated version" in w for w in waits), waits[:3]
+    # turning each wait longer than 1 ms into a counted error: every row-lock wait (its context names
+    # the tuple) must be that kind, and all waits rare. A wait with no tuple context is not on a row:
+    # the claim's UPDATE can wait to extend the table (new row versions on a full page) or behind
+    # autovacuum truncating the table's empty tail; CI on a loaded machine saw 3 of those in 1,000 claims.
+    row_waits = [w for w in waits if "tuple" in w]
+    assert all("updated version" in w for w in row_waits), row_waits[:3]
     assert len(waits) <= max(3, claims // 50), f"{len(waits)} of {claims} claims waited"
 
 
@@ -162,14 +166,16 @@ def test_worker_cli_runs_and_stops_cleanly_on_sigint(queue: JobQueue, sql: psyco
         while sql.execute("SELECT count(*) FROM jobs").fetchone()[0] > 0:
             assert time.monotonic() < deadline, "workers did not drain the queue"
             time.sleep(0.2)
-        apps = [
+        apps = {
             r[0]
             for r in sql.execute(
                 "SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'pgq-w-%%'"
                 " AND application_name <> %s AND datname = current_database()",
                 (queue.worker_id,),
             ).fetchall()
-        ]
+        }
+        # Two workers; each has its claim session and its LISTEN session (and, once it has held a job
+        # for lease/3, its heartbeat session), all under its worker id.
         assert len(apps) == 2
     finally:
         proc.send_signal(signal.SIGINT)
@@ -237,7 +243,20 @@ def test_idle_workers_stop_gracefully_on_sigint(dsn: str) -> None:
     config = WorkerConfig(conninfo=dsn, queues=("empty",), idle_sleep=0.2)
     for _ in range(3):
         pool = WorkerPool(config, concurrency=3, reap_interval=0).start()
-        time.sleep(1.0)  # every worker is now asleep in its idle wait
+        # Every worker has installed its signal handlers and is asleep in its idle wait once it
+        # listens (a SIGINT that arrives while a spawned child is still importing is a plain Ctrl-C).
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            deadline = time.monotonic() + 30
+            while (
+                conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND query LIKE 'LISTEN %%'"
+                ).fetchone()[0]
+                < 3
+            ):
+                assert time.monotonic() < deadline, "workers never started listening"
+                time.sleep(0.05)
+        time.sleep(0.3)
         procs = [s.process for s in pool.workers]
         for p in procs:  # what a Ctrl-C in the terminal does to the whole process group
             os.kill(p.pid, signal.SIGINT)

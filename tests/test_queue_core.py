@@ -1,18 +1,42 @@
-"""The queue's contract, against a real server: ordering, leases, backoff, dead letters, fencing."""
+"""The queue's contract, against a real server: ordering, leases, backoff, dead letters, fencing,
+notifications, install. Every test runs twice: on JobQueue and on AsyncJobQueue (tests/queue_apis.py)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 
 import psycopg
 import pytest
 from psycopg import sql as pgsql
+from queue_apis import APIS, factory
 
 from pgq_tui.errors import PgqError
 from pgq_tui.queue import JobQueue
 from pgq_tui.queue.schema import AUTOVACUUM_OPTIONS
+
+
+@pytest.fixture(params=APIS)
+def make_queue(request: pytest.FixtureRequest) -> Iterator[Callable[..., JobQueue]]:
+    """JobQueue or AsyncJobQueue (behind a synchronous view), closed after the test."""
+    made: list = []
+
+    def make(*args: object, **kwargs: object) -> JobQueue:
+        made.append(factory(request.param)(*args, **kwargs))
+        return made[-1]
+
+    yield make
+    for q in made:
+        q.close()
+
+
+@pytest.fixture
+def queue(make_queue: Callable[..., JobQueue], dsn: str) -> JobQueue:
+    return make_queue(dsn)
 
 
 def statuses(conn: psycopg.Connection) -> dict[int, str]:
@@ -139,12 +163,12 @@ def test_fail_with_explicit_backoff(queue: JobQueue, sql: psycopg.Connection) ->
 
 
 def test_reap_returns_expired_leases_and_dead_letters_exhausted_ones(
-    queue: JobQueue, sql: psycopg.Connection
+    queue: JobQueue, make_queue: Callable[..., JobQueue], sql: psycopg.Connection
 ) -> None:
     queue.enqueue("q", [{}, {}, {}], max_attempts=1)
     queue.enqueue("q", [{}], max_attempts=5)
     short = queue.claim("q", limit=10, lease=0.2)
-    with JobQueue(queue.conninfo) as other:
+    with make_queue(queue.conninfo) as other:
         other.enqueue("q2", [{}])
         long = other.claim("q2", lease=60)
     time.sleep(0.4)
@@ -165,9 +189,11 @@ def test_reap_returns_expired_leases_and_dead_letters_exhausted_ones(
     assert queue.reap() == 0
 
 
-def test_fencing_refuses_a_stale_worker(queue: JobQueue, sql: psycopg.Connection) -> None:
+def test_fencing_refuses_a_stale_worker(
+    queue: JobQueue, make_queue: Callable[..., JobQueue], sql: psycopg.Connection
+) -> None:
     queue.enqueue("q", [{}, {}])
-    with JobQueue(queue.conninfo) as stale, JobQueue(queue.conninfo) as fresh:
+    with make_queue(queue.conninfo) as stale, make_queue(queue.conninfo) as fresh:
         a, b = stale.claim("q", limit=2, lease=0.1)
         time.sleep(0.2)
         assert fresh.reap() == 2
@@ -260,10 +286,12 @@ def test_payloads_round_trip_untouched(queue: JobQueue) -> None:
     assert payloads == [hostile, [1, 2], "plain", 7]
 
 
-def test_table_and_schema_names_are_identifiers_not_sql(dsn: str, sql: psycopg.Connection) -> None:
+def test_table_and_schema_names_are_identifiers_not_sql(
+    dsn: str, make_queue: Callable[..., JobQueue], sql: psycopg.Connection
+) -> None:
     evil = 'jobs"; DROP TABLE victim; --'
     sql.execute("CREATE TABLE victim (x int)")
-    with JobQueue(dsn, table=evil, schema="my schema") as q:
+    with make_queue(dsn, table=evil, schema="my schema") as q:
         q.install()
         q.enqueue("q", [{}])
         assert len(q.claim("q")) == 1
@@ -272,8 +300,8 @@ def test_table_and_schema_names_are_identifiers_not_sql(dsn: str, sql: psycopg.C
     assert sql.execute(count).fetchone()[0] == 1
 
 
-def test_missing_table_is_a_clear_error(dsn: str) -> None:
-    with JobQueue(dsn, table="nope") as q, pytest.raises(PgqError, match=r"public\.nope does not exist"):
+def test_missing_table_is_a_clear_error(dsn: str, make_queue: Callable[..., JobQueue]) -> None:
+    with make_queue(dsn, table="nope") as q, pytest.raises(PgqError, match=r"public\.nope does not exist"):
         q.claim("q")
 
 
@@ -304,7 +332,9 @@ def test_claim_and_reap_use_their_partial_indexes(queue: JobQueue, sql: psycopg.
     assert "Seq Scan" not in reap
 
 
-def test_install_upgrades_a_table_made_from_the_seed_schema(dsn: str, sql: psycopg.Connection) -> None:
+def test_install_upgrades_a_table_made_from_the_seed_schema(
+    dsn: str, make_queue: Callable[..., JobQueue], sql: psycopg.Connection
+) -> None:
     sql.execute(
         "CREATE TABLE seedjobs (id bigserial PRIMARY KEY, queue text NOT NULL, payload jsonb NOT NULL,"
         " status text NOT NULL DEFAULT 'pending', run_at timestamptz NOT NULL DEFAULT now(),"
@@ -314,7 +344,7 @@ def test_install_upgrades_a_table_made_from_the_seed_schema(dsn: str, sql: psyco
         "INSERT INTO seedjobs (queue, payload)"
         " SELECT 'old', jsonb_build_object('n', g) FROM generate_series(1, 3) g"
     )
-    with JobQueue(dsn, table="seedjobs") as q:
+    with make_queue(dsn, table="seedjobs") as q:
         q.install()
         q.install()
         jobs = q.claim("old", limit=10)
@@ -352,3 +382,123 @@ def test_bulk_enqueue_by_copy_keeps_every_option(queue: JobQueue, sql: psycopg.C
     assert sql.execute("SELECT payload FROM jobs WHERE id = %s", (ids[0],)).fetchone()[0] == hostile
     assert sql.execute("SELECT sum(enqueued) FROM jobs_stats").fetchone()[0] == 2001
     assert [j.id for j in queue.claim("q", limit=5)] == small, "a scheduled job was claimed early"
+
+
+def test_enqueue_retry_requeue_notify_when_ready_and_only_then(
+    queue: JobQueue, sql: psycopg.Connection
+) -> None:
+    sql.execute(pgsql.SQL("LISTEN {}").format(pgsql.Identifier(queue.channel)))
+    later = datetime.now(timezone.utc) + timedelta(hours=1)
+    queue.enqueue("q", [{}, {}], run_at=later)
+    queue.enqueue("big", [{}] * 1500, run_at=later)  # the COPY path
+    assert list(sql.notifies(timeout=0.3)) == [], "notified for jobs scheduled later"
+    queue.enqueue("q", [{}, {}, {}])
+    queue.enqueue("big", [{}] * 1500)
+    notes = [(n.channel, n.payload) for n in sql.notifies(timeout=0.3)]
+    assert notes == [(queue.channel, "q"), (queue.channel, "big")], "one notification per transaction"
+    dead = queue.claim("q", limit=1)
+    queue.fail(dead[0], "x", backoff=3600)  # a retry later: no notification
+    stuck = queue.claim("q", limit=1, lease=0.01)
+    time.sleep(0.05)
+    assert list(sql.notifies(timeout=0.2)) == []
+    assert queue.requeue([j.id for j in stuck]) == 1
+    sql.execute("UPDATE jobs SET status = 'failed' WHERE id = %s", (dead[0].id,))
+    assert queue.retry([dead[0].id]) == 1
+    assert [n.payload for n in sql.notifies(timeout=0.3)] == ["q", "q"]
+
+
+def test_renew_records_the_heartbeat(queue: JobQueue, sql: psycopg.Connection) -> None:
+    queue.enqueue("q", [{}, {}, {}])
+    jobs = queue.claim("q", limit=3, lease=5)
+    assert sql.execute("SELECT count(heartbeat_at) FROM jobs").fetchone()[0] == 0, "claim sets no heartbeat"
+    assert queue.complete(jobs[:1]) == 1
+    assert queue.renew(jobs, 60) == {jobs[1].id, jobs[2].id}, "renewed a job we no longer hold"
+    rows = sql.execute("SELECT id, heartbeat_at, locked_until - now() FROM jobs").fetchall()
+    assert all(beat is not None and ttl > timedelta(seconds=55) for _, beat, ttl in rows)
+    assert queue.get(jobs[1].id)["heartbeat_at"] == dict((i, b) for i, b, _ in rows)[jobs[1].id]
+
+
+def test_seconds_until_due_skip_scans_priorities(queue: JobQueue) -> None:
+    assert queue.seconds_until_due(["q", "r"]) is None
+    now = datetime.now(timezone.utc)
+    for priority in range(5):
+        queue.enqueue("q", [{}] * 3, run_at=now + timedelta(seconds=100 - priority), priority=priority)
+    queue.enqueue("r", [{}], run_at=now + timedelta(seconds=50))
+    assert 95 < queue.seconds_until_due(["q"]) <= 96
+    assert 49 < queue.seconds_until_due(["q", "r", "none"]) <= 50
+    queue.enqueue("q", [{}], priority=-3)
+    assert queue.seconds_until_due(["q"]) <= 0
+
+
+def _index_states(sql: psycopg.Connection) -> dict[str, bool]:
+    return dict(
+        sql.execute(
+            "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " WHERE i.indrelid = 'jobs'::regclass AND c.relname <> 'jobs_pkey'"
+        ).fetchall()
+    )
+
+
+def test_install_on_a_table_with_rows_builds_missing_indexes_concurrently(
+    queue: JobQueue, sql: psycopg.Connection
+) -> None:
+    queue.enqueue("q", [{}] * 10)
+    sql.execute("ANALYZE jobs")
+    sql.execute("DROP INDEX jobs_claim_idx, jobs_done_idx")
+    said: list[str] = []
+    done = queue.install(say=said.append)
+    assert done == said
+    assert [m for m in said if m.startswith("building")] == [
+        "building index jobs_claim_idx CONCURRENTLY (table has ~10 rows; writes continue)",
+        "building index jobs_done_idx CONCURRENTLY (table has ~10 rows; writes continue)",
+    ]
+    assert _index_states(sql) == dict.fromkeys(
+        ["jobs_claim_idx", "jobs_lease_idx", "jobs_dead_idx", "jobs_done_idx"], True
+    )
+    assert queue.install() == [], "a second run changed something"
+
+
+def test_install_rebuilds_an_index_a_failed_concurrent_build_left_invalid(
+    queue: JobQueue, sql: psycopg.Connection
+) -> None:
+    queue.enqueue("q", [{}] * 10)
+    sql.execute("UPDATE jobs SET attempts = 7 WHERE id = (SELECT min(id) FROM jobs)")
+    sql.execute("DROP INDEX jobs_lease_idx")
+    sql.execute("ANALYZE jobs")
+    # A real failed build: the expression divides by zero on one row, leaving an invalid index.
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        sql.execute("CREATE INDEX CONCURRENTLY jobs_lease_idx ON jobs ((1 / (attempts - 7)))")
+    assert _index_states(sql)["jobs_lease_idx"] is False
+    said = queue.install()
+    assert said == [
+        "index jobs_lease_idx is invalid (a failed concurrent build): dropping it CONCURRENTLY",
+        "building index jobs_lease_idx CONCURRENTLY (table has ~10 rows; writes continue)",
+        said[2],
+    ]
+    assert said[2].startswith("built index jobs_lease_idx in ")
+    assert _index_states(sql)["jobs_lease_idx"] is True
+    (definition,) = sql.execute(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'jobs_lease_idx'"
+    ).fetchone()
+    assert "(queue, locked_until) WHERE (status = 'running'::text)" in definition
+
+
+def test_init_cli_says_what_it_builds(dsn: str, sql: psycopg.Connection) -> None:
+    sql.execute("INSERT INTO jobs (queue) SELECT 'q' FROM generate_series(1, 100)")
+    sql.execute("ANALYZE jobs")
+    sql.execute("DROP INDEX jobs_dead_idx")
+    run = subprocess.run(
+        [sys.executable, "-m", "pgq_tui", "init", "--dsn", dsn], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert (
+        lines[0]
+        == "pgq-top: building index jobs_dead_idx CONCURRENTLY (table has ~100 rows; writes continue)"
+    )
+    assert lines[1].startswith("pgq-top: built index jobs_dead_idx in ")
+    assert lines[2] == "pgq-top: public.jobs is ready"
+    again = subprocess.run(
+        [sys.executable, "-m", "pgq_tui", "init", "--dsn", dsn], capture_output=True, text=True, timeout=60
+    )
+    assert again.stdout == "pgq-top: public.jobs is ready (nothing to change)\n"

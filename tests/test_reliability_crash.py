@@ -9,7 +9,6 @@ import random
 import time
 
 import psycopg
-import pytest
 
 from pgq_tui.queue import JobQueue
 from pgq_tui.queue.pool import WorkerPool
@@ -17,14 +16,6 @@ from pgq_tui.queue.worker import WorkerConfig
 
 N_JOBS = 20_000
 CHAOS_SECONDS = 30
-
-
-@pytest.fixture
-def crash_env(dsn: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv("PGQ_CRASH_DSN", dsn)  # inherited by the spawned workers
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("CREATE TABLE handler_runs (job_id bigint NOT NULL, pid int NOT NULL)")
-    return dsn
 
 
 def test_kill_9_workers_for_30_seconds_loses_nothing(

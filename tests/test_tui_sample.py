@@ -68,6 +68,7 @@ def make_snapshot(**overrides: object) -> Snapshot:
             seconds_left=20.0 - i,
             holder_connected=True,
             holder_pid=4200 + i,
+            heartbeat_age=float(i),
         )
         for i in range(8)
     )
@@ -82,6 +83,7 @@ def make_snapshot(**overrides: object) -> Snapshot:
             seconds_left=-95.0,
             holder_connected=False,
             holder_pid=None,
+            heartbeat_age=125.0,
         ),
         Lease(
             id=78,
@@ -93,6 +95,7 @@ def make_snapshot(**overrides: object) -> Snapshot:
             seconds_left=-80.0,
             holder_connected=False,
             holder_pid=None,
+            heartbeat_age=110.0,
         ),
         Lease(
             id=91,

@@ -133,7 +133,15 @@ def test_killed_on_purpose_is_replaced_at_once_and_never_a_crash_loop(dsn: str) 
 def test_a_worker_stopped_from_outside_is_not_replaced(dsn: str, caplog: pytest.LogCaptureFixture) -> None:
     with WorkerPool(config(dsn), concurrency=2, reap_interval=0, restart=FAST) as pool:
         victim = wait_for(lambda: [s for s in pool.workers if s.process.is_alive()], "workers")[0]
-        time.sleep(1.0)  # past start-up: its signal handlers are installed
+        # Past start-up (its signal handlers are installed) once it has connected; a fixed sleep was
+        # too short on a loaded machine, where importing psycopg alone takes a second.
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            wait_for(
+                lambda: conn.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE application_name = %s", (victim.worker_id,)
+                ).fetchone(),
+                "the worker to connect",
+            )
         os.kill(victim.process.pid, signal.SIGTERM)  # e.g. an operator, or Ctrl-C to the group
         wait_for(lambda: len(pool.workers) == 1, "the worker to stop")
         time.sleep(0.3)

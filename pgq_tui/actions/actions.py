@@ -35,6 +35,7 @@ from pgq_tui.errors import describe
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue import statements as qst
 from pgq_tui.queue.jobqueue import BATCH
+from pgq_tui.queue.schema import channel
 
 APPLICATION_NAME = "pgq-top actions"
 
@@ -113,6 +114,8 @@ class Actions:
         return qst.compose(statement, self.table, self.schema)
 
     def _rows(self, statement: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        # channel: requeue and retry notify idle workers of the jobs they make ready.
+        params = {"channel": channel(self.table, self.schema), **params}
         with self._lock, self.conn.cursor(row_factory=dict_row) as cur:
             cur.execute(self._sql(statement), params)
             return cur.fetchall() if cur.description else []

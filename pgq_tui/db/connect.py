@@ -30,18 +30,17 @@ def resolve_dsn(dsn: str | None) -> str:
     return value
 
 
-def connect(
+def connect_kwargs(
     conninfo: str,
     *,
     application_name: str,
-    autocommit: bool = True,
     statement_timeout_ms: int | None = None,
     lock_timeout_ms: int | None = None,
     idle_in_transaction_timeout_ms: int | None = None,
     read_only: bool = False,
     connect_timeout_s: int = 5,
-) -> psycopg.Connection:
-    """Open a labelled, bounded connection, or raise PgqError with one clear line."""
+) -> dict[str, object]:
+    """The keyword arguments (besides conninfo and autocommit) of a labelled, bounded connection."""
     options = []
     if statement_timeout_ms is not None:
         options.append(f"-c statement_timeout={int(statement_timeout_ms)}")
@@ -58,6 +57,13 @@ def connect(
     if options:
         existing = conninfo_to_dict(conninfo).get("options") or os.environ.get("PGOPTIONS", "")
         kwargs["options"] = " ".join([str(existing), *options]).strip()
+    return kwargs
+
+
+def connect(conninfo: str, *, autocommit: bool = True, **settings: Any) -> psycopg.Connection:
+    """Open a labelled, bounded connection (settings: see connect_kwargs), or raise PgqError with
+    one clear line."""
+    kwargs = connect_kwargs(conninfo, **settings)
     try:
         return psycopg.connect(conninfo, autocommit=autocommit, **kwargs)  # type: ignore[arg-type]
     except psycopg.Error as exc:

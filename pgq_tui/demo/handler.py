@@ -2,8 +2,9 @@
 
 - Each attempt fails with probability `fail_share` (transient errors: retries with backoff succeed).
 - A job whose payload says `"poison": true` fails every attempt, so it ends in the dead letters.
-- Slow mode (toggled by the controller) makes each job take 0.4-1.2 s: with the demo's short lease,
-  leases then expire while their worker is still connected and busy.
+- Slow mode (toggled by the controller) makes each job take 0.4-1.2 s, so a batch of 10 outlasts the
+  demo's 5 s lease: heartbeats renew it (the leases panel's `beat` column stays under 2 s) while
+  the backlog and the wait climb; no job is reaped or runs twice.
 Flags come from the controller's shared file (pgq_tui.demo.control); defaults apply without one.
 """
 

@@ -58,7 +58,7 @@ def _tune_session(conn: psycopg.Connection) -> None:
 
 # fmt: off
 REQUIRED_COLUMNS = frozenset(("id", "queue", "status", "priority", "run_at", "attempts", "max_attempts",
-                              "locked_until", "locked_by", "finished_at", "last_error"))
+                              "locked_until", "locked_by", "finished_at", "last_error", "heartbeat_at"))
 # fmt: on
 # Measured (benchmarks/bench_collect.py): 1,000 keeps the 5M-row poll under 2x the 10k-row poll;
 # 2,000 did not (each capped count walks up to cap index entries, 10 queues x 5 states of them).
@@ -362,7 +362,8 @@ class Monitor:
         missing = sorted(REQUIRED_COLUMNS - set(row["columns"]))
         if missing:
             raise PgqError(
-                f"table {self.qualified} is not a pgq-top jobs table: missing columns {', '.join(missing)}",
+                f"table {self.qualified} is not a pgq-top jobs table: missing columns {', '.join(missing)} "
+                "(pgq-top init adds them to a table from an older pgq-top or the seed schema)",
                 EXIT_SCHEMA,
             )
         if row["stats_oid"] is None:

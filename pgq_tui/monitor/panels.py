@@ -41,6 +41,7 @@ def _lease(r: Row) -> Lease:
         holder_connected=bool(r["holder_connected"]),
         holder_pid=r["holder_pid"],
         payload_preview=r.get("payload_preview"),
+        heartbeat_age=r.get("heartbeat_age"),
     )
 
 

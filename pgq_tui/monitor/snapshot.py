@@ -87,6 +87,7 @@ class Lease:
     holder_connected: bool  # a backend whose application_name == locked_by exists
     holder_pid: int | None
     payload_preview: str | None = None  # first 200 characters of the payload text (untrusted); None if big
+    heartbeat_age: float | None = None  # seconds since the holder last renewed it; None: not renewed yet
     liveness: str = ""  # "alive" | "gone" | "unknown" (a dialect that cannot know says unknown)
 
 

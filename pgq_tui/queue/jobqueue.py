@@ -1,4 +1,5 @@
-"""JobQueue: the SKIP LOCKED queue's Python API (sync).
+"""JobQueue: the SKIP LOCKED queue's Python API (sync). `AsyncJobQueue` (asyncqueue.py) is the same
+API on psycopg's async connection; both build their statements and parameters in `QueueCore`.
 
 One connection per JobQueue, autocommit: each call is its own short transaction, so a claim is
 committed (and its lease visible) the moment `claim()` returns, and nothing is ever left idle in
@@ -11,7 +12,7 @@ import hashlib
 import os
 import secrets
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -22,7 +23,7 @@ from psycopg.types.json import Jsonb
 
 from pgq_tui.db.connect import APP_NAME_MAX, Session
 from pgq_tui.errors import describe
-from pgq_tui.queue import schema
+from pgq_tui.queue import schema as schema_mod
 from pgq_tui.queue import statements as st
 from pgq_tui.queue.backoff import backoff_seconds
 from pgq_tui.queue.job import Job
@@ -62,7 +63,10 @@ def _ids(values: Iterable[int]) -> list[int]:
     return sorted({int(v) for v in values})
 
 
-class JobQueue:
+class QueueCore:
+    """What the sync and async queues share: names, statements, parameters and result shapes.
+    Subclasses only run the statements."""
+
     def __init__(
         self,
         conninfo: str,
@@ -80,13 +84,93 @@ class JobQueue:
         self.schema = schema
         self.worker_id = fit_worker_id(worker_id or make_worker_id())
         self.conninfo = conninfo
-        self._session = Session(
-            conninfo,
-            application_name=self.worker_id,
-            statement_timeout_ms=statement_timeout_ms,
-            lock_timeout_ms=lock_timeout_ms,
-        )
+        self.channel = schema_mod.channel(table, schema)
+        self._settings: dict[str, Any] = {
+            "application_name": self.worker_id,
+            "statement_timeout_ms": statement_timeout_ms,
+            "lock_timeout_ms": lock_timeout_ms,
+        }
         self._sql: dict[str, Any] = {}
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.table}"
+
+    def _q(self, name: str) -> Any:
+        if name not in self._sql:
+            self._sql[name] = st.compose(getattr(st, name), self.table, self.schema)
+        return self._sql[name]
+
+    def _params(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"channel": self.channel, **params}
+
+    @staticmethod
+    def _enqueue_chunks(
+        queue: str, payloads: Sequence[Any], run_at: datetime | None, priority: int, max_attempts: int
+    ) -> list[dict[str, Any]]:
+        return [
+            {
+                "queue": queue,
+                "payloads": [Jsonb(p) for p in payloads[start : start + ENQUEUE_CHUNK]],
+                "run_at": run_at,
+                "priority": priority,
+                "max_attempts": max_attempts,
+            }
+            for start in range(0, len(payloads), ENQUEUE_CHUNK)
+        ]
+
+    @staticmethod
+    def _copy_rows(
+        ids: list[int], queue: str, payloads: Sequence[Any], when: datetime, priority: int, max_attempts: int
+    ) -> Iterable[tuple[Any, ...]]:
+        for job_id, payload in zip(ids, payloads, strict=True):
+            yield (job_id, queue, Jsonb(payload), when, priority, max_attempts)
+
+    def _claim_params(self, queue: str, limit: int, lease: float) -> dict[str, Any]:
+        return {"queue": queue, "limit": limit, "lease": float(lease), "worker": self.worker_id}
+
+    @staticmethod
+    def _jobs(rows: list[dict[str, Any]]) -> list[Job]:
+        rows.sort(key=lambda r: (-r["priority"], r["run_at"], r["id"]))
+        return [Job.from_row(r) for r in rows]
+
+    def _fence(self, jobs: Sequence[Job]) -> dict[str, Any]:
+        return {"ids": [j.id for j in jobs], "attempts": [j.attempts for j in jobs], "worker": self.worker_id}
+
+    def _fail_params(self, job: Job, error: str, backoff: float | None) -> dict[str, Any]:
+        delay = backoff if backoff is not None else backoff_seconds(job.attempts)
+        return {**self._fence([job]), "delay": float(delay), "error": str(error)[:10_000]}
+
+    @staticmethod
+    def _wake_params(queues: Iterable[str]) -> dict[str, Any]:
+        return {"queues": sorted(set(queues)), "chars": st.WAKE_QUEUE_CHARS}
+
+    @staticmethod
+    def _completed(jobs: Sequence[Job], rows: list[dict[str, Any]]) -> int:
+        accepted = {r["id"] for r in rows}
+        for job in jobs:
+            if job.id in accepted:  # a refused job is not ours to call done: leave its status alone
+                job.status = "done"
+        return len(rows)
+
+    @staticmethod
+    def _renewed(jobs: Sequence[Job], rows: list[dict[str, Any]]) -> set[int]:
+        until = {r["id"]: r["locked_until"] for r in rows}
+        for job in jobs:
+            if job.id in until:
+                job.locked_until = until[job.id]
+        return set(until)
+
+    @staticmethod
+    def _batches(ids: Iterable[int]) -> list[dict[str, Any]]:
+        chosen = _ids(ids)
+        return [{"ids": chosen[start : start + BATCH]} for start in range(0, len(chosen), BATCH)]
+
+
+class JobQueue(QueueCore):
+    def __init__(self, conninfo: str, table: str = "jobs", schema: str = "public", **kwargs: Any) -> None:
+        super().__init__(conninfo, table, schema, **kwargs)
+        self._session = Session(conninfo, **self._settings)
 
     # -- plumbing -------------------------------------------------------------------------------
     @property
@@ -103,23 +187,19 @@ class JobQueue:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _q(self, name: str) -> Any:
-        if name not in self._sql:
-            self._sql[name] = st.compose(getattr(st, name), self.table, self.schema)
-        return self._sql[name]
-
     def _rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         try:
             with self.conn.cursor(row_factory=dict_row) as cur:
-                cur.execute(self._q(name), params, prepare=True)
+                cur.execute(self._q(name), self._params(params), prepare=True)
                 return cur.fetchall() if cur.description else []
         except psycopg.errors.UndefinedTable as exc:
-            raise describe(exc, table=f"{self.schema}.{self.table}") from None
+            raise describe(exc, table=self.qualified) from None
 
     # -- schema ---------------------------------------------------------------------------------
-    def install(self) -> None:
-        """Create the table, indexes, counters and autovacuum settings (idempotent)."""
-        schema.install(self.conn, self.table, self.schema)
+    def install(self, say: Callable[[str], None] | None = None) -> list[str]:
+        """Create or upgrade the table, indexes, counters and autovacuum settings (idempotent);
+        returns what it did. On a table with rows, missing indexes are built CONCURRENTLY."""
+        return schema_mod.install(self.conn, self.table, self.schema, say)
 
     # -- producers ------------------------------------------------------------------------------
     def enqueue(
@@ -131,7 +211,8 @@ class JobQueue:
         priority: int = 0,
         max_attempts: int = 5,
     ) -> list[int]:
-        """Insert jobs in one transaction; returns their ids in payload order.
+        """Insert jobs in one transaction; returns their ids in payload order. Listeners are notified
+        in the same transaction, unless every job is scheduled for later.
 
         Small batches: a multi-row INSERT ... SELECT unnest(jsonb[]), 5,000 rows per round trip.
         From COPY_FROM rows on: COPY, about three times faster (see benchmarks/bench_queue.py).
@@ -142,19 +223,8 @@ class JobQueue:
             if len(payloads) >= COPY_FROM:
                 return self._enqueue_copy(queue, payloads, run_at, priority, max_attempts)
             ids: list[int] = []
-            for start in range(0, len(payloads), ENQUEUE_CHUNK):
-                chunk = [Jsonb(p) for p in payloads[start : start + ENQUEUE_CHUNK]]
-                rows = self._rows(
-                    "ENQUEUE",
-                    {
-                        "queue": queue,
-                        "payloads": chunk,
-                        "run_at": run_at,
-                        "priority": priority,
-                        "max_attempts": max_attempts,
-                    },
-                )
-                ids.extend(r["id"] for r in rows)
+            for params in self._enqueue_chunks(queue, payloads, run_at, priority, max_attempts):
+                ids.extend(r["id"] for r in self._rows("ENQUEUE", params))
             return ids
 
     def _enqueue_copy(
@@ -166,22 +236,15 @@ class JobQueue:
         when = run_at or conn.execute("SELECT now()").fetchone()[0]  # type: ignore[index]
         with conn.cursor() as cur, cur.copy(self._q("COPY_JOBS")) as copy:
             copy.set_types(st.COPY_TYPES)  # binary COPY: no text escaping of payloads
-            for job_id, payload in zip(ids, payloads, strict=True):
-                copy.write_row((job_id, queue, Jsonb(payload), when, priority, max_attempts))
-        self._rows("COUNT_ENQUEUED", {"queue": queue, "n": len(payloads)})
+            for row in self._copy_rows(ids, queue, payloads, when, priority, max_attempts):
+                copy.write_row(row)
+        self._rows("COUNT_ENQUEUED", {"queue": queue, "n": len(payloads), "run_at": when})
         return ids
 
     # -- workers --------------------------------------------------------------------------------
     def claim(self, queue: str, *, limit: int = 10, lease: float = 30.0) -> list[Job]:
         """Lease up to `limit` ready jobs: highest priority first, then oldest run_at (best effort)."""
-        rows = self._rows(
-            "CLAIM", {"queue": queue, "limit": limit, "lease": float(lease), "worker": self.worker_id}
-        )
-        rows.sort(key=lambda r: (-r["priority"], r["run_at"], r["id"]))
-        return [Job.from_row(r) for r in rows]
-
-    def _fence(self, jobs: Sequence[Job]) -> dict[str, Any]:
-        return {"ids": [j.id for j in jobs], "attempts": [j.attempts for j in jobs], "worker": self.worker_id}
+        return self._jobs(self._rows("CLAIM", self._claim_params(queue, limit, lease)))
 
     def complete(self, jobs: Sequence[Job], *, keep: bool = False) -> int:
         """Finish jobs we still hold (delete them, or mark them done when keep=True).
@@ -190,21 +253,16 @@ class JobQueue:
         """
         if not jobs:
             return 0
-        rows = self._rows("COMPLETE_KEEP" if keep else "COMPLETE_DELETE", self._fence(jobs))
-        accepted = {r["id"] for r in rows}
-        for job in jobs:
-            if job.id in accepted:  # a refused job is not ours to call done: leave its status alone
-                job.status = "done"
-        return len(rows)
+        return self._completed(
+            jobs, self._rows("COMPLETE_KEEP" if keep else "COMPLETE_DELETE", self._fence(jobs))
+        )
 
     def fail(
         self, job: Job, error: str, *, backoff: float | None = None
     ) -> Literal["pending", "failed"] | None:
         """Record a failed attempt: back to pending after a backoff, or dead ('failed') once
         max_attempts is reached. Returns the new status, or None if we no longer hold the lease."""
-        delay = backoff if backoff is not None else backoff_seconds(job.attempts)
-        params = {**self._fence([job]), "delay": float(delay), "error": str(error)[:10_000]}
-        rows = self._rows("FAIL", params)
+        rows = self._rows("FAIL", self._fail_params(job, error, backoff))
         if not rows:
             return None
         job.status = rows[0]["status"]
@@ -212,34 +270,51 @@ class JobQueue:
 
     def extend(self, job: Job, lease: float) -> bool:
         """Push our lease out to now() + lease; False if the job is no longer ours."""
-        rows = self._rows("EXTEND", {**self._fence([job]), "lease": float(lease)})
-        if rows:
-            job.locked_until = rows[0]["locked_until"]
-        return bool(rows)
+        return job.id in self.renew([job], lease)
+
+    def renew(self, jobs: Sequence[Job], lease: float) -> set[int]:
+        """The heartbeat: push every lease we still hold among `jobs` out to now() + lease, in one
+        statement; returns the ids renewed (a job missing from it is no longer ours)."""
+        if not jobs:
+            return set()
+        rows = self._rows("EXTEND", {**self._fence(jobs), "lease": float(lease)})
+        return self._renewed(jobs, rows)
 
     def release(self, jobs: Sequence[Job]) -> int:
-        """Hand claimed jobs back untouched (shutdown): pending again, the attempt not counted."""
+        """Hand claimed jobs back untouched (shutdown): pending again, the attempt not counted, and
+        other workers woken for them."""
         if not jobs:
             return 0
-        return len(self._rows("RELEASE", self._fence(jobs)))
+        released = len(self._rows("RELEASE", self._fence(jobs)))
+        if released:
+            self.wake(j.queue for j in jobs)
+        return released
+
+    def seconds_until_due(self, queues: Sequence[str]) -> float | None:
+        """Seconds until the earliest pending job of `queues` is due (<= 0: ready now; None: none)."""
+        return self._rows("SECONDS_UNTIL_DUE", {"queues": list(queues)})[0]["seconds"]
+
+    def wake(self, queues: Iterable[str]) -> None:
+        """Notify listeners that jobs of `queues` are ready ("" wakes listeners of every queue)."""
+        self._rows("WAKE", self._wake_params(queues))
 
     # -- maintenance and operator actions -------------------------------------------------------
     def reap(self, *, batch: int = BATCH, before: datetime | None = None) -> int:
         """Expired leases back to pending (or to the dead letters when out of attempts); with `before`,
-        only leases that had expired by then."""
-        total = 0
+        only leases that had expired by then. Idle workers are woken for what came back."""
+        total = pending = 0
         while True:
-            n = len(self._rows("REAP", {"batch": batch, "before": before}))
-            total += n
-            if n < batch:
-                return total
+            rows = self._rows("REAP", {"batch": batch, "before": before})
+            total += len(rows)
+            pending += sum(r["status"] == "pending" for r in rows)
+            if len(rows) < batch:
+                break
+        if pending:
+            self.wake([""])
+        return total
 
     def _batched(self, name: str, ids: Iterable[int]) -> int:
-        chosen = _ids(ids)
-        total = 0
-        for start in range(0, len(chosen), BATCH):
-            total += len(self._rows(name, {"ids": chosen[start : start + BATCH]}))
-        return total
+        return sum(len(self._rows(name, params)) for params in self._batches(ids))
 
     def requeue(self, ids: Iterable[int]) -> int:
         """Stuck jobs (running, lease expired) back to pending; anything else is left alone."""

@@ -7,6 +7,10 @@ the reaper and requeue touch only leases that have really expired. A race with a
 resolves in the database, never by overwriting.
 
 Counters (`<table>_stats`) are bumped in the same statement as the change they count.
+
+Statements that make jobs ready now (enqueue, retry, requeue) NOTIFY the table's channel
+(`schema.channel()`, passed as `%(channel)s`) in the same statement, hence the same transaction:
+listeners hear of the jobs only once they are committed, and not at all for jobs scheduled later.
 """
 
 from __future__ import annotations
@@ -22,6 +26,23 @@ JOB_COLUMNS = (
     "id, queue, payload, status, priority, run_at, attempts, max_attempts, "
     "locked_until, locked_by, created_at"
 )
+
+
+def _wake(source: str) -> str:
+    """A CTE `woken` that notifies the channel once per queue of `source` with a job ready now.
+
+    PostgreSQL runs a plain CTE only if the query reads it, so the final SELECT must read `woken`
+    (CROSS JOIN (SELECT count(*) FROM woken)). The payload is the queue name (cut to stay under
+    NOTIFY's 8,000-byte payload limit); duplicates in one transaction are delivered once.
+    """
+    return f"""woken AS (
+    SELECT pg_notify(%(channel)s, left(r.queue, {WAKE_QUEUE_CHARS}))
+    FROM (SELECT DISTINCT queue FROM {source} WHERE run_at <= now()) r
+)"""
+
+
+WAKE_QUEUE_CHARS = 1000  # a notification carries at most this much of the queue's name
+_READ_WOKEN = "CROSS JOIN (SELECT count(*) FROM woken) w"
 
 
 def _bump(source: str, **counts: str) -> str:
@@ -45,9 +66,10 @@ WITH ins AS (
     SELECT %(queue)s, p, coalesce(%(run_at)s, now()), %(priority)s, %(max_attempts)s
     FROM unnest(%(payloads)s::jsonb[]) WITH ORDINALITY AS u(p, n)
     ORDER BY n
-    RETURNING id, queue
-), counted AS ({_bump("ins", enqueued="count(*)")})
-SELECT id FROM ins ORDER BY id
+    RETURNING id, queue, run_at
+), counted AS ({_bump("ins", enqueued="count(*)")}),
+{_wake("ins")}
+SELECT id FROM ins {_READ_WOKEN} ORDER BY id
 """
 
 # Bulk enqueue by COPY: ids are reserved first (so they come back in payload order), rows are copied
@@ -60,8 +82,10 @@ COPY_JOBS = "COPY {jobs} (id, queue, payload, run_at, priority, max_attempts) FR
 COPY_TYPES = ("int8", "text", "jsonb", "timestamptz", "int2", "int4")
 
 COUNT_ENQUEUED = f"""
-WITH ins AS (SELECT %(queue)s::text AS queue, %(n)s::bigint AS n)
-{_bump("ins", enqueued="sum(n)")}
+WITH ins AS (SELECT %(queue)s::text AS queue, %(n)s::bigint AS n, %(run_at)s::timestamptz AS run_at),
+counted AS ({_bump("ins", enqueued="sum(n)")}),
+{_wake("ins")}
+SELECT count(*) AS woken FROM woken
 """
 
 # The seed's claim: the oldest, highest-priority ready jobs, locked without waiting on rows another
@@ -120,9 +144,10 @@ counted AS ({_bump("failed", failed="count(*)", dead="count(*) FILTER (WHERE sta
 SELECT status FROM failed
 """
 
+# Also the worker's heartbeat: one statement renews every lease it holds.
 EXTEND = f"""
 WITH {_FENCE}
-UPDATE {{jobs}} j SET locked_until = now() + make_interval(secs => %(lease)s)
+UPDATE {{jobs}} j SET locked_until = now() + make_interval(secs => %(lease)s), heartbeat_at = now()
 FROM fence WHERE {_FENCED}
 RETURNING j.id, j.locked_until
 """
@@ -166,26 +191,57 @@ SELECT id, status FROM reaped
 """
 
 # Operator requeue of chosen stuck jobs: same guard as the reaper, but always back to pending.
-REQUEUE = """
+REQUEUE = f"""
 WITH chosen AS (
-    SELECT id FROM {jobs}
+    SELECT id FROM {{jobs}}
     WHERE id = ANY(%(ids)s::bigint[]) AND status = 'running' AND locked_until < now()
     FOR UPDATE SKIP LOCKED
-)
-UPDATE {jobs} j
-SET status = 'pending', locked_until = NULL, locked_by = NULL,
-    last_error = 'requeued by operator after lease expired (held by ' || coalesce(j.locked_by, '?') || ')'
-FROM chosen
-WHERE j.id = chosen.id AND j.status = 'running' AND j.locked_until < now()
-RETURNING j.id
+), moved AS (
+    UPDATE {{jobs}} j
+    SET status = 'pending', locked_until = NULL, locked_by = NULL,
+        last_error = 'requeued by operator after lease expired (held by ' || coalesce(j.locked_by, '?') || ')'
+    FROM chosen
+    WHERE j.id = chosen.id AND j.status = 'running' AND j.locked_until < now()
+    RETURNING j.id, j.queue, j.run_at
+), {_wake("moved")}
+SELECT id FROM moved {_READ_WOKEN}
 """
 
 # Dead letters back to work with a fresh budget of attempts; the last error is kept for reference.
-RETRY = """
-UPDATE {jobs}
-SET status = 'pending', attempts = 0, run_at = now(), finished_at = NULL
-WHERE id = ANY(%(ids)s::bigint[]) AND status = 'failed'
-RETURNING id
+RETRY = f"""
+WITH moved AS (
+    UPDATE {{jobs}}
+    SET status = 'pending', attempts = 0, run_at = now(), finished_at = NULL
+    WHERE id = ANY(%(ids)s::bigint[]) AND status = 'failed'
+    RETURNING id, queue, run_at
+), {_wake("moved")}
+SELECT id FROM moved {_READ_WOKEN}
+"""
+
+# Jobs that other statements made ready without a notification (the reaper's, a released batch's):
+# a wake-up sent after they committed.
+WAKE = """
+SELECT pg_notify(%(channel)s, left(q, %(chars)s)) FROM unnest(%(queues)s::text[]) AS q
+"""
+
+# How long until the earliest pending job of these queues is due (<= 0: one is ready now; NULL: none
+# pending). The claim index is ordered by priority first, so a skip-scan visits each distinct
+# priority once and takes its earliest run_at: a few index probes however many jobs are scheduled.
+SECONDS_UNTIL_DUE = """
+WITH RECURSIVE p AS (
+    SELECT q.queue, (SELECT j.priority FROM {jobs} j WHERE j.status = 'pending' AND j.queue = q.queue
+                     ORDER BY j.priority DESC LIMIT 1) AS priority
+    FROM unnest(%(queues)s::text[]) AS q(queue)
+    UNION ALL
+    SELECT p.queue, (SELECT j.priority FROM {jobs} j
+                     WHERE j.status = 'pending' AND j.queue = p.queue AND j.priority < p.priority
+                     ORDER BY j.priority DESC LIMIT 1)
+    FROM p WHERE p.priority IS NOT NULL
+)
+SELECT extract(epoch FROM min((SELECT j.run_at FROM {jobs} j
+                               WHERE j.status = 'pending' AND j.queue = p.queue AND j.priority = p.priority
+                               ORDER BY j.run_at LIMIT 1)) - now())::float8 AS seconds
+FROM p WHERE p.priority IS NOT NULL
 """
 
 DISCARD = """
@@ -205,7 +261,7 @@ PRUNE_STATS = """
 DELETE FROM {stats} WHERE bucket < now() - make_interval(secs => %(older_than)s)
 """
 
-GET_JOB = f"SELECT {JOB_COLUMNS}, finished_at, last_error FROM {{jobs}} WHERE id = %(id)s"
+GET_JOB = f"SELECT {JOB_COLUMNS}, finished_at, last_error, heartbeat_at FROM {{jobs}} WHERE id = %(id)s"
 
 
 def compose(statement: str, table: str, schema: str) -> sql.Composed:

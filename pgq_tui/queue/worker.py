@@ -6,6 +6,10 @@ statement and fails the errors one by one (each with its backoff). Its session's
 its worker id, the same string it writes into `locked_by`, so the monitor can tell whether a lease's
 holder is still connected.
 
+Idle, a worker does not poll: it waits on its process's LISTEN connection (wakeup.py) and claims when
+notified, when the earliest scheduled job falls due, or after `poll` seconds (the safety net for a
+lost notification). Busy, a heartbeat thread (heartbeat.py) renews the leases it holds every lease/3.
+
 Errors it cannot ride out by reconnecting (anything but a lost connection) end the process; the
 pool logs why and restarts it.
 
@@ -25,12 +29,15 @@ from dataclasses import dataclass
 import psycopg
 
 from pgq_tui.errors import PgqError
-from pgq_tui.queue.handlers import load_handler
+from pgq_tui.queue.handlers import Handler, load_handler
+from pgq_tui.queue.heartbeat import Heartbeat
+from pgq_tui.queue.job import Job
 from pgq_tui.queue.jobqueue import JobQueue, make_worker_id
+from pgq_tui.queue.wakeup import Wakeup
 
 # Indexes into the pool's shared counters.
-HANDLED, COMPLETED, FAILED, REFUSED, RELEASED = range(5)
-COUNTER_NAMES = ("handled", "completed", "failed", "refused", "released")
+HANDLED, COMPLETED, FAILED, REFUSED, RELEASED, CLAIMS, EMPTY_CLAIMS = range(7)
+COUNTER_NAMES = ("handled", "completed", "failed", "refused", "released", "claims", "empty_claims")
 Counters = Array[c_longlong]  # a worker's own shared-memory counters (RawArray: no lock)
 
 
@@ -44,7 +51,10 @@ class WorkerConfig:
     batch: int = 10
     lease: float = 30.0
     keep: bool = False  # keep finished jobs as 'done' rows instead of deleting them
-    idle_sleep: float = 0.2  # how long to wait when every queue came back empty
+    listen: bool = True  # wake on NOTIFY; False: poll every idle_sleep seconds (the old way)
+    poll: float = 10.0  # listening: the safety poll, for a notification lost some other way
+    idle_sleep: float = 0.2  # not listening: how long to wait when every queue came back empty
+    heartbeat: bool = True  # renew held leases every lease/3 while handlers run
     reconnect_max: float = 5.0
 
 
@@ -108,7 +118,25 @@ def run_worker(
     flag = StopFlag(stop)
     flag.stop_on_signals()
     handler = load_handler(config.handler)
-    q = JobQueue(config.conninfo, config.table, config.schema, worker_id=worker_id or make_worker_id())
+    wid = worker_id or make_worker_id()
+    q = JobQueue(config.conninfo, config.table, config.schema, worker_id=wid)
+    beat = Heartbeat(config.conninfo, config.table, config.schema, wid, config.lease)
+    wake = (
+        Wakeup(
+            config.conninfo,
+            q.channel,
+            config.queues,
+            application_name=wid,
+            reconnect_max=config.reconnect_max,
+        )
+        if config.listen
+        else None
+    )
+    if config.heartbeat:
+        beat.start()
+    if wake is not None:
+        wake.start()
+    idle = _Idle(q, wake, config, flag)
     retry_in = 0.1
     try:
         while not flag.is_set():
@@ -116,45 +144,117 @@ def run_worker(
                 # The pool's process died without stopping us (kill -9): don't run on as an orphan.
                 break
             try:
+                if wake is not None:
+                    wake.event.clear()  # from here on, a notification means "look again"
                 worked = False
                 for queue in config.queues:
                     jobs = q.claim(queue, limit=config.batch, lease=config.lease)
+                    _bump(counters, CLAIMS)
+                    _bump(counters, EMPTY_CLAIMS, not jobs)
                     worked = worked or bool(jobs)
-                    _process(q, jobs, handler, config, flag, counters)
+                    _process(q, beat, jobs, handler, config, flag, counters)
                     if flag.is_set():
                         break
                 retry_in = 0.1
-                if not worked:
-                    flag.wait(config.idle_sleep)
+                if worked:
+                    idle.stalls = 0
+                    idle.notified = False
+                else:
+                    idle.wait()
             except (psycopg.OperationalError, PgqError):
                 # Server restart or network blip: leases we held will expire and be reaped; carry on.
                 q.close()
                 flag.wait(retry_in)
                 retry_in = min(config.reconnect_max, retry_in * 2)
     finally:
+        if wake is not None:
+            wake.stop()
+        beat.stop()
         q.close()
 
 
+# After a notification led to an empty claim (another worker took the job, or a storm of wake-ups),
+# the next notification is honoured no sooner than this: a burst of N notifications costs at most
+# one claim per WAKE_GAP per worker, not N.
+WAKE_GAP = 0.01
+
+
+@dataclass
+class _Idle:
+    """How a worker whose queues came back empty waits for work."""
+
+    q: JobQueue
+    wake: Wakeup | None
+    config: WorkerConfig
+    stop: StopFlag
+    stalls: int = 0  # empty claims in a row although a job was due (rows locked by someone else)
+    notified: bool = False  # the last wait ended with a notification
+
+    def wait(self) -> None:
+        """Return when a claim is worth trying: notified (or the listener reconnected), the earliest
+        scheduled job is due, or the safety poll elapsed and a job is due. Nothing pending and no
+        notification: one cheap read-only probe per `poll` seconds, no claims."""
+        if self.wake is None:
+            self.stop.wait(self.config.idle_sleep)
+            return
+        if self.notified:  # that notification's claim came back empty: coalesce what follows
+            self.stop.wait(WAKE_GAP)
+        self.notified = False
+        while not self.stop.is_set():
+            due_in = self.q.seconds_until_due(self.config.queues)
+            if due_in is not None and due_in <= 0:
+                # Due, but our claim found nothing: its rows are locked by another session (a
+                # claimer about to commit, or an operator's transaction). Back off, don't spin.
+                self.stalls += 1
+                self.notified = self._sleep(min(self.config.poll, 0.01 * 2 ** min(self.stalls, 10)))
+                return
+            timeout = self.config.poll if due_in is None else min(self.config.poll, due_in)
+            self.notified = self._sleep(timeout)
+            if self.notified or (due_in is not None and due_in <= self.config.poll):
+                return
+
+    def _sleep(self, seconds: float) -> bool:
+        """Sleep up to `seconds`; True if a notification woke us. The stop flag (set by a signal
+        handler, which can't safely touch an Event) is checked every 50 ms."""
+        assert self.wake is not None
+        deadline = time.monotonic() + seconds
+        while not self.stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            if self.wake.event.wait(min(left, 0.05)):
+                return True
+        return False
+
+
 def _process(
-    q: JobQueue, jobs: list, handler, config: WorkerConfig, stop: StopFlag, counters: Counters | None
+    q: JobQueue,
+    beat: Heartbeat,
+    jobs: list[Job],
+    handler: Handler,
+    config: WorkerConfig,
+    stop: StopFlag,
+    counters: Counters | None,
 ) -> None:
+    beat.hold(jobs)  # the whole batch: jobs waiting their turn need their leases renewed too
     succeeded = []
     for i, job in enumerate(jobs):
         if stop.is_set():
-            _bump(counters, RELEASED, q.release(jobs[i:]))
+            with beat.finishing(jobs[i:]):
+                _bump(counters, RELEASED, q.release(jobs[i:]))
             break
         try:
             handler(job)
         except Exception as exc:  # the handler's failure is data, not our crash
             _bump(counters, HANDLED)
-            if q.fail(job, f"{type(exc).__name__}: {exc}") is None:
-                _bump(counters, REFUSED)
-            else:
-                _bump(counters, FAILED)
+            with beat.finishing([job]):
+                status = q.fail(job, f"{type(exc).__name__}: {exc}")
+            _bump(counters, REFUSED if status is None else FAILED)
             continue
         _bump(counters, HANDLED)
         succeeded.append(job)
     if succeeded:
-        accepted = q.complete(succeeded, keep=config.keep)
+        with beat.finishing(succeeded):
+            accepted = q.complete(succeeded, keep=config.keep)
         _bump(counters, COMPLETED, accepted)
         _bump(counters, REFUSED, len(succeeded) - accepted)

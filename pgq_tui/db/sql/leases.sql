@@ -2,6 +2,7 @@
 -- %(rows)s of each. Queues come from a skip-scan over the lease index (queue, locked_until)
 -- WHERE status = 'running'. Two phases keep heap reads near %(rows)s however many queues there are:
 -- the cutoff (the %(rows)s-th smallest locked_until) from the index alone, then the rows up to it.
+-- heartbeat_at: when the holder last renewed the lease (workers renew every lease/3; NULL before).
 -- Each holder is matched to a live session of this database whose application_name is locked_by.
 -- payload_preview: the start of the payload for the dashboard's filter; skipped for payloads stored
 -- larger than 64 kB, which would be detoasted on every poll.
@@ -29,7 +30,7 @@ WITH RECURSIVE run AS (
         ORDER BY l.locked_until LIMIT %(rows)s) c
 ), valid AS (
     SELECT l.*, false AS expired FROM run
-    CROSS JOIN LATERAL (SELECT j.id, j.queue, j.locked_by, j.attempts, j.max_attempts, j.locked_until,
+    CROSS JOIN LATERAL (SELECT j.id, j.queue, j.locked_by, j.attempts, j.max_attempts, j.locked_until, j.heartbeat_at,
                                CASE WHEN pg_column_size(j.payload) <= 65536
                                     THEN left(j.payload::text, 200) END AS payload_preview
                         FROM {jobs} j
@@ -40,7 +41,7 @@ WITH RECURSIVE run AS (
     ORDER BY l.locked_until, l.id LIMIT %(rows)s
 ), expired AS (
     SELECT l.*, true AS expired FROM run
-    CROSS JOIN LATERAL (SELECT j.id, j.queue, j.locked_by, j.attempts, j.max_attempts, j.locked_until,
+    CROSS JOIN LATERAL (SELECT j.id, j.queue, j.locked_by, j.attempts, j.max_attempts, j.locked_until, j.heartbeat_at,
                                CASE WHEN pg_column_size(j.payload) <= 65536
                                     THEN left(j.payload::text, 200) END AS payload_preview
                         FROM {jobs} j
@@ -56,6 +57,7 @@ WITH RECURSIVE run AS (
 )
 SELECT x.id, x.queue, x.locked_by, x.attempts, x.max_attempts, x.locked_until, x.payload_preview,
        extract(epoch FROM x.locked_until - now())::float8 AS seconds_left,
+       extract(epoch FROM now() - x.heartbeat_at)::float8 AS heartbeat_age,
        h.pid IS NOT NULL AS holder_connected, h.pid AS holder_pid, x.expired
 FROM (SELECT * FROM valid UNION ALL SELECT * FROM expired) x
 LEFT JOIN holders h ON h.application_name = x.locked_by

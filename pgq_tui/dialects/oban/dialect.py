@@ -9,7 +9,6 @@ without time zone`: every comparison is with UTC now, every time shown is conver
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
@@ -29,6 +28,7 @@ from pgq_tui.dialects.contract import (
     Statement,
     StateWord,
 )
+from pgq_tui.dialects.envsettings import seconds_from_env
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "oban"
@@ -55,12 +55,7 @@ STATES = (
 
 def rescue_after_from_env(default: float = DEFAULT_RESCUE_AFTER_S) -> float:
     """Lifeline's rescue_after in seconds: PGQ_TOP_OBAN_RESCUE_AFTER when set to a positive number."""
-    raw = os.environ.get(RESCUE_ENV, "").strip()
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        return default
-    return value if value > 0 else default
+    return seconds_from_env(RESCUE_ENV, default)
 
 
 def version(catalog: Catalog, schema: str, table: str = "oban_jobs") -> tuple[int | None, str]:

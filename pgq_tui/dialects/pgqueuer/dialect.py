@@ -9,7 +9,6 @@ when your workers use another.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from psycopg import sql
@@ -32,6 +31,7 @@ from pgq_tui.dialects.contract import (
     Statement,
     StateWord,
 )
+from pgq_tui.dialects.envsettings import seconds_from_env
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "pgqueuer"
@@ -46,12 +46,7 @@ FAILED_INDEX = "(entrypoint, id) WHERE status = 'failed'"
 
 def heartbeat_timeout_from_env(default: float = DEFAULT_HEARTBEAT_TIMEOUT_S) -> float:
     """The heartbeat timeout in seconds: PGQ_TOP_STALLED_AFTER when set to a positive number."""
-    raw = os.environ.get(STALLED_ENV, "").strip()
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        return default
-    return value if value > 0 else default
+    return seconds_from_env(STALLED_ENV, default)
 
 
 def version(rel: Relation, labels: tuple[str, ...]) -> str:

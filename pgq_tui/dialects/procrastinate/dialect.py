@@ -9,7 +9,6 @@ record: set PGQ_TOP_STALLED_AFTER (seconds) when your workers use another.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from psycopg import sql
@@ -32,6 +31,7 @@ from pgq_tui.dialects.contract import (
     Statement,
     StateWord,
 )
+from pgq_tui.dialects.envsettings import seconds_from_env
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "procrastinate"
@@ -46,12 +46,7 @@ FAILED_INDEX = "(queue_name, id) WHERE status = 'failed'"
 
 def stalled_after_from_env(default: float = DEFAULT_STALLED_S) -> float:
     """The stalled threshold in seconds: PGQ_TOP_STALLED_AFTER when set to a positive number."""
-    raw = os.environ.get(STALLED_ENV, "").strip()
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        return default
-    return value if value > 0 else default
+    return seconds_from_env(STALLED_ENV, default)
 
 
 def version(catalog: Catalog, schema: str) -> str:

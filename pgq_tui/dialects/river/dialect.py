@@ -8,7 +8,6 @@ PGQ_TOP_RIVER_RESCUE_AFTER (seconds) when your clients use another.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
@@ -28,6 +27,7 @@ from pgq_tui.dialects.contract import (
     Statement,
     StateWord,
 )
+from pgq_tui.dialects.envsettings import seconds_from_env
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "river"
@@ -55,12 +55,7 @@ STATES = (
 
 def rescue_after_from_env(default: float = DEFAULT_RESCUE_AFTER_S) -> float:
     """The rescue horizon in seconds: PGQ_TOP_RIVER_RESCUE_AFTER when set to a positive number."""
-    raw = os.environ.get(RESCUE_ENV, "").strip()
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        return default
-    return value if value > 0 else default
+    return seconds_from_env(RESCUE_ENV, default)
 
 
 def version(catalog: Catalog, schema: str) -> int | None:

@@ -10,7 +10,6 @@ without time zone`: comparisons are with UTC now, times shown are converted to t
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from psycopg import sql
@@ -33,6 +32,7 @@ from pgq_tui.dialects.contract import (
     Statement,
     StateWord,
 )
+from pgq_tui.dialects.envsettings import seconds_from_env
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "solid-queue"
@@ -69,12 +69,7 @@ STATES = (
 
 def alive_threshold_from_env(default: float = DEFAULT_ALIVE_THRESHOLD_S) -> float:
     """The process alive threshold in seconds: PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD when positive."""
-    raw = os.environ.get(ALIVE_ENV, "").strip()
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        return default
-    return value if value > 0 else default
+    return seconds_from_env(ALIVE_ENV, default)
 
 
 def version(catalog: Catalog, schema: str) -> str:

@@ -42,6 +42,7 @@ def detail_renderable(job: dict[str, Any], now: datetime | None = None) -> Group
     facts.add_row("attempts", Text(f"{job.get('attempts', '?')} of {job.get('max_attempts', '?')}"))
     facts.add_row("locked_by", safe(job.get("locked_by")))
     facts.add_row("locked_until", _when(job.get("locked_until"), now))
+    facts.add_row("renewed", _when(job.get("heartbeat_at"), now))  # the holder's last heartbeat
     facts.add_row("run_at", _when(job.get("run_at"), now))
     facts.add_row("created_at", _when(job.get("created_at"), now))
     facts.add_row("finished_at", _when(job.get("finished_at"), now))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from pgq_tui.monitor.snapshot import Lease, LeaseList, Snapshot
-from pgq_tui.tui.format import fmt_age, fmt_ago, safe
+from pgq_tui.tui.format import DASH, fmt_age, fmt_ago, safe
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
 
 
@@ -19,6 +19,14 @@ def _holder(lease: Lease) -> Text:
     if lease.liveness == "unknown":  # the queue records nothing that ties a worker to a session
         return Text("unknown", style="dim")
     return Text("gone", style="dim")
+
+
+def _heartbeat(lease: Lease) -> Text:
+    """How long ago the holder last renewed the lease (workers renew every lease/3); a dash: not yet,
+    so claimed less than lease/3 ago, or held by a worker without heartbeats."""
+    if lease.heartbeat_age is None:
+        return Text(DASH, style="dim", justify="right")
+    return Text(fmt_age(max(0.0, lease.heartbeat_age)), style="dim", justify="right")
 
 
 def _tries(attempts: int, max_attempts: int) -> str:
@@ -46,10 +54,11 @@ class _LeaseTable(PanelTable):
                 continue
             cells: list[object] = [
                 Text(str(lease.id), justify="right"),
-                safe(lease.queue, limit=14),
+                safe(lease.queue, limit=9),
                 Text(_tries(lease.attempts, lease.max_attempts), justify="right"),
                 self._left(lease),
                 _holder(lease),
+                _heartbeat(lease),
             ]
             if self.wide:
                 cells.append(safe(lease.locked_by, style="dim", limit=26))
@@ -60,10 +69,11 @@ class _LeaseTable(PanelTable):
 def _lease_columns(time_label: str) -> tuple[Column, ...]:
     return (
         Column("id", 8, right=True),
-        Column("queue", 14),
+        Column("queue", 9),
         Column("try", 5, right=True),
-        Column(time_label, 8, right=True),
+        Column(time_label, 7, right=True),
         Column("holder", 11),
+        Column("beat", 5, right=True),  # since the last heartbeat
         Column("locked_by", 26, wide_only=True),
     )
 

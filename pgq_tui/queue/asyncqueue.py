@@ -1,0 +1,221 @@
+"""AsyncJobQueue: JobQueue's API and semantics on psycopg's AsyncConnection, for asyncio applications.
+
+Statements, parameters and result shapes come from `QueueCore`, shared with the sync JobQueue; only
+the I/O differs. One connection per AsyncJobQueue, autocommit, reopened after it breaks. Like a
+JobQueue it is not safe for concurrent use: give each task its own (they are cheap to hold).
+
+`install()` is DDL run once per deployment; it runs the sync installer in a thread on its own
+short-lived connection rather than keeping a second copy of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+
+from pgq_tui.db.connect import connect, connect_kwargs
+from pgq_tui.errors import describe
+from pgq_tui.queue import schema as schema_mod
+from pgq_tui.queue import statements as st
+from pgq_tui.queue.job import Job
+from pgq_tui.queue.jobqueue import BATCH, COPY_FROM, QueueCore
+
+
+class AsyncJobQueue(QueueCore):
+    _conn: psycopg.AsyncConnection | None = None
+
+    # -- plumbing -------------------------------------------------------------------------------
+    async def connection(self) -> psycopg.AsyncConnection:
+        """The connection, (re)opened on demand: a worker survives a server restart."""
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            await self.close()
+            kwargs = connect_kwargs(self.conninfo, **self._settings)
+            try:
+                self._conn = await psycopg.AsyncConnection.connect(
+                    self.conninfo,
+                    autocommit=True,
+                    **kwargs,  # type: ignore[arg-type]
+                )
+            except psycopg.Error as exc:
+                raise describe(exc) from None
+        return self._conn
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+
+    async def __aenter__(self) -> AsyncJobQueue:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        conn = await self.connection()
+        try:
+            async with conn.cursor(row_factory=dict_row) as cur:
+                await cur.execute(self._q(name), self._params(params), prepare=True)
+                return await cur.fetchall() if cur.description else []
+        except psycopg.errors.UndefinedTable as exc:
+            raise describe(exc, table=self.qualified) from None
+
+    # -- schema ---------------------------------------------------------------------------------
+    async def install(self, say: Callable[[str], None] | None = None) -> list[str]:
+        """Create or upgrade the table, indexes, counters and autovacuum settings (idempotent);
+        returns what it did. On a table with rows, missing indexes are built CONCURRENTLY."""
+
+        def run() -> list[str]:
+            with connect(self.conninfo, **self._settings) as conn:
+                return schema_mod.install(conn, self.table, self.schema, say)
+
+        return await asyncio.to_thread(run)
+
+    # -- producers ------------------------------------------------------------------------------
+    async def enqueue(
+        self,
+        queue: str,
+        payloads: Sequence[Any],
+        *,
+        run_at: datetime | None = None,
+        priority: int = 0,
+        max_attempts: int = 5,
+    ) -> list[int]:
+        """Insert jobs in one transaction; returns their ids in payload order (see JobQueue.enqueue)."""
+        if not payloads:
+            return []
+        conn = await self.connection()
+        async with conn.transaction():
+            if len(payloads) >= COPY_FROM:
+                return await self._enqueue_copy(conn, queue, payloads, run_at, priority, max_attempts)
+            ids: list[int] = []
+            for params in self._enqueue_chunks(queue, payloads, run_at, priority, max_attempts):
+                ids.extend(r["id"] for r in await self._rows("ENQUEUE", params))
+            return ids
+
+    async def _enqueue_copy(
+        self,
+        conn: psycopg.AsyncConnection,
+        queue: str,
+        payloads: Sequence[Any],
+        run_at: datetime | None,
+        priority: int,
+        max_attempts: int,
+    ) -> list[int]:
+        table = sql.Identifier(self.schema, self.table).as_string(conn)
+        rows = await self._rows("RESERVE_IDS", {"table": table, "n": len(payloads)})
+        ids = sorted(r["id"] for r in rows)
+        when = run_at or (await (await conn.execute("SELECT now()")).fetchone())[0]  # type: ignore[index]
+        async with conn.cursor() as cur, cur.copy(self._q("COPY_JOBS")) as copy:
+            copy.set_types(st.COPY_TYPES)
+            for row in self._copy_rows(ids, queue, payloads, when, priority, max_attempts):
+                await copy.write_row(row)
+        await self._rows("COUNT_ENQUEUED", {"queue": queue, "n": len(payloads), "run_at": when})
+        return ids
+
+    # -- workers --------------------------------------------------------------------------------
+    async def claim(self, queue: str, *, limit: int = 10, lease: float = 30.0) -> list[Job]:
+        """Lease up to `limit` ready jobs: highest priority first, then oldest run_at (best effort)."""
+        return self._jobs(await self._rows("CLAIM", self._claim_params(queue, limit, lease)))
+
+    async def complete(self, jobs: Sequence[Job], *, keep: bool = False) -> int:
+        """Finish jobs we still hold; returns how many were accepted (see JobQueue.complete)."""
+        if not jobs:
+            return 0
+        rows = await self._rows("COMPLETE_KEEP" if keep else "COMPLETE_DELETE", self._fence(jobs))
+        return self._completed(jobs, rows)
+
+    async def fail(
+        self, job: Job, error: str, *, backoff: float | None = None
+    ) -> Literal["pending", "failed"] | None:
+        """Record a failed attempt; the new status, or None if we no longer hold the lease."""
+        rows = await self._rows("FAIL", self._fail_params(job, error, backoff))
+        if not rows:
+            return None
+        job.status = rows[0]["status"]
+        return rows[0]["status"]
+
+    async def extend(self, job: Job, lease: float) -> bool:
+        """Push our lease out to now() + lease; False if the job is no longer ours."""
+        return job.id in await self.renew([job], lease)
+
+    async def renew(self, jobs: Sequence[Job], lease: float) -> set[int]:
+        """The heartbeat: renew every lease we still hold among `jobs`; returns the ids renewed."""
+        if not jobs:
+            return set()
+        rows = await self._rows("EXTEND", {**self._fence(jobs), "lease": float(lease)})
+        return self._renewed(jobs, rows)
+
+    async def release(self, jobs: Sequence[Job]) -> int:
+        """Hand claimed jobs back untouched (shutdown), waking other workers for them."""
+        if not jobs:
+            return 0
+        released = len(await self._rows("RELEASE", self._fence(jobs)))
+        if released:
+            await self.wake(j.queue for j in jobs)
+        return released
+
+    async def seconds_until_due(self, queues: Sequence[str]) -> float | None:
+        """Seconds until the earliest pending job of `queues` is due (<= 0: ready now; None: none)."""
+        return (await self._rows("SECONDS_UNTIL_DUE", {"queues": list(queues)}))[0]["seconds"]
+
+    async def wake(self, queues: Iterable[str]) -> None:
+        """Notify listeners that jobs of `queues` are ready ("" wakes listeners of every queue)."""
+        await self._rows("WAKE", self._wake_params(queues))
+
+    # -- maintenance and operator actions -------------------------------------------------------
+    async def reap(self, *, batch: int = BATCH, before: datetime | None = None) -> int:
+        """Expired leases back to pending (or to the dead letters); with `before`, only leases that
+        had expired by then. Idle workers are woken for what came back."""
+        total = pending = 0
+        while True:
+            rows = await self._rows("REAP", {"batch": batch, "before": before})
+            total += len(rows)
+            pending += sum(r["status"] == "pending" for r in rows)
+            if len(rows) < batch:
+                break
+        if pending:
+            await self.wake([""])
+        return total
+
+    async def _batched(self, name: str, ids: Iterable[int]) -> int:
+        return sum([len(await self._rows(name, params)) for params in self._batches(ids)])
+
+    async def requeue(self, ids: Iterable[int]) -> int:
+        """Stuck jobs (running, lease expired) back to pending; anything else is left alone."""
+        return await self._batched("REQUEUE", ids)
+
+    async def retry(self, ids: Iterable[int]) -> int:
+        """Dead (failed) jobs back to pending with a fresh budget of attempts."""
+        return await self._batched("RETRY", ids)
+
+    async def discard(self, ids: Iterable[int]) -> int:
+        """Delete dead (failed) jobs; jobs in any other state are left alone."""
+        return await self._batched("DISCARD", ids)
+
+    async def prune(self, older_than: float, *, batch: int = 5000) -> int:
+        """Delete kept `done` rows finished more than `older_than` seconds ago, one batch per transaction."""
+        conn = await self.connection()
+        total = 0
+        while True:
+            async with conn.cursor() as cur:
+                await cur.execute(self._q("PRUNE"), {"older_than": float(older_than), "batch": batch})
+                total += cur.rowcount
+                if cur.rowcount < batch:
+                    return total
+
+    async def prune_stats(self, older_than: float = 3600.0) -> int:
+        conn = await self.connection()
+        async with conn.cursor() as cur:
+            await cur.execute(self._q("PRUNE_STATS"), {"older_than": float(older_than)})
+            return cur.rowcount
+
+    async def get(self, job_id: int) -> dict[str, Any] | None:
+        rows = await self._rows("GET_JOB", {"id": job_id})
+        return rows[0] if rows else None
