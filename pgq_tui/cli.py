@@ -307,28 +307,28 @@ MULTI_TARGET = ("snapshot", "check", None)
 
 def _resolve_targets(args: argparse.Namespace) -> None:
     """`--dsn` is repeatable (and `--targets FILE` exists) where several databases make sense; there
-    `args.target_list` holds them and `args.dsn` the single DSN, else `args.dsn` is one DSN or None."""
+    `args.target_list` holds them and `args.dsn` the single DSN, else `args.dsn` is one DSN or None.
+    Every target is detected (any dialect: pgq_tui.detection); --kind/--schema/--table/--mapping pin
+    which of its queues to watch (a targets file's entries may pin their own)."""
     dsns = args.dsn or []
-    if args.command == "exporter":  # one database per exporter, as Prometheus expects
-        if len(dsns) > 1:
-            raise PgqError("pgq-top exporter takes one --dsn (run one exporter per database)", EXIT_USAGE)
-        from pgq_tui.targets import resolve_targets
-
-        args.target_list = resolve_targets(dsns, None, args.table or "jobs", args.schema or "public")
-        return
-    if args.command not in MULTI_TARGET:
+    if args.command not in (*MULTI_TARGET, "exporter"):
         if len(dsns) > 1:
             raise PgqError(f"pgq-top {args.command} takes one --dsn", EXIT_USAGE)
         args.dsn = dsns[0] if dsns else None
         return
-    from pgq_tui.targets import resolve_targets
+    from pgq_tui.targets import Pins, resolve_targets
 
-    # Several databases (the fleet, check) watch pgq-top's own table, `--table`/`--schema` or jobs; one
-    # database without them is detected (any dialect: pgq_tui.detection).
-    args.target_list = resolve_targets(dsns, args.targets, args.table or "jobs", args.schema or "public")
+    pins = Pins(args.kind, args.schema, args.table, args.mapping)
+    if args.command == "exporter":  # one database per exporter, as Prometheus expects
+        if len(dsns) > 1:
+            raise PgqError("pgq-top exporter takes one --dsn (run one exporter per database)", EXIT_USAGE)
+        args.target_list = resolve_targets(dsns, None, pins)
+        return
+    args.target_list = resolve_targets(dsns, args.targets, pins)
     args.dsn = args.target_list[0].dsn if len(args.target_list) == 1 else None
-    if len(args.target_list) == 1 and args.targets:  # one target from a file: its own table and schema
-        args.table, args.schema = args.target_list[0].table, args.target_list[0].schema
+    if len(args.target_list) == 1 and args.targets:  # one target from a file: its own pins
+        only = args.target_list[0]
+        args.kind, args.schema, args.table, args.mapping = only.kind, only.schema, only.table, only.mapping
 
 
 def main(argv: Sequence[str] | None = None) -> int:

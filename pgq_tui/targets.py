@@ -7,15 +7,19 @@ dsn = "postgresql://monitor@orders-db/orders"
 
 [targets.billing]
 dsn = "host=billing-db dbname=billing user=monitor"
-table = "billing_jobs"      # default: --table (jobs)
-schema = "queue"            # default: --schema (public)
+kind = "procrastinate"      # optional pins, as the dashboard's flags: kind, schema, table, mapping;
+schema = "queue"            # without them every queue detected in the database is watched
+mapping = "jobs.toml"       # a mapping file (relative to this file's directory)
+
+Each target is detected like `pgq-top --dsn` (pgq_tui.detection): every queue it holds that fits its
+pins (or the command line's --kind/--schema/--table/--mapping) is watched.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +34,32 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-TARGET_KEYS = frozenset({"dsn", "table", "schema"})
+TARGET_KEYS = frozenset({"dsn", "kind", "schema", "table", "mapping"})
+PINS = ("kind", "schema", "table", "mapping")
+
+
+@dataclass(frozen=True)
+class Pins:
+    """Which queue(s) of a database to watch; None everywhere: every queue detected."""
+
+    kind: str | None = None
+    schema: str | None = None
+    table: str | None = None
+    mapping: str | None = None  # a mapping file's path
 
 
 @dataclass(frozen=True)
 class Target:
     name: str
     dsn: str
-    table: str = "jobs"
-    schema: str = "public"
+    table: str | None = None
+    schema: str | None = None
+    kind: str | None = None
+    mapping: str | None = None
+
+    @property
+    def pins(self) -> Pins:
+        return Pins(self.kind, self.schema, self.table, self.mapping)
 
 
 def name_from_dsn(dsn: str) -> str:
@@ -78,8 +99,12 @@ def _unique(names: Sequence[str]) -> list[str]:
     return out
 
 
-def parse_targets(data: Mapping[str, Any], source: str, table: str, schema: str) -> list[Target]:
-    """Targets from a parsed TOML document; every mistake is one line naming the file and target."""
+def parse_targets(
+    data: Mapping[str, Any], source: str, defaults: Pins = Pins(), base: Path | None = None
+) -> list[Target]:
+    """Targets from a parsed TOML document; every mistake is one line naming the file and target.
+    A pin the entry leaves out comes from `defaults` (the command line); a relative mapping path is
+    relative to `base` (the targets file's directory)."""
     unknown = set(data) - {"targets"}
     if unknown:
         raise PgqError(
@@ -101,7 +126,7 @@ def parse_targets(data: Mapping[str, Any], source: str, table: str, schema: str)
             )
         if not isinstance(entry.get("dsn"), str):
             raise PgqError(f"{source}: targets.{name}: dsn is missing or not a string", EXIT_USAGE)
-        for key in ("table", "schema"):
+        for key in PINS:
             if key in entry and not isinstance(entry[key], str):
                 raise PgqError(f"{source}: targets.{name}: {key} must be a string", EXIT_USAGE)
         try:
@@ -110,11 +135,30 @@ def parse_targets(data: Mapping[str, Any], source: str, table: str, schema: str)
             raise PgqError(
                 f"{source}: targets.{name}: bad DSN: {str(exc).splitlines()[0]}", EXIT_USAGE
             ) from None
-        out.append(Target(str(name), entry["dsn"], entry.get("table", table), entry.get("schema", schema)))
+        pins = {k: entry.get(k, getattr(defaults, k)) for k in PINS}
+        if "mapping" in entry and base is not None:
+            pins["mapping"] = str(base / entry["mapping"])
+        target = Target(str(name), entry["dsn"], **pins)
+        validate(target, f"{source}: targets.{name}: ")
+        out.append(target)
     return out
 
 
-def load_targets_file(path: str, table: str = "jobs", schema: str = "public") -> list[Target]:
+def validate(target: Target, where: str = "") -> None:
+    """Fail early, one line, on a mapping file that does not load or a kind nobody knows, before any
+    connection is tried (so `check` says UNKNOWN for the typo, not for every target's server)."""
+    from pgq_tui.detection import dialects
+
+    try:
+        known = dialects(target.mapping)
+    except PgqError as exc:
+        raise PgqError(f"{where}{exc}", EXIT_USAGE) from None
+    kinds = {d.kind for d in known}
+    if target.kind is not None and target.kind not in kinds:
+        raise PgqError(f"{where}unknown kind {target.kind!r} (known: {', '.join(sorted(kinds))})", EXIT_USAGE)
+
+
+def load_targets_file(path: str, defaults: Pins = Pins()) -> list[Target]:
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
@@ -122,19 +166,23 @@ def load_targets_file(path: str, table: str = "jobs", schema: str = "public") ->
         raise PgqError(f"cannot read targets file {path}: {exc.strerror}", EXIT_USAGE) from None
     except tomllib.TOMLDecodeError as exc:
         raise PgqError(f"{path}: not valid TOML: {exc}", EXIT_USAGE) from None
-    return parse_targets(data, path, table, schema)
+    return parse_targets(data, path, defaults, Path(path).resolve().parent)
 
 
 def resolve_targets(
-    dsns: Sequence[str] | None, targets_file: str | None, table: str = "jobs", schema: str = "public"
+    dsns: Sequence[str] | None, targets_file: str | None, defaults: Pins = Pins()
 ) -> list[Target]:
-    """`--dsn` flags (each may be empty: $DATABASE_URL / PG* variables) then the file's targets."""
+    """`--dsn` flags (each may be empty: $DATABASE_URL / PG* variables) then the file's targets; the
+    command line's --kind/--schema/--table/--mapping pin the flags' targets and are the file's defaults."""
     targets: list[Target] = []
     if dsns or not targets_file:
         resolved = [resolve_dsn(d) for d in (dsns or [None])]  # type: ignore[list-item]
         names = [name_from_dsn(d) for d in resolved]
-        targets += [Target(n, d, table, schema) for n, d in zip(names, resolved, strict=True)]
+        pins = {k: getattr(defaults, k) for k in PINS}
+        targets += [Target(n, d, **pins) for n, d in zip(names, resolved, strict=True)]
+        if targets:
+            validate(targets[0])
     if targets_file:
-        targets += load_targets_file(targets_file, table, schema)
+        targets += load_targets_file(targets_file, defaults)
     names = _unique([t.name for t in targets])
-    return [Target(n, t.dsn, t.table, t.schema) for n, t in zip(names, targets, strict=True)]
+    return [replace(t, name=n) for n, t in zip(names, targets, strict=True)]

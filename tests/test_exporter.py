@@ -26,9 +26,11 @@ from pgq_tui.demo.embedded import FAST_UNSAFE_SETTINGS, EmbeddedPostgres
 from pgq_tui.exporter import server as exporter_server
 from pgq_tui.exporter.cache import SnapshotCache
 from pgq_tui.exporter.server import serve
-from pgq_tui.monitor.collect import PANELS, Monitor
+from pgq_tui.fleet.poll import TargetWatch
+from pgq_tui.monitor.collect import PANELS
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue import JobQueue
+from pgq_tui.targets import Target
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -44,7 +46,8 @@ SNAPSHOT_FAMILIES = {
     "pgq_table_tuples_inserted", "pgq_table_tuples_updated", "pgq_table_tuples_deleted",
     "pgq_table_tuples_hot_updated", "pgq_idle_in_transaction_sessions",
     "pgq_idle_in_transaction_oldest_age_seconds", "pgq_xmin_horizon_age_seconds",
-    "pgq_xmin_horizon_age_transactions", "pgq_blocked_sessions", "pgq_backends",
+    "pgq_xmin_horizon_age_transactions", "pgq_blocked_sessions", "pgq_backends", "pgq_queue_up",
+    "pgq_queue_info",
 }  # fmt: skip
 ALWAYS = {"pgq_up", "pgq_last_error_code", "pgq_collects", "pgq_collect_errors"}
 
@@ -128,31 +131,35 @@ def flow(own_server: tuple[EmbeddedPostgres, str]) -> Iterator[threading.Event]:
 def expected_from(snap: Snapshot) -> Samples:
     """What the exporter must say about this Snapshot, written out by hand from its fields."""
     out: Samples = {}
+    who = {"kind": "pgq", "target": "public.jobs"}  # pgq-top's own table, detected
 
     def put(name: str, value: float, **labels: str) -> None:
         out[(name, tuple(sorted(labels.items())))] = value
 
     put("pgq_up", 1)
     put("pgq_last_error_code", 0)
+    put("pgq_queue_up", 1, **who)
+    put("pgq_queue_info", 1, **who, version="", stuck_rule=snap.stuck_rule)
     put("pgq_server_info", 1, version=snap.server.version, database=snap.server.database)
     put("pgq_server_in_recovery", 0)
-    put("pgq_collect_duration_seconds", snap.server.collect_ms / 1000)
-    put("pgq_snapshot_timestamp_seconds", snap.server.now.timestamp())
+    put("pgq_collect_duration_seconds", snap.server.collect_ms / 1000, **who)
+    put("pgq_snapshot_timestamp_seconds", snap.server.now.timestamp(), **who)
     for panel in PANELS:
-        put("pgq_panel_up", 0 if panel in snap.errors else 1, panel=panel)
+        put("pgq_panel_up", 0 if panel in snap.errors else 1, panel=panel, **who)
     for q in snap.queues:
         for state, value in (("ready", q.ready), ("scheduled", q.scheduled), ("running", q.running),
                              ("stuck", q.expired), ("dead", q.failed), ("done", q.done)):  # fmt: skip
-            put("pgq_jobs", value, queue=q.queue, state=state)
-        put("pgq_oldest_ready_job_age_seconds", q.oldest_ready_age_s or 0.0, queue=q.queue)
+            put("pgq_jobs", value, queue=q.queue, state=state, **who)
+        put("pgq_oldest_ready_job_age_seconds", q.oldest_ready_age_s or 0.0, queue=q.queue, **who)
         for state, field in (("ready", "ready"), ("stuck", "expired"), ("dead", "failed")):
-            put("pgq_jobs_exact", 1 if q.accuracy(field) == "exact" else 0, queue=q.queue, state=state)
+            exact = 1 if q.accuracy(field) == "exact" else 0
+            put("pgq_jobs_exact", exact, queue=q.queue, state=state, **who)
     for name, rates in snap.throughput.per_queue.items():
         for event in ("enqueued", "completed", "failed"):
             if getattr(rates, event) is not None:
-                put("pgq_queue_rate_per_second", getattr(rates, event), queue=name, event=event)
-    put("pgq_stuck_jobs", snap.expired.total)
-    t, table = snap.table, {"table": snap.table.table}
+                put("pgq_queue_rate_per_second", getattr(rates, event), queue=name, event=event, **who)
+    put("pgq_stuck_jobs", snap.expired.total, **who)
+    t, table = snap.table, {"table": snap.table.table, **who}
     put("pgq_table_live_tuples", t.live_tuples, **table)
     put("pgq_table_dead_tuples", t.dead_tuples, **table)
     put("pgq_table_autovacuum_threshold", t.vacuum_threshold, **table)
@@ -189,8 +196,8 @@ def test_scrape_while_jobs_flow_and_through_a_restart(
     own_server: tuple[EmbeddedPostgres, str], flow: threading.Event
 ) -> None:
     server, dsn = own_server
-    monitor = Monitor(dsn, read_only=True)
-    cache = SnapshotCache(monitor, min_interval_s=2.0)
+    watch = TargetWatch(Target("db", dsn))
+    cache = SnapshotCache(watch, min_interval_s=2.0)
     http, thread = serve(cache, "127.0.0.1:0")
     url = f"http://127.0.0.1:{http.server_address[1]}/metrics"
     try:
@@ -202,15 +209,16 @@ def test_scrape_while_jobs_flow_and_through_a_restart(
             time.sleep(2.1)  # past the minimum interval: each scrape collects
             got = scrape(url)
             state = cache.get()  # within the minimum interval: the very state that scrape served
-            snap = state.snapshot
-            assert snap is not None
-            if mark0 is None and cache.counters.mark is not None:
-                mark0, first = cache.counters.mark, got
+            ((_, snap),) = state.snapshots
+            counters = next(iter(cache.counters.values()), None)
+            if mark0 is None and counters is not None and counters.mark is not None:
+                mark0, first = counters.mark, got
             elif (
                 mark0 is not None
+                and counters is not None
                 and snap.throughput.source == "counters"
-                and cache.counters.mark > mark0
-                and got.get("pgq_jobs", queue="reports", state="dead") > 0
+                and counters.mark > mark0
+                and got.get("pgq_jobs", queue="reports", state="dead", kind="pgq", target="public.jobs") > 0
             ):
                 break
             assert time.monotonic() < deadline, "no collect with counter rates and dead jobs"
@@ -222,15 +230,17 @@ def test_scrape_while_jobs_flow_and_through_a_restart(
         for key, value in expected_from(snap).items():
             assert got.samples[key] == pytest.approx(value, rel=1e-9, abs=1e-9), key
         assert {q.queue for q in snap.queues} == {"emails", "reports"}
-        assert got.get("pgq_jobs", queue="emails", state="ready") + got.get(
-            "pgq_jobs", queue="emails", state="running"
+        who = {"kind": "pgq", "target": "public.jobs"}
+        assert got.get("pgq_jobs", queue="emails", state="ready", **who) + got.get(
+            "pgq_jobs", queue="emails", state="running", **who
         ) == sum(q.ready + q.running for q in snap.queues if q.queue == "emails")
         # counters: exactly the counters table's buckets since the first counting collect's mark
-        total, per_queue = completed_in_db(dsn, mark0, cache.counters.mark)
-        assert total > 0 and got.get("pgq_jobs_completed_total") == total
+        assert counters is not None
+        total, per_queue = completed_in_db(dsn, mark0, counters.mark)
+        assert total > 0 and got.get("pgq_jobs_completed_total", **who) == total
         for q, n in per_queue.items():
-            assert got.get("pgq_queue_jobs_completed_total", queue=q) == n
-        assert first is not None and first.get("pgq_jobs_completed_total") == 0  # no burst of history
+            assert got.get("pgq_queue_jobs_completed_total", queue=q, **who) == n
+        assert first is not None and first.get("pgq_jobs_completed_total", **who) == 0  # no burst
         collects = state.collects
 
         # several scrapers at once within the interval: one collect between them
@@ -252,7 +262,9 @@ def test_scrape_while_jobs_flow_and_through_a_restart(
             if s.get("pgq_up") == 0:
                 down = s
         assert down is not None, "never saw pgq_up 0 while the server was down"
-        assert down.get("pgq_last_error_code") == 3 and down.families == ALWAYS  # no stale figures
+        # no stale figures: only the exporter's own families, and the queue shown down
+        assert down.get("pgq_last_error_code") == 3 and down.families == ALWAYS | {"pgq_queue_up"}
+        assert down.get("pgq_queue_up", kind="pgq", target="public.jobs") == 0
         assert down.get("pgq_collect_errors_total") >= 1
         restart.join(60)
         deadline = time.monotonic() + 30
@@ -260,16 +272,17 @@ def test_scrape_while_jobs_flow_and_through_a_restart(
             assert time.monotonic() < deadline, "the exporter did not recover after the restart"
             time.sleep(0.6)
         assert s.get("pgq_last_error_code") == 0
-        assert s.get("pgq_jobs_completed_total") >= got.get("pgq_jobs_completed_total")  # no reset
+        no_reset = got.get("pgq_jobs_completed_total", **who)
+        assert s.get("pgq_jobs_completed_total", **who) >= no_reset
         assert thread.is_alive()
     finally:
         http.shutdown()
-        monitor.close()
+        watch.close()
 
 
 def test_a_missing_table_is_up_0_with_its_error_code(dsn: str) -> None:
-    with Monitor(dsn, table="nope", read_only=True) as monitor:
-        http, _ = serve(SnapshotCache(monitor, min_interval_s=0), "127.0.0.1:0")
+    with TargetWatch(Target("db", dsn, table="nope")) as watch:
+        http, _ = serve(SnapshotCache(watch, min_interval_s=0), "127.0.0.1:0")
         try:
             got = scrape(f"http://127.0.0.1:{http.server_address[1]}/metrics")
         finally:
@@ -290,7 +303,8 @@ def test_the_command_serves_and_stops_cleanly(dsn: str) -> None:
         url = re.search(r"http://\S+/metrics", line)
         assert url, line
         got = scrape(url.group(0))
-        assert got.get("pgq_up") == 1 and got.get("pgq_jobs_completed_total") == 0
+        assert got.get("pgq_up") == 1
+        assert got.get("pgq_jobs_completed_total", kind="pgq", target="public.jobs") == 0
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
     finally:

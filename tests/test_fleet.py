@@ -198,4 +198,4 @@ def test_snapshot_and_check_over_the_same_targets(
     assert capsys.readouterr().out.startswith("PGQ UNKNOWN: gone: cannot connect")
     dsns = [a for s in servers[:2] for a in ("--dsn", s.dsn())]
     assert main(["check", *dsns]) == 0
-    assert capsys.readouterr().out.startswith("PGQ OK: 2 targets healthy | 'postgres@pgq-top-")
+    assert capsys.readouterr().out.startswith("PGQ OK: 2 queues healthy: postgres@pgq-top-")

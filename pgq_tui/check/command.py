@@ -1,4 +1,11 @@
-"""`pgq-top check`: one Snapshot per target, compared with thresholds, as a monitoring plugin.
+"""`pgq-top check`: one Snapshot per queue, compared with thresholds, as a monitoring plugin.
+
+Each target is detected like the dashboard does (`--kind`, `--schema/--table`, `--mapping`, or a
+targets file's pins). A database holding several queues is checked queue by queue: every queue
+detected (that fits the pins) is one result, named by its kind (plus schema.table when two share a
+kind) in the status line, the long text and the perfdata labels; the worst result decides the exit
+code. A rule whose figure the queue's dialect cannot serve (no dead list, no lease) is reported as
+unsupported, never as OK and never as an error.
 
 Exit codes follow the monitoring-plugins convention, not pgq-top's own table: 0 OK, 1 WARNING,
 2 CRITICAL, 3 UNKNOWN (bad flags, bad DSN, unreachable server, missing table or privilege, no answer
@@ -16,12 +23,12 @@ from typing import NoReturn, TextIO
 from pgq_tui.check.plugin import SERVICE, as_json, render
 from pgq_tui.check.rules import EXIT_CODE, UNKNOWN, CheckThresholds, Limit, Result, check
 from pgq_tui.errors import PgqError
-from pgq_tui.fleet.poll import collect_each
+from pgq_tui.fleet.poll import collect_each, outcome_name
 from pgq_tui.targets import Target
 
 # flag stem, CheckThresholds field, what it limits (for --help)
 THRESHOLD_FLAGS = (
-    ("stuck", "stuck", "stuck jobs (expired leases)"),
+    ("stuck", "stuck", "stuck jobs (by the framework's own rule)"),
     ("ready-age", "ready_age_s", "seconds the oldest ready job has waited, any queue"),
     ("dead", "dead", "dead jobs (out of attempts)"),
     ("dead-tuples", "dead_tuples_ratio", "dead tuples as a multiple of the autovacuum threshold"),
@@ -80,11 +87,15 @@ def thresholds_from(args: argparse.Namespace) -> CheckThresholds:
 
 
 def check_targets(targets: list[Target], t: CheckThresholds, timeout_s: float) -> list[Result]:
-    outcomes = collect_each(targets, timeout_s)
-    return [
-        Result(target.name, error=str(o)) if isinstance(o, PgqError) else check(target.name, o, t)
-        for target, o in zip(targets, outcomes, strict=True)
-    ]
+    results = []
+    for queues in collect_each(targets, timeout_s):
+        for o in queues:
+            name = outcome_name(o, queues, len(targets) > 1)
+            if isinstance(o.outcome, PgqError):
+                results.append(Result(name, error=str(o.outcome), kind=o.kind, table=o.table))
+            else:
+                results.append(check(name, o.outcome, t, table=o.table))
+    return results
 
 
 def run_check(args: argparse.Namespace, targets: list[Target], out: TextIO | None = None) -> int:

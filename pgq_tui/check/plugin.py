@@ -59,18 +59,39 @@ def perfdata_item(m: Measure, prefix: str = "") -> str:
 
 
 def _ok_summary(result: Result) -> str:
-    values = {m.label: m.value for m in result.measures}
-    return (
-        f"{fmt_count(values.get('ready'))} ready, {fmt_count(values.get('running'))} running, "
-        f"oldest ready {fmt_age(values.get('oldest_ready_age'))}, "
-        f"{fmt_count(values.get('stuck'))} stuck, {fmt_count(values.get('dead'))} dead"
-    )
+    by_label = {m.label: m for m in result.measures}
+
+    def value(label: str) -> float | None:
+        m = by_label.get(label)
+        return m.value if m is not None else None
+
+    def unsupported(label: str) -> bool:
+        m = by_label.get(label)
+        return m is not None and m.unsupported is not None
+
+    def count(label: str) -> str:
+        return f"{label} unsupported" if unsupported(label) else f"{fmt_count(value(label))} {label}"
+
+    oldest = "unsupported" if unsupported("oldest_ready_age") else fmt_age(value("oldest_ready_age"))
+    return f"{count('ready')}, {count('running')}, oldest ready {oldest}, {count('stuck')}, {count('dead')}"
 
 
 def _problems(result: Result) -> list[str]:
     if result.error is not None:
         return [result.error]
     return [m.message for m in result.problems]
+
+
+def _not_checked(result: Result) -> str | None:
+    """One long-text line naming the rules this queue's dialect cannot serve, and why (not OK, not
+    an error: a monitoring system must not read them as either)."""
+    if not result.unsupported:
+        return None
+    reasons: dict[str, list[str]] = {}
+    for m in result.unsupported:
+        reasons.setdefault(str(m.unsupported), []).append(m.label)
+    what = "; ".join(f"{', '.join(labels)} ({why})" for why, labels in reasons.items())
+    return f"unsupported for {result.kind}: {what}"
 
 
 def render(results: Sequence[Result]) -> tuple[int, str]:
@@ -85,13 +106,22 @@ def render(results: Sequence[Result]) -> tuple[int, str]:
     if level != OK:
         summary = "; ".join(lines)
     elif named:
-        summary = f"{len(results)} targets healthy"
+        summary = f"{len(results)} queues healthy: " + ", ".join(r.name for r in results)
     else:
         summary = _ok_summary(results[0])
-    perf = " ".join(perfdata_item(m, f"{r.name}:" if named else "") for r in results for m in r.measures)
+    perf = " ".join(
+        perfdata_item(m, f"{r.name}:" if named else "")
+        for r in results
+        for m in r.measures
+        if m.unsupported is None  # absent, not a made-up 0
+    )
     out = f"{SERVICE} {STATUS[level]}: {summary}" + (f" | {perf}" if perf else "")
-    if len(lines) > 1:
-        out += "\n" + "\n".join(lines)
+    notes = [
+        (f"{r.name}: " if named else "") + note for r in results if (note := _not_checked(r)) is not None
+    ]
+    long_text = (lines if len(lines) > 1 else []) + notes
+    if long_text:
+        out += "\n" + "\n".join(long_text)
     return EXIT_CODE[level], out
 
 
@@ -104,6 +134,8 @@ def as_json(results: Sequence[Result]) -> dict[str, Any]:
         "targets": [
             {
                 "name": r.name,
+                "kind": r.kind,
+                "table": r.table,
                 "status": STATUS[r.level],
                 "error": r.error,
                 "verdicts": [
@@ -118,6 +150,7 @@ def as_json(results: Sequence[Result]) -> dict[str, Any]:
                         "warn": m.limit.warn if m.limit else None,
                         "crit": m.limit.crit if m.limit else None,
                         "level": m.level,
+                        "unsupported": m.unsupported,
                     }
                     for m in r.measures
                 ],

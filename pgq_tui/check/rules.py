@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pgq_tui.fleet.support import stuck_total, why_not
 from pgq_tui.monitor import figures
 from pgq_tui.monitor.health import CRIT, OK, WARN, fmt_age, fmt_count
 from pgq_tui.monitor.snapshot import Snapshot
@@ -67,6 +68,7 @@ class Measure:
     maximum: float | None = None
     level: str = OK
     message: str = ""  # what is wrong, when level is not OK
+    unsupported: str | None = None  # set: the dialect cannot serve this measure (why); never alerts
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,12 @@ class Result:
     name: str
     measures: tuple[Measure, ...] = ()
     error: str | None = None  # set: the target could not be checked at all (UNKNOWN)
+    kind: str | None = None  # the queue's dialect (None: not detected)
+    table: str = ""  # the queue's main relation, schema.table
+
+    @property
+    def unsupported(self) -> list[Measure]:
+        return [m for m in self.measures if m.unsupported is not None]
 
     @property
     def problems(self) -> list[Measure]:
@@ -102,9 +110,20 @@ def worst(levels: object) -> str:
 
 
 def _rated(
-    snap: Snapshot, panel: str, label: str, value: float, limit: Limit, message: str, uom: str = ""
+    snap: Snapshot,
+    panel: str,
+    label: str,
+    value: float,
+    limit: Limit,
+    message: str,
+    uom: str = "",
+    needs: tuple[str, ...] | None = None,
 ) -> Measure:
-    """A measure with thresholds; unknown (and saying why) when its panel failed this poll."""
+    """A measure with thresholds; unsupported when the dialect cannot serve what it `needs` (queue
+    measures), unknown (and saying why) when its panel failed this poll."""
+    why = why_not(snap, *needs) if needs is not None else None
+    if why is not None:
+        return Measure(label, None, uom, limit, unsupported=why)
     if panel in snap.errors:
         why = f"{label} unknown: {panel} panel failed ({snap.errors[panel]})"
         return Measure(label, None, uom, limit, level=UNKNOWN, message=why)
@@ -118,18 +137,27 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     sums = figures.totals(snap)
     out: list[Measure] = []
 
-    orphaned = sum(1 for lease in snap.expired.rows if not lease.holder_connected)
+    # Stuck by the framework's own rule: the leases panel's true total where the dialect lists them,
+    # else the stuck counts (a dialect may count stuck jobs without listing them).
+    listed = "leases" not in snap.unsupported and "leases" not in failed
+    stuck = stuck_total(snap)
+    orphaned = sum(1 for lease in snap.expired.rows if _gone(lease.liveness, lease.holder_connected))
     no_holder = f", {orphaned} with no live holder" if orphaned else ""
-    stuck_msg = f"{fmt_count(sums.stuck)} stuck jobs (lease expired{no_holder})"
-    out.append(_rated(snap, "leases", "stuck", sums.stuck, t.stuck, stuck_msg))
+    rule = snap.stuck_rule or "lease expired"
+    stuck_msg = f"{fmt_count(stuck)} stuck jobs ({rule}{no_holder})"
+    panel = "leases" if listed else "queues"
+    out.append(_rated(snap, panel, "stuck", stuck, t.stuck, stuck_msg, needs=("expired",)))
 
     queue, age = figures.oldest_ready(snap)
     slow = [q for q in snap.queues if t.ready_age_s.level(q.oldest_ready_age_s or 0.0) != OK]
     more = f" (+{len(slow) - 1} more queues)" if len(slow) > 1 else ""
     age_msg = f"queue {queue}: oldest ready job waiting {fmt_age(age)}{more}"
-    out.append(_rated(snap, "queues", "oldest_ready_age", age, t.ready_age_s, age_msg, "s"))
+    out.append(
+        _rated(snap, "queues", "oldest_ready_age", age, t.ready_age_s, age_msg, "s", ("oldest_ready",))
+    )
 
-    out.append(_rated(snap, "queues", "dead", sums.dead, t.dead, f"{fmt_count(sums.dead)} dead jobs"))
+    dead_msg = f"{fmt_count(sums.dead)} dead jobs"
+    out.append(_rated(snap, "queues", "dead", sums.dead, t.dead, dead_msg, needs=("failed",)))
 
     tab = snap.table
     ratio = tab.dead_tuples / tab.vacuum_threshold if tab.vacuum_threshold > 0 else 0.0
@@ -155,7 +183,11 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     # Reported, never alerted on: the figures a graph wants next to the alerting ones.
     queues_ok, sessions_ok = "queues" not in failed, "sessions" not in failed
     for state in ("ready", "scheduled", "running"):
-        out.append(Measure(state, getattr(sums, state) if queues_ok else None))
+        why = why_not(snap, state)
+        if why is not None:
+            out.append(Measure(state, None, unsupported=why))
+        else:
+            out.append(Measure(state, getattr(sums, state) if queues_ok else None))
     out.append(Measure("dead_tuples", None if "table" in failed else tab.dead_tuples))
     idle_count = len(figures.idle_in_transaction(snap))
     out.append(Measure("idle_tx_sessions", idle_count if sessions_ok else None))
@@ -163,5 +195,10 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     return out
 
 
-def check(name: str, snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> Result:
-    return Result(name, tuple(measures(snap, t)))
+def _gone(liveness: str, holder_connected: bool) -> bool:
+    """The holder is known to be gone (a dialect that cannot know says "unknown": not counted)."""
+    return liveness == "gone" if liveness else not holder_connected
+
+
+def check(name: str, snap: Snapshot, t: CheckThresholds = CheckThresholds(), *, table: str = "") -> Result:
+    return Result(name, tuple(measures(snap, t)), kind=snap.kind, table=table or snap.table.table)

@@ -1,20 +1,27 @@
-"""The metric families of one scrape, built from the exporter's state (a Snapshot, or why there is
-none). Names follow Prometheus conventions: the `pgq_` prefix, base units (seconds, bytes), `_total`
-for counters, `queue` and `state` labels; every figure is one the Snapshot holds, never recomputed
-from SQL here, so the exporter serves every dialect the monitor does.
+"""The metric families of one scrape, built from the exporter's state (each queue's Snapshot, or why
+there is none). Names follow Prometheus conventions: the `pgq_` prefix, base units (seconds, bytes),
+`_total` for counters. Every per-queue family carries `kind` (the dialect, e.g. procrastinate) and
+`target` (the queue's main table, schema.table), so a database holding several queues exports each;
+`queue` and `state` are the framework's queue names and pgq-top's canonical states. Every figure is
+one the Snapshot holds, never recomputed from SQL here, and a figure the dialect cannot serve is
+absent, never 0 (Snapshot.unsupported). Database-wide families (server, sessions) come once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from pgq_tui.exporter.cache import ExporterState
-from pgq_tui.exporter.counters import EVENTS
+from pgq_tui.exporter.counters import EVENTS, ThroughputCounters
+from pgq_tui.fleet.poll import QueueOutcome
+from pgq_tui.fleet.support import state_served, stuck_total, why_not
 from pgq_tui.monitor import figures
 from pgq_tui.monitor.collect import PANELS
 from pgq_tui.monitor.snapshot import Snapshot
+
+QUEUE_LABELS = ["kind", "target"]
 
 EVENT_HELP = {
     "enqueued": "Jobs enqueued",
@@ -30,12 +37,25 @@ def gauge(
     return GaugeMetricFamily(name, doc, value=value, labels=labels)
 
 
+def qgauge(name: str, doc: str, *labels: str) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, doc, labels=[*QUEUE_LABELS, *labels])
+
+
+def qcounter(name: str, doc: str, *labels: str) -> CounterMetricFamily:
+    return CounterMetricFamily(name, doc, labels=[*QUEUE_LABELS, *labels])
+
+
+def _present(families: Sequence[Metric]) -> Iterator[Metric]:
+    """Only families with samples: a figure no queue serves is absent, not an empty family."""
+    return (f for f in families if f.samples)
+
+
 def exporter_families(state: ExporterState) -> Iterator[Metric]:
     """Always served, the database up or not."""
     yield gauge(
         "pgq_up",
-        "1 if the last collect reached the database and the jobs table, else 0",
-        1 if state.snapshot is not None else 0,
+        "1 if the last collect reached the database and every queue's tables, else 0",
+        1 if state.up else 0,
     )
     yield gauge(
         "pgq_last_error_code",
@@ -47,143 +67,181 @@ def exporter_families(state: ExporterState) -> Iterator[Metric]:
         "pgq_collects", "Collects run (scrapes within the minimum interval reuse one)", value=state.collects
     )
     yield CounterMetricFamily("pgq_collect_errors", "Collects that failed", value=state.failures)
+    up = qgauge("pgq_queue_up", "1 if the last collect read this queue, else 0 (per detected queue)")
+    for o in state.queues:
+        if o.queue is not None:
+            up.add_metric([o.queue.kind, o.table], 1 if isinstance(o.outcome, Snapshot) else 0)
+    yield from _present([up])
 
 
-def snapshot_families(snap: Snapshot, state: ExporterState) -> Iterator[Metric]:
-    srv = snap.server
+def snapshot_families(state: ExporterState) -> Iterator[Metric]:
+    """The families of every queue read at the last collect, and the database-wide ones once."""
+    read = state.snapshots
+    if not read:
+        return
+    first = read[0][1]
+    srv = first.server
     info = gauge(
         "pgq_server_info", "The server's version (value is always 1)", labels=["version", "database"]
     )
     info.add_metric([srv.version, srv.database], 1)
     yield info
     yield gauge("pgq_server_in_recovery", "1 on a standby", 1 if srv.in_recovery else 0)
-    yield gauge(
-        "pgq_collect_duration_seconds",
-        "How long the last collect took (the monitor's poll cost)",
-        srv.collect_ms / 1000,
+    yield from _queue_families(read, state.counters)
+    yield from _table_families(read)
+    yield from _session_families(first)
+
+
+def _queue_families(
+    read: Sequence[tuple[QueueOutcome, Snapshot]], counters: dict[str, ThroughputCounters]
+) -> Iterator[Metric]:
+    queue_info = qgauge(
+        "pgq_queue_info", "A queue found in the database (value is always 1)", "version", "stuck_rule"
     )
-    yield gauge(
-        "pgq_snapshot_timestamp_seconds",
-        "When the served snapshot was taken (server clock)",
-        srv.now.timestamp(),
+    duration = qgauge("pgq_collect_duration_seconds", "How long the last collect took (the poll's cost)")
+    taken = qgauge("pgq_snapshot_timestamp_seconds", "When the served snapshot was taken (server clock)")
+    panel = qgauge(
+        "pgq_panel_up",
+        "0 if this panel's query failed in the last collect (panels the dialect cannot serve are absent)",
+        "panel",
     )
-    panel = gauge("pgq_panel_up", "0 if this panel's query failed in the last collect", labels=["panel"])
-    for name in PANELS:
-        panel.add_metric([name], 0 if name in snap.errors else 1)
-    yield panel
-
-    yield from _queue_families(snap, state)
-    yield from _table_families(snap)
-    yield from _session_families(snap)
-
-
-def _queue_families(snap: Snapshot, state: ExporterState) -> Iterator[Metric]:
-    jobs = gauge(
+    jobs = qgauge(
         "pgq_jobs",
-        "Jobs per queue and state (stuck: lease expired; dead: out of attempts)",
-        labels=["queue", "state"],
+        "Jobs per queue and state (stuck and dead by the framework's own rules); states the dialect "
+        "cannot count are absent",
+        "queue",
+        "state",
     )
-    exact = gauge(
+    exact = qgauge(
         "pgq_jobs_exact",
         "1 when pgq_jobs for this queue and state is exact at this collect; 0 when it is a background "
         "count's (see pgq_background_count_lag_seconds) or a lower bound",
-        labels=["queue", "state"],
+        "queue",
+        "state",
     )
-    rate = gauge(
+    rate = qgauge(
         "pgq_queue_rate_per_second",
         "The monitor's own per-queue rate over its window (any writer; from the counters table or "
         "derived from the jobs table); absent while unknown. Prefer rate() over the _total counters",
-        labels=["queue", "event"],
+        "queue",
+        "event",
     )
-    age = gauge(
-        "pgq_oldest_ready_job_age_seconds",
-        "How long the oldest ready job has waited (0: none)",
-        labels=["queue"],
+    age = qgauge(
+        "pgq_oldest_ready_job_age_seconds", "How long the oldest ready job has waited (0: none)", "queue"
     )
-    for q in snap.queues:
-        for s in figures.STATES:
-            jobs.add_metric([q.queue, s], figures.state_count(q, s))
-            exact.add_metric([q.queue, s], 1 if figures.state_exact(q, s) else 0)
-        age.add_metric([q.queue], q.oldest_ready_age_s or 0.0)
-    for name, rates in sorted(snap.throughput.per_queue.items()):
-        for event in ("enqueued", "completed", "failed"):
-            value = getattr(rates, event)
-            if value is not None:
-                rate.add_metric([name, event], value)
-    yield jobs
-    yield exact
-    yield age
-    if "throughput" not in snap.errors:
-        yield rate
-    counts = snap.counts
-    if counts is not None and counts.lag_s is not None:
-        yield gauge(
-            "pgq_background_count_lag_seconds",
-            "How far behind this collect the background exact count (used above the per-poll cap) is",
-            counts.lag_s,
-        )
-    yield gauge(
-        "pgq_stuck_jobs",
-        "Expired leases, all queues (the leases panel's true total)",
-        figures.totals(snap).stuck,
+    lag = qgauge(
+        "pgq_background_count_lag_seconds",
+        "How far behind this collect the background exact count (used above the per-poll cap) is",
     )
-    c = state.counters
-    if c.mark is None:
-        return  # no counters table (or no grant, or not yet read): no counters rather than flat ones
-    for event in EVENTS:
-        yield CounterMetricFamily(
+    stuck = qgauge("pgq_stuck_jobs", "Stuck jobs by the framework's own rule, all queues (the true total)")
+    totals = {
+        event: qcounter(
             f"pgq_jobs_{event}",
-            f"{EVENT_HELP[event]}, all queues, since the "
-            "exporter started (from the queue's per-second counters)",
-            value=c.totals[event],
+            f"{EVENT_HELP[event]}, all queues, since the exporter started (from the queue's per-second "
+            "counters)",
         )
-    by_queue = CounterMetricFamily(
-        "pgq_queue_jobs_completed", "Jobs completed per queue since the exporter started", labels=["queue"]
+        for event in EVENTS
+    }
+    by_queue = qcounter(
+        "pgq_queue_jobs_completed", "Jobs completed per queue since the exporter started", "queue"
     )
-    for q, n in sorted(c.completed_by_queue.items()):
-        by_queue.add_metric([q], n)
-    yield by_queue
+    for o, snap in read:
+        who = [snap.kind, o.table]
+        version = o.queue.match.version if o.queue is not None else None
+        queue_info.add_metric([*who, version or "", snap.stuck_rule], 1)
+        duration.add_metric(who, snap.server.collect_ms / 1000)
+        taken.add_metric(who, snap.server.now.timestamp())
+        for name in PANELS:
+            if name not in snap.unsupported:
+                panel.add_metric([*who, name], 0 if name in snap.errors else 1)
+        states = [s for s in figures.STATES if state_served(snap, s)]
+        for q in snap.queues:
+            for s in states:
+                jobs.add_metric([*who, q.queue, s], figures.state_count(q, s))
+                exact.add_metric([*who, q.queue, s], 1 if figures.state_exact(q, s) else 0)
+            if why_not(snap, "oldest_ready") is None:
+                age.add_metric([*who, q.queue], q.oldest_ready_age_s or 0.0)
+        if "throughput" not in snap.errors:
+            for name, rates in sorted(snap.throughput.per_queue.items()):
+                for event in ("enqueued", "completed", "failed"):
+                    value = getattr(rates, event)
+                    if value is not None:
+                        rate.add_metric([*who, name, event], value)
+        if snap.counts is not None and snap.counts.lag_s is not None:
+            lag.add_metric(who, snap.counts.lag_s)
+        if why_not(snap, "expired") is None:
+            stuck.add_metric(who, stuck_total(snap))
+        c = counters.get(o.key)
+        if c is None or c.mark is None:
+            continue  # no counters table (or no grant, or not yet read): no counters, not flat ones
+        for event in EVENTS:
+            totals[event].add_metric(who, c.totals[event])
+        for q, n in sorted(c.completed_by_queue.items()):
+            by_queue.add_metric([*who, q], n)
+    yield from _present(
+        [queue_info, duration, taken, panel, jobs, exact, age, rate, lag, stuck, *totals.values(), by_queue]
+    )
 
 
-def _table_families(snap: Snapshot) -> Iterator[Metric]:
-    if "table" in snap.errors:
-        return
-    t = snap.table
-
-    def g(name: str, doc: str, value: float) -> GaugeMetricFamily:
-        family = gauge(f"pgq_table_{name}", doc, labels=["table"])
-        family.add_metric([t.table], value)
-        return family
-
-    def c(name: str, doc: str, value: float) -> CounterMetricFamily:
-        family = CounterMetricFamily(f"pgq_table_{name}", doc, labels=["table"])
-        family.add_metric([t.table], value)
-        return family
-
-    yield g("live_tuples", "Live tuples (pg_stat_user_tables)", t.live_tuples)
-    yield g("dead_tuples", "Dead tuples (pg_stat_user_tables)", t.dead_tuples)
-    yield g(
+TABLE_GAUGES = (
+    ("live_tuples", "Live tuples (pg_stat_user_tables)"),
+    ("dead_tuples", "Dead tuples (pg_stat_user_tables)"),
+    (
         "autovacuum_threshold",
         "Dead tuples autovacuum waits for: the effective threshold (reloptions over server settings)",
-        t.vacuum_threshold,
-    )
-    yield g("autovacuum_enabled", "0 if autovacuum is off for the table", 1 if t.autovacuum_enabled else 0)
-    yield g("vacuum_running", "1 while a (auto)vacuum is working on the table", 1 if t.vacuum else 0)
-    yield g("size_bytes", "Heap size", t.table_bytes)
-    yield g("index_size_bytes", "Size of all its indexes", t.index_bytes)
-    for name, when in (("last_autovacuum", t.last_autovacuum), ("last_vacuum", t.last_vacuum)):
-        age = figures.age_s(snap, when)
-        if age is not None:  # never vacuumed: no series, rather than a made-up age
-            yield g(f"{name}_age_seconds", f"Seconds since the {name.replace('_', ' ')}", age)
-    yield c("autovacuums", "Autovacuum runs (pg_stat_user_tables.autovacuum_count)", t.autovacuum_count)
-    yield c("vacuums", "Manual vacuum runs (pg_stat_user_tables.vacuum_count)", t.vacuum_count)
-    for name, value in (
-        ("inserted", t.inserted),
-        ("updated", t.updated),
-        ("deleted", t.deleted),
-        ("hot_updated", t.hot_updated),
-    ):
-        yield c(f"tuples_{name}", f"Tuples {name.replace('_', ' ')} (pg_stat_user_tables)", value)
+    ),
+    ("autovacuum_enabled", "0 if autovacuum is off for the table"),
+    ("vacuum_running", "1 while a (auto)vacuum is working on the table"),
+    ("size_bytes", "Heap size"),
+    ("index_size_bytes", "Size of all its indexes"),
+    ("last_autovacuum_age_seconds", "Seconds since the last autovacuum"),
+    ("last_vacuum_age_seconds", "Seconds since the last vacuum"),
+)
+TABLE_COUNTERS = (
+    ("autovacuums", "Autovacuum runs (pg_stat_user_tables.autovacuum_count)"),
+    ("vacuums", "Manual vacuum runs (pg_stat_user_tables.vacuum_count)"),
+    ("tuples_inserted", "Tuples inserted (pg_stat_user_tables)"),
+    ("tuples_updated", "Tuples updated (pg_stat_user_tables)"),
+    ("tuples_deleted", "Tuples deleted (pg_stat_user_tables)"),
+    ("tuples_hot_updated", "Tuples hot updated (pg_stat_user_tables)"),
+)
+
+
+def _table_families(read: Sequence[tuple[QueueOutcome, Snapshot]]) -> Iterator[Metric]:
+    """The health of each queue's main table (`table` is the relation pg_stat_user_tables describes)."""
+    gauges = {n: qgauge(f"pgq_table_{n}", doc, "table") for n, doc in TABLE_GAUGES}
+    counters = {n: qcounter(f"pgq_table_{n}", doc, "table") for n, doc in TABLE_COUNTERS}
+    for o, snap in read:
+        if "table" in snap.errors:
+            continue
+        t = snap.table
+        labels = [snap.kind, o.table, t.table]
+        values: dict[str, float | None] = {
+            "live_tuples": t.live_tuples,
+            "dead_tuples": t.dead_tuples,
+            "autovacuum_threshold": t.vacuum_threshold,
+            "autovacuum_enabled": 1 if t.autovacuum_enabled else 0,
+            "vacuum_running": 1 if t.vacuum else 0,
+            "size_bytes": t.table_bytes,
+            "index_size_bytes": t.index_bytes,
+            # never vacuumed: no series, rather than a made-up age
+            "last_autovacuum_age_seconds": figures.age_s(snap, t.last_autovacuum),
+            "last_vacuum_age_seconds": figures.age_s(snap, t.last_vacuum),
+        }
+        for name, value in values.items():
+            if value is not None:
+                gauges[name].add_metric(labels, value)
+        counts = {
+            "autovacuums": t.autovacuum_count,
+            "vacuums": t.vacuum_count,
+            "tuples_inserted": t.inserted,
+            "tuples_updated": t.updated,
+            "tuples_deleted": t.deleted,
+            "tuples_hot_updated": t.hot_updated,
+        }
+        for name, count in counts.items():
+            counters[name].add_metric(labels, count)
+    yield from _present([*gauges.values(), *counters.values()])
 
 
 def _session_families(snap: Snapshot) -> Iterator[Metric]:
@@ -224,5 +282,4 @@ def _session_families(snap: Snapshot) -> Iterator[Metric]:
 
 def families(state: ExporterState) -> Iterator[Metric]:
     yield from exporter_families(state)
-    if state.snapshot is not None:
-        yield from snapshot_families(state.snapshot, state)
+    yield from snapshot_families(state)

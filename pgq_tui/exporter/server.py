@@ -58,16 +58,19 @@ def serve(cache: SnapshotCache, listen: str) -> tuple[Any, threading.Thread]:
 def run_exporter(args: argparse.Namespace) -> int:
     import signal
 
-    from pgq_tui.fleet.poll import monitor_for
+    from pgq_tui.fleet.poll import TargetWatch
 
     (target,) = args.target_list
-    monitor = monitor_for(target)
-    cache = SnapshotCache(monitor, min_interval_s=args.min_interval)
+    watch = TargetWatch(target)
+    cache = SnapshotCache(watch, min_interval_s=args.min_interval)
+    cache.get()  # detect now, so the line below can say which queues (a database down: pgq_up 0)
     server, thread = serve(cache, args.listen)
     host, port = server.server_address[:2]
+    found = ", ".join(f"{q.kind} {q.match.schema}.{q.match.table}" for q in watch.queues)
     print(
-        f"pgq-top exporter: serving {target.schema}.{target.table} on {target.name} at "
-        f"http://{host}:{port}/metrics (one collect per {args.min_interval:g} s at most); Ctrl-C stops",
+        f"pgq-top exporter: serving {found or 'no queue yet (' + str(cache.get().error) + ')'} on "
+        f"{target.name} at http://{host}:{port}/metrics (one collect per {args.min_interval:g} s at "
+        "most); Ctrl-C stops",
         file=sys.stderr,
         flush=True,
     )
@@ -80,5 +83,5 @@ def run_exporter(args: argparse.Namespace) -> int:
     finally:
         server.shutdown()
         thread.join(5)
-        monitor.close()
+        watch.close()
     return EXIT_OK

@@ -1,42 +1,157 @@
-"""Poll targets concurrently: each in its own daemon thread, so a slow or dead one never holds the
+"""A target's queues, detected, and a monitor for each: the one hook `check`, the exporter, the fleet
+screen and `snapshot` over several targets all go through.
+
+A target is a database (targets.Target) with optional pins (kind, schema, table, mapping). It is
+detected like `pgq-top --dsn` (pgq_tui.detection.find_queues): every queue that fits the pins is
+watched, each through its dialect (monitor.open_monitor). Detection runs on the first collect and
+again after it failed (server down, no queue yet), so a target can start before its database does.
+
+Targets are polled concurrently: each in its own daemon thread, so a slow or dead one never holds the
 others up, and a command can give up on it after a deadline without waiting for its thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
+from pgq_tui.detection import QueueTarget, find_queues
 from pgq_tui.errors import EXIT_CONNECT, PgqError, describe
-from pgq_tui.monitor.collect import Monitor
+from pgq_tui.monitor.dialect_monitor import open_monitor
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.targets import Target
 
 Outcome = Snapshot | PgqError
 
 
-def monitor_for(target: Target) -> Monitor:
+@dataclass(frozen=True)
+class QueueOutcome:
+    """One queue's poll: its Snapshot or why not. `queue` is None when the target could not even be
+    detected (server down, no queue fits its pins): then `outcome` is that error."""
+
+    target: Target
+    queue: QueueTarget | None
+    outcome: Outcome
+    several: bool = False  # the target holds more than one watched queue (names say which)
+
+    @property
+    def key(self) -> str:
+        """Stable and unique within a run: the target's name, and the queue's place when detected."""
+        if self.queue is None:
+            return self.target.name
+        return f"{self.target.name}\0{self.queue.kind}\0{self.queue.match.schema}.{self.queue.match.table}"
+
+    @property
+    def table(self) -> str:
+        """schema.table of the queue, or of the pins while undetected ("" when nothing is pinned)."""
+        if self.queue is not None:
+            return f"{self.queue.match.schema}.{self.queue.match.table}"
+        pins = self.target
+        return ".".join(p for p in (pins.schema, pins.table) if p)
+
+    @property
+    def kind(self) -> str | None:
+        return self.queue.kind if self.queue is not None else self.target.kind
+
+
+def detect(target: Target) -> list[QueueTarget]:
+    """Every queue of the target's database that fits its pins (PgqError: none, or cannot connect)."""
+    return find_queues(
+        target.dsn, kind=target.kind, schema=target.schema, table=target.table, mapping=target.mapping
+    )
+
+
+def monitor_for(target: Target, queue: QueueTarget, **kw: Any) -> Any:
     """The monitor's usual session (autocommit, labelled, short timeouts), read-only."""
-    return Monitor(target.dsn, target.table, target.schema, read_only=True)
+    return open_monitor(target.dsn, queue.model, read_only=True, **kw)
 
 
-def collect_one(target: Target) -> Outcome:
-    """One Snapshot from a fresh connection, or the one-line error that explains why not."""
-    try:
-        with monitor_for(target) as monitor:
-            return monitor.collect()
-    except Exception as exc:  # a PgqError mostly; anything else still becomes one line, not a crash
-        return describe(exc, table=f"{target.schema}.{target.table}")
+def queue_tag(queue: QueueTarget, queues: Sequence[QueueTarget]) -> str:
+    """How to tell one queue from the target's others: its kind, plus where it lives when two share
+    a kind.
+
+    >>> from pgq_tui.dialects.contract import Match
+    >>> def q(kind, table): return QueueTarget(Match(kind, "public", table), None)  # type: ignore[arg-type]
+    >>> qs = [q("pgq", "jobs"), q("procrastinate", "procrastinate_jobs"), q("pgq", "jobs2")]
+    >>> [queue_tag(x, qs) for x in qs]
+    ['pgq public.jobs', 'procrastinate', 'pgq public.jobs2']
+    """
+    if sum(1 for q in queues if q.kind == queue.kind) == 1:
+        return queue.kind
+    return f"{queue.kind} {queue.match.schema}.{queue.match.table}"
 
 
-def collect_each(targets: Sequence[Target], timeout_s: float) -> list[Outcome]:
-    """Every target's outcome, in order, within `timeout_s` in all: a target still silent then is
+def outcome_name(o: QueueOutcome, outcomes: Sequence[QueueOutcome], several_targets: bool) -> str:
+    """What `check` and `snapshot` call one queue: the target's name when there are several targets,
+    the queue's tag when its target holds several queues, joined by "/" when both (e.g.
+    "orders/procrastinate"); the target's name when it is the only queue."""
+    parts = [o.target.name] if several_targets else []
+    if o.several and o.queue is not None:
+        parts.append(queue_tag(o.queue, [x.queue for x in outcomes if x.queue is not None]))
+    return "/".join(parts) or o.target.name
+
+
+class TargetWatch:
+    """One target's queues and their monitors. Not thread-safe: one thread polls it."""
+
+    def __init__(self, target: Target, **monitor_kw: Any) -> None:
+        self.target = target
+        self.monitor_kw = monitor_kw
+        self.queues: list[QueueTarget] = []
+        self._monitors: list[Any] = []
+
+    def collect(self) -> list[QueueOutcome]:
+        """One outcome per watched queue (detecting first when not yet done), never raising."""
+        if not self._monitors:
+            try:
+                queues = detect(self.target)
+            except Exception as exc:  # PgqError mostly; anything else is still one line
+                return [QueueOutcome(self.target, None, describe(exc))]
+            self.queues = queues
+            self._monitors = [monitor_for(self.target, q, **self.monitor_kw) for q in queues]
+        several = len(self.queues) > 1
+        out = []
+        for queue, monitor in zip(self.queues, self._monitors, strict=True):
+            try:
+                outcome: Outcome = monitor.collect()
+            except Exception as exc:
+                outcome = describe(exc, table=f"{queue.match.schema}.{queue.match.table}")
+            out.append(QueueOutcome(self.target, queue, outcome, several))
+        return out
+
+    def tag(self, queue: QueueTarget) -> str:
+        return queue_tag(queue, self.queues)
+
+    def close(self) -> None:
+        for monitor in self._monitors:
+            with contextlib.suppress(Exception):  # a broken connection must not hide the outcome
+                monitor.close()
+        self._monitors = []
+
+    def __enter__(self) -> TargetWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def collect_target(target: Target) -> list[QueueOutcome]:
+    """One Snapshot per queue of the target, from fresh connections, or the one-line errors."""
+    with TargetWatch(target) as watch:
+        return watch.collect()
+
+
+def collect_each(targets: Sequence[Target], timeout_s: float) -> list[list[QueueOutcome]]:
+    """Every target's outcomes, in order, within `timeout_s` in all: a target still silent then is
     reported as not answering (its thread is a daemon and dies with the process)."""
-    results: list[Outcome | None] = [None] * len(targets)
+    results: list[list[QueueOutcome] | None] = [None] * len(targets)
 
     def run(i: int, target: Target) -> None:
-        results[i] = collect_one(target)
+        results[i] = collect_target(target)
 
     threads = [threading.Thread(target=run, args=(i, t), daemon=True) for i, t in enumerate(targets)]
     for thread in threads:
@@ -44,6 +159,7 @@ def collect_each(targets: Sequence[Target], timeout_s: float) -> list[Outcome]:
     deadline = time.monotonic() + timeout_s
     for thread in threads:
         thread.join(max(0.0, deadline - time.monotonic()))
+    silent = PgqError(f"no answer within {timeout_s:g} s", EXIT_CONNECT)
     return [
-        r if r is not None else PgqError(f"no answer within {timeout_s:g} s", EXIT_CONNECT) for r in results
+        r if r is not None else [QueueOutcome(t, None, silent)] for t, r in zip(targets, results, strict=True)
     ]

@@ -1,8 +1,10 @@
-"""FleetPoller: one thread and one Monitor per target, each polling on its own clock.
+"""FleetPoller: one thread per target, each polling on its own clock.
 
-A target that is slow or gone (a connect that takes its full timeout, a hung network) holds up only
-its own thread; the others keep their interval. Readers take `entries()`: immutable copies of what
-each target last answered, with the times a screen needs to say how fresh it is.
+Each thread detects its target's queues (fleet.poll.TargetWatch: the target's pins, or every queue
+the database holds) and polls each through its dialect. A target that is slow or gone (a connect that
+takes its full timeout, a hung network) holds up only its own thread; the others keep their interval.
+Readers take `entries()`: immutable copies of what each queue last answered (one entry per target
+until its detection succeeds), with the times a screen needs to say how fresh it is.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from pgq_tui.errors import describe
-from pgq_tui.fleet.poll import monitor_for
+from pgq_tui.detection import QueueTarget
+from pgq_tui.fleet.poll import QueueOutcome, TargetWatch
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.targets import Target
 
@@ -21,6 +23,8 @@ from pgq_tui.targets import Target
 @dataclass(frozen=True)
 class FleetEntry:
     target: Target
+    queue: QueueTarget | None = None  # None until the target's queues are detected
+    tag: str = ""  # the queue among its target's others (its kind...), "" when it is the only one
     snapshot: Snapshot | None = None  # the last good one (kept while down, shown as stale)
     error: str | None = None  # set while the last poll failed
     polls: int = 0  # polls finished, good or not
@@ -32,6 +36,11 @@ class FleetEntry:
     def up(self) -> bool | None:
         """None until the first poll has finished."""
         return None if self.polls == 0 else self.error is None
+
+    @property
+    def key(self) -> str:
+        """Unique in the fleet: the target's name, and the queue's tag when it holds several."""
+        return f"{self.target.name}/{self.tag}" if self.tag else self.target.name
 
 
 class FleetPoller:
@@ -46,7 +55,7 @@ class FleetPoller:
         self.interval = interval
         self.clock = clock
         self._lock = threading.Lock()
-        self._entries = {t.name: FleetEntry(t) for t in self.targets}
+        self._entries = {t.name: [FleetEntry(t)] for t in self.targets}
         self._stop = threading.Event()
         self._running = threading.Event()  # cleared: paused (the dashboard of one target is open)
         self._running.set()
@@ -62,7 +71,10 @@ class FleetPoller:
 
     def entries(self) -> list[FleetEntry]:
         with self._lock:
-            return [self._entries[t.name] for t in self.targets]
+            return [e for t in self.targets for e in self._entries[t.name]]
+
+    def entry(self, key: str) -> FleetEntry | None:
+        return next((e for e in self.entries() if e.key == key), None)
 
     def pause(self) -> None:
         self._running.clear()
@@ -83,12 +95,31 @@ class FleetPoller:
         for thread in self._threads:
             thread.join(timeout)  # daemon threads: one stuck in a connect dies with the process
 
-    def _update(self, name: str, **changes: object) -> None:
+    def _started(self, name: str, at: float) -> None:
         with self._lock:
-            self._entries[name] = replace(self._entries[name], **changes)  # type: ignore[arg-type]
+            self._entries[name] = [replace(e, started_at=at) for e in self._entries[name]]
+
+    def _finished(self, target: Target, watch: TargetWatch, outcomes: list[QueueOutcome]) -> None:
+        """Each queue's new entry, keeping its last good snapshot while it is down."""
+        now = self.clock()
+        with self._lock:
+            before = {e.key: e for e in self._entries[target.name]}
+            entries = []
+            for o in outcomes:
+                tag = watch.tag(o.queue) if o.queue is not None and o.several else ""
+                old = before.get(FleetEntry(target, o.queue, tag).key) or FleetEntry(target, o.queue, tag)
+                if isinstance(o.outcome, Snapshot):
+                    changes: dict[str, object] = {"snapshot": o.outcome, "error": None, "ok_at": now}
+                else:
+                    changes = {"error": str(o.outcome)}
+                entries.append(
+                    replace(old, queue=o.queue, tag=tag, polls=old.polls + 1, polled_at=now,
+                            started_at=None, **changes)  # type: ignore[arg-type]
+                )  # fmt: skip
+            self._entries[target.name] = entries
 
     def _loop(self, target: Target) -> None:
-        monitor = monitor_for(target)
+        watch = TargetWatch(target)
         wake = self._wake[target.name]
         try:
             while not self._stop.is_set():
@@ -96,27 +127,10 @@ class FleetPoller:
                 if self._stop.is_set():
                     break
                 started = self.clock()
-                self._update(target.name, started_at=started)
-                try:
-                    snap = monitor.collect()
-                except Exception as exc:  # PgqError mostly; nothing may kill a target's thread
-                    polls = self._entries[target.name].polls + 1
-                    self._update(
-                        target.name,
-                        error=str(describe(exc)),
-                        polls=polls,
-                        polled_at=self.clock(),
-                        started_at=None,
-                    )
-                else:
-                    now = self.clock()
-                    polls = self._entries[target.name].polls + 1
-                    self._update(
-                        target.name, snapshot=snap, error=None, polls=polls, polled_at=now, ok_at=now,
-                        started_at=None,
-                    )  # fmt: skip
+                self._started(target.name, started)
+                self._finished(target, watch, watch.collect())  # never raises: errors are outcomes
                 # the interval runs from the start of the poll, so a slow poll doesn't drift the clock
                 wake.wait(max(0.0, started + self.interval - self.clock()))
                 wake.clear()
         finally:
-            monitor.close()
+            watch.close()

@@ -1,10 +1,12 @@
-"""`pgq-top snapshot` over several targets: one JSON document (or one summary per target).
+"""`pgq-top snapshot` over several targets: one JSON document (or one summary per queue).
 
-    {"targets": [{"name": "orders", "up": true, "error": null, "exit_code": 0, "snapshot": {...}}, ...]}
+    {"targets": [{"name": "orders", "target": "orders", "kind": "pgq", "table": "public.jobs",
+                  "up": true, "error": null, "exit_code": 0, "snapshot": {...}}, ...]}
 
-`snapshot` is exactly the single-target `snapshot --json` document. A target that could not be polled
-has `up: false`, `snapshot: null` and its one-line error; the command then exits with that error's
-code (the first such target's), after printing every target.
+One entry per queue detected in each target (`name` adds the queue's kind when a database holds
+several, as `check` does); `snapshot` is exactly the single-target `snapshot --json` document. A
+target or queue that could not be polled has `up: false`, `snapshot: null` and its one-line error; the
+command then exits with that error's code (the first such), after printing every one.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pgq_tui.errors import EXIT_OK, PgqError
-from pgq_tui.fleet.poll import collect_each
+from pgq_tui.fleet.poll import collect_each, outcome_name
 from pgq_tui.monitor.report import render
 from pgq_tui.targets import Target
 
@@ -26,18 +28,22 @@ TIMEOUT_S = 15.0
 
 def run_fleet_snapshot(targets: list[Target], *, as_json: bool, out: TextIO | None = None) -> int:
     stream = out or sys.stdout
-    outcomes = collect_each(targets, TIMEOUT_S)
+    polled = [
+        (outcome_name(o, queues, True), o) for queues in collect_each(targets, TIMEOUT_S) for o in queues
+    ]
     docs: list[dict[str, Any]] = []
-    for target, outcome in zip(targets, outcomes, strict=True):
-        failed = isinstance(outcome, PgqError)
+    for name, o in polled:
+        failed = isinstance(o.outcome, PgqError)
         docs.append(
             {
-                "name": target.name,
-                "table": f"{target.schema}.{target.table}",
+                "name": name,
+                "target": o.target.name,
+                "kind": o.kind,
+                "table": o.table,
                 "up": not failed,
-                "error": str(outcome) if failed else None,
-                "exit_code": outcome.exit_code if isinstance(outcome, PgqError) else EXIT_OK,
-                "snapshot": None if isinstance(outcome, PgqError) else outcome.to_dict(),
+                "error": str(o.outcome) if failed else None,
+                "exit_code": o.outcome.exit_code if isinstance(o.outcome, PgqError) else EXIT_OK,
+                "snapshot": None if isinstance(o.outcome, PgqError) else o.outcome.to_dict(),
             }
         )
     if as_json:
@@ -47,11 +53,12 @@ def run_fleet_snapshot(targets: list[Target], *, as_json: bool, out: TextIO | No
         console = Console(
             file=stream, highlight=False, soft_wrap=False, width=None if stream.isatty() else 120
         )
-        for target, outcome in zip(targets, outcomes, strict=True):
-            console.rule(Text(f"{target.name} ({target.schema}.{target.table})"))
+        for name, o in polled:
+            where = " ".join(p for p in (o.kind, o.table) if p)
+            console.rule(Text(f"{name} ({where})" if where else name))
             console.print(
-                Text(f"down: {outcome}", style="bold red")
-                if isinstance(outcome, PgqError)
-                else render(outcome)
+                Text(f"down: {o.outcome}", style="bold red")
+                if isinstance(o.outcome, PgqError)
+                else render(o.outcome)
             )
     return next((d["exit_code"] for d in docs if d["exit_code"] != EXIT_OK), EXIT_OK)

@@ -6,13 +6,14 @@ from dataclasses import dataclass
 
 from pgq_tui.check.rules import UNKNOWN
 from pgq_tui.fleet.poller import FleetEntry
+from pgq_tui.fleet.support import state_served, stuck_total, why_not
 from pgq_tui.monitor import figures, health
 
 
 @dataclass(frozen=True)
 class FleetRow:
-    name: str
-    table: str  # schema.table
+    name: str  # the target's name, "/" and the queue's tag when its database holds several
+    table: str  # schema.table of the queue ("" until detected and nothing pinned)
     state: str  # "up", "down", "waiting" (no answer yet)
     version: str | None
     level: str  # ok / warn / crit from the dashboard's verdicts; "unknown" while down or waiting
@@ -25,6 +26,7 @@ class FleetRow:
     poll_ms: float | None
     data_age_s: float | None  # seconds since the figures shown were collected
     waiting_s: float  # how long the poll in flight has been running (0: none)
+    kind: str | None = None  # the queue's dialect (None: not detected yet)
 
 
 def fleet_row(entry: FleetEntry, now: float) -> FleetRow:
@@ -33,12 +35,14 @@ def fleet_row(entry: FleetEntry, now: float) -> FleetRow:
     snap = entry.snapshot
     waiting = now - entry.started_at if entry.started_at is not None else 0.0
     age = now - entry.ok_at if entry.ok_at is not None else None
-    table = f"{entry.target.schema}.{entry.target.table}"
+    q, pins = entry.queue, entry.target
+    table = f"{q.match.schema}.{q.match.table}" if q else ".".join(p for p in (pins.schema, pins.table) if p)
+    kind = q.kind if q else pins.kind
     if snap is None:
         state = "waiting" if entry.up is None else "down"
         words = entry.error or "connecting…"
-        return FleetRow(entry.target.name, table, state, None, UNKNOWN, words, None, None, None, False,
-                        None, None, None, waiting)  # fmt: skip
+        return FleetRow(entry.key, table, state, None, UNKNOWN, words, None, None, None, False,
+                        None, None, None, waiting, kind)  # fmt: skip
     found = health.verdicts(snap)
     if entry.error is not None:
         level, words, state = UNKNOWN, entry.error, "down"
@@ -49,20 +53,22 @@ def fleet_row(entry: FleetEntry, now: float) -> FleetRow:
     sums = figures.totals(snap)
     _, oldest = figures.oldest_ready(snap)
     return FleetRow(
-        name=entry.target.name,
+        name=entry.key,
         table=table,
         state=state,
         version=snap.server.version,
         level=level,
         verdict=words + (f" (+{len(found) - 1} more)" if len(found) > 1 and state == "up" else ""),
-        ready=sums.ready,
-        stuck=sums.stuck,
-        dead=sums.dead,
+        # a count the dialect cannot serve is None (shown as a dash), never 0
+        ready=sums.ready if state_served(snap, "ready") else None,
+        stuck=stuck_total(snap) if state_served(snap, "stuck") else None,
+        dead=sums.dead if state_served(snap, "dead") else None,
         estimated=sums.estimated,
-        oldest_ready_s=oldest,
+        oldest_ready_s=oldest if why_not(snap, "oldest_ready") is None else None,
         poll_ms=snap.server.collect_ms,
         data_age_s=age,
         waiting_s=waiting,
+        kind=snap.kind,
     )
 
 

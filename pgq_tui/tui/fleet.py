@@ -1,4 +1,5 @@
-"""FleetApp: one row per target, each polled on its own thread by a FleetPoller; enter picks one.
+"""FleetApp: one row per queue of each target (one per target until it is detected), each target
+polled on its own thread by a FleetPoller; enter picks one.
 
 The app only renders `FleetPoller.entries()` (twice a second, so a row's "updated" age moves and a
 down target shows at once); it never waits on a database. Choosing a target exits with its name:
@@ -22,7 +23,19 @@ from pgq_tui.tui.format import DASH, LEVEL_STYLE, fmt_age, fmt_count, level, saf
 from pgq_tui.tui.quiet import changed, update_static
 
 RENDER_EVERY_S = 0.5
-COLUMNS = ("name", "version", "state", "ready", "stuck", "dead", "oldest", "poll", "updated", "health")
+COLUMNS = (
+    "name",
+    "kind",
+    "version",
+    "state",
+    "ready",
+    "stuck",
+    "dead",
+    "oldest",
+    "poll",
+    "updated",
+    "health",
+)
 MARK = {"ok": "✓", "warn": "!", "crit": "!!", "unknown": "?"}
 SLOW_POLL_S = 3.0  # a poll running this long is shown as slow, not silently as the last state
 
@@ -53,6 +66,7 @@ def row_cells(row: FleetRow, interval: float) -> list[Text]:
     verdict_style = LEVEL_STYLE.get(row.level, "yellow") if row.level != "ok" else "green"
     return [
         safe(row.name, style="bold"),
+        safe(row.kind or DASH, style="cyan" if row.kind else "dim"),
         Text(row.version or DASH, style="" if row.version else "dim"),
         state_cell(row, interval),
         count(row.ready),
@@ -126,20 +140,28 @@ class FleetApp(App[str | None]):
         now = self.clock()
         self.rows = [fleet_row(e, now) for e in self.poller.entries()]
         table = self.query_one(DataTable)
-        for row in self.rows:
-            cells = row_cells(row, self.interval)
-            if row.name not in table.rows:
+        if [k.value for k in table.rows] != [row.name for row in self.rows]:
+            # new rows (at start, or a target detected: its queues replace its placeholder): rebuild
+            # in order, so the cursor's index stays the index into self.rows
+            cursor = table.cursor_row
+            table.clear()
+            for row in self.rows:
+                cells = row_cells(row, self.interval)
                 table.add_row(*cells, key=row.name)
                 for col, cell in zip(COLUMNS, cells, strict=True):
                     changed(table, f"{row.name}\0{col}", cell)
-                continue
-            for col, cell in zip(COLUMNS, cells, strict=True):
-                if changed(table, f"{row.name}\0{col}", cell):  # only what changed is sent
-                    table.update_cell(row.name, col, cell, update_width=True)
+            table.move_cursor(row=min(cursor, max(table.row_count - 1, 0)))
+        else:
+            for row in self.rows:
+                for col, cell in zip(COLUMNS, row_cells(row, self.interval), strict=True):
+                    if changed(table, f"{row.name}\0{col}", cell):  # only what changed is sent
+                        table.update_cell(row.name, col, cell, update_width=True)
         if self._notice and any(r.name == self._notice[0] and r.state == "up" for r in self.rows):
             self.query_one("#fleet-notice", Static).display = False
         header = Text(" pgq-top fleet ", style="bold reverse")
-        header.append(f" {len(self.rows)} targets · every {self.interval:g}s · {fleet_summary(self.rows)}")
+        targets = len(getattr(self.poller, "targets", self.rows))
+        queues = f" ({len(self.rows)} queues)" if len(self.rows) != targets else ""
+        header.append(f" {targets} targets{queues} · every {self.interval:g}s · {fleet_summary(self.rows)}")
         update_static(self.query_one("#fleet-header", Static), header)
         self._render_detail()
         self.renders += 1
@@ -149,7 +171,8 @@ class FleetApp(App[str | None]):
         if not self.rows or not 0 <= table.cursor_row < len(self.rows):
             return
         row = self.rows[table.cursor_row]
-        text = safe(f"{row.name} · {row.table} · ", style="bold")
+        where = " ".join(p for p in (row.kind, row.table) if p) or "detecting…"
+        text = safe(f"{row.name} · {where} · ", style="bold")
         text.append_text(safe(row.verdict, style=LEVEL_STYLE.get(row.level, "yellow")))
         text.append("  (enter: dashboard)", style="dim")
         update_static(self.query_one("#fleet-detail", Static), text, layout=True)

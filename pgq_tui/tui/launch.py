@@ -141,7 +141,6 @@ def run_fleet(targets: list[Any], *, interval: float, read_only: bool) -> int:
     from pgq_tui.tui.fleet import FleetApp
 
     poller = FleetPoller(targets, interval=interval).start()
-    names = [t.name for t in targets]
     cursor = 0
     notice: tuple[str, str] | None = None  # a dashboard that could not open, and why
     try:
@@ -153,11 +152,22 @@ def run_fleet(targets: list[Any], *, interval: float, read_only: bool) -> int:
                 return fleet.return_code
             if choice is None:
                 return EXIT_OK
-            cursor, notice = names.index(choice), None
-            target = targets[cursor]
+            keys = [e.key for e in poller.entries()]
+            cursor, notice = keys.index(choice) if choice in keys else 0, None
+            entry = poller.entry(choice)
+            if entry is None:
+                continue
+            target = entry.target
             poller.pause()  # one poll of this target at a time: the dashboard's
             try:
-                queue = choose_target(target.dsn, schema=target.schema, table=target.table)
+                # the queue the row shows; a target not detected yet is detected now (its pins)
+                queue = entry.queue or choose_target(
+                    target.dsn,
+                    kind=target.kind,
+                    schema=target.schema,
+                    table=target.table,
+                    mapping=target.mapping,
+                )
                 if queue is None:
                     continue
                 code = open_dashboard(
@@ -169,7 +179,7 @@ def run_fleet(targets: list[Any], *, interval: float, read_only: bool) -> int:
                     name=target.name,
                 )
             except PgqError as exc:  # down, no table: say so on the fleet screen, don't exit
-                notice = (target.name, str(exc))
+                notice = (choice, str(exc))
                 continue
             finally:
                 poller.resume()

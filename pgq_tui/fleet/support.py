@@ -1,0 +1,41 @@
+"""What a queue's dialect can serve, read from `Snapshot.unsupported`: shared by `check`, the exporter
+and the fleet rows, so all three leave out (never zero) the same figures. Pure functions.
+
+`Snapshot.unsupported` maps a panel ("queues", "leases", "dead", "oldest_ready", ...) or a count
+field ("ready", "expired", "failed", ...) to why the dialect cannot serve it.
+"""
+
+from __future__ import annotations
+
+from pgq_tui.monitor.figures import STATE_FIELD
+from pgq_tui.monitor.snapshot import Snapshot
+
+
+def why_not(snap: Snapshot, *needs: str) -> str | None:
+    """Why the dialect cannot serve a figure built from the counts and these panels or count fields,
+    else None.
+
+    >>> from pgq_tui.monitor.snapshot import Snapshot
+    >>> snap = Snapshot.__new__(Snapshot)
+    >>> object.__setattr__(snap, "unsupported", {"failed": "no dead state"})
+    >>> why_not(snap, "failed"), why_not(snap, "expired")
+    ('no dead state', None)
+    """
+    for need in ("queues", *needs):
+        if need in snap.unsupported:
+            return snap.unsupported[need]
+    return None
+
+
+def state_served(snap: Snapshot, state: str) -> bool:
+    """A canonical state's count (ready, scheduled, running, stuck, dead, done) is served."""
+    return why_not(snap, STATE_FIELD[state]) is None
+
+
+def stuck_total(snap: Snapshot) -> int:
+    """Stuck by the framework's own rule: the leases panel's true total where the dialect lists its
+    leases (and the panel answered), else the sum of the stuck counts (a dialect may count stuck
+    jobs without listing them)."""
+    if "leases" not in snap.unsupported and "leases" not in snap.errors:
+        return snap.expired.total
+    return sum(q.expired for q in snap.queues)
