@@ -7,12 +7,15 @@ import doctest
 import json
 import re
 import time
+from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import psycopg
 import pytest
+from dialect_cases import seed
 
+import pgq_tui.dialects.mapping as seed_mappings
 from pgq_tui.check import plugin, rules
 from pgq_tui.cli import main
 from pgq_tui.demo.embedded import FAST_UNSAFE_SETTINGS, EmbeddedPostgres
@@ -38,6 +41,12 @@ def parse(out: str) -> tuple[str, dict[str, str]]:
     for item in items:
         assert PERF_ITEM.fullmatch(item), item
     return status, {i.split("=", 1)[0].strip("'"): i.split("=", 1)[1] for i in items}
+
+
+def truth_states(dsn: str, query: str) -> Counter[str]:
+    """Jobs per canonical state, by a plain scan written from the table's own rules."""
+    with psycopg.connect(dsn) as conn:
+        return Counter(str(state) for _, _, state in conn.execute(query).fetchall())
 
 
 @pytest.mark.parametrize("module", [rules, plugin])
@@ -82,7 +91,9 @@ def test_critical_names_stuck_jobs_and_the_waiting_queue(
     status, perf = parse(out)
     assert code == 2 and status.startswith("PGQ CRITICAL: "), out
     # the framework's own stuck rule, in words (pgq-top's table: its lease)
-    assert "60 stuck jobs (running with an expired lease: status 'running' and locked_until < now())" in status
+    assert (
+        "60 stuck jobs (running with an expired lease: status 'running' and locked_until < now())" in status
+    )
     assert "queue reports: oldest ready job waiting 10m" in status
     assert perf["stuck"] == "60;0;50;0" and float(perf["oldest_ready_age"].split("s;")[0]) >= 600
     assert out.splitlines()[1:] == [p.strip() for p in status.split(":", 1)[1].split(";")]  # long text
@@ -179,3 +190,94 @@ def test_several_targets_one_line(
     assert code == 1, out
     assert status.startswith("PGQ WARNING: orders: 1 dead jobs; gone: cannot connect"), status
     assert perf["orders:dead"] == "1;0;1000;0" and "gone:dead" not in perf
+
+
+# -- any detected queue: a seed-shape table (plain SQL), pgq-top's table beside another queue ---------
+
+
+def test_seed_table_with_a_stuck_job_is_critical_naming_its_rule(
+    empty_dsn: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed.seed_jobs_install(empty_dsn)
+    seed.seed_jobs_populate(empty_dsn)  # two queues, one expired lease each (a crashed worker's)
+    truth = truth_states(empty_dsn, seed.SEED_JOBS_TRUTH)
+    assert truth["stuck"] == 2
+    code, out = run(capsys, "--dsn", empty_dsn, "--stuck-crit", "1")
+    status, perf = parse(out)
+    rule = "status in ('running') and locked_until < now() (the lease has expired)"
+    assert code == 2 and status == f"PGQ CRITICAL: 2 stuck jobs ({rule})", out
+    assert perf["stuck"] == "2;0;1;0"
+    for state in ("ready", "scheduled", "running"):
+        assert perf[state] == f"{truth[state]};;;0", state
+    # the seed shape has no dead state: the rule is unsupported, not OK and not an error
+    assert "dead" not in perf
+    why = "Seed jobs table (lease in locked_until) does not record dead jobs"
+    assert out.splitlines()[1] == f"unsupported for seed-jobs: dead ({why})"
+
+    doc = json.loads(run(capsys, "--dsn", empty_dsn, "--json")[1])
+    (target,) = doc["targets"]
+    assert (target["kind"], target["table"], doc["status"]) == ("seed-jobs", "public.jobs", "WARNING")
+    dead = next(m for m in target["measures"] if m["label"] == "dead")
+    assert dead["value"] is None and dead["level"] == "ok" and "does not record dead" in dead["unsupported"]
+
+    # the stuck jobs handed back by plain SQL, as the seed's own reaper does: OK, and says what it lacks
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        conn.execute("UPDATE jobs SET status = 'pending', locked_until = NULL WHERE locked_until < now()")
+    code, out = run(capsys, "--dsn", empty_dsn)
+    assert code == 0, out
+    ready = truth_states(empty_dsn, seed.SEED_JOBS_TRUTH)["ready"]
+    assert out.startswith(f"PGQ OK: {ready} ready, 2 running, oldest ready "), out
+    assert ", 0 stuck, dead unsupported | " in out.splitlines()[0]
+
+
+def test_a_mapping_file_and_pins_choose_the_queue(
+    empty_dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed.seed_jobs_install(empty_dsn)
+    seed.seed_jobs_populate(empty_dsn)
+    shipped = Path(seed_mappings.__file__).parent / "seeds" / "seed_jobs.toml"
+    mine = tmp_path / "mine.toml"
+    mine.write_text(shipped.read_text().replace('kind = "seed-jobs"', 'kind = "billing-jobs"'))
+    doc = json.loads(run(capsys, "--dsn", empty_dsn, "--mapping", str(mine), "--json")[1])
+    assert [t["kind"] for t in doc["targets"]] == ["billing-jobs"]  # the user's mapping outranks ours
+    code, out = run(capsys, "--dsn", empty_dsn, "--kind", "pgq")
+    assert code == 3 and out == (
+        "PGQ UNKNOWN: no queue matches --kind pgq; found: seed-jobs · public.jobs\n"
+    ), out
+    # bad input: one line, UNKNOWN, before any server is asked
+    code, out = run(capsys, "--dsn", "host=/nonexistent", "--kind", "nope")
+    assert code == 3 and out.startswith("PGQ UNKNOWN: unknown kind 'nope' (known: ") and out.count("\n") == 1
+    code, out = run(capsys, "--dsn", empty_dsn, "--mapping", str(tmp_path / "missing.toml"))
+    assert code == 3 and out.startswith("PGQ UNKNOWN: ") and "missing.toml" in out and out.count("\n") == 1
+    targets = tmp_path / "targets.toml"
+    targets.write_text(f'[targets.a]\ndsn = {json.dumps(empty_dsn)}\nkind = "sidekiq"\n')
+    code, out = run(capsys, "--targets", str(targets))
+    assert code == 3 and out.startswith(f"PGQ UNKNOWN: {targets}: targets.a: unknown kind 'sidekiq'"), out
+
+
+def test_every_queue_of_a_database_is_checked_and_named(
+    dsn: str, queue: JobQueue, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pgq-top's own table and a seed-shape table in one database: both checked, the worst wins,
+    each named in the status line and the perfdata labels; a pin checks one."""
+    queue.enqueue("emails", [{}] * 3)
+    seed.job_queue_install(dsn)
+    seed.job_queue_populate(dsn)  # one job locked an hour ago: stuck by the lock-age rule
+    truth = truth_states(dsn, seed.JOB_QUEUE_TRUTH)
+    assert truth["stuck"] == 1
+    code, out = run(capsys, "--dsn", dsn)
+    status, perf = parse(out)
+    assert code == 1, out
+    assert status.startswith("PGQ WARNING: seed-job-queue: 1 stuck jobs (status in ('processing') and ")
+    assert perf["pgq:ready"] == "3;;;0" and perf["pgq:stuck"] == "0;0;50;0"
+    assert perf["seed-job-queue:stuck"] == "1;0;50;0"
+    assert perf["seed-job-queue:ready"] == f"{truth['ready']};;;0"
+    # no dead state, and no index to read the oldest ready job from (its claim index is by priority)
+    assert "seed-job-queue:dead" not in perf and "seed-job-queue:oldest_ready_age" not in perf
+    note = out.splitlines()[1]
+    assert note.startswith("seed-job-queue: unsupported: oldest_ready_age (needs an index: CREATE INDEX")
+    assert note.endswith("; dead (Seed job_queue table (lock age in locked_at) does not record dead jobs)")
+    code, out = run(capsys, "--dsn", dsn, "--kind", "pgq")
+    assert code == 0 and out.startswith("PGQ OK: 3 ready, 0 running"), out
+    code, out = run(capsys, "--dsn", dsn, "--table", "job_queue", "--stuck-crit", "0")
+    assert code == 2 and out.startswith("PGQ CRITICAL: 1 stuck jobs (status in ('processing')"), out

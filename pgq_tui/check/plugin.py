@@ -82,7 +82,7 @@ def _problems(result: Result) -> list[str]:
     return [m.message for m in result.problems]
 
 
-def _not_checked(result: Result) -> str | None:
+def _not_checked(result: Result, named: bool) -> str | None:
     """One long-text line naming the rules this queue's dialect cannot serve, and why (not OK, not
     an error: a monitoring system must not read them as either)."""
     if not result.unsupported:
@@ -91,7 +91,7 @@ def _not_checked(result: Result) -> str | None:
     for m in result.unsupported:
         reasons.setdefault(str(m.unsupported), []).append(m.label)
     what = "; ".join(f"{', '.join(labels)} ({why})" for why, labels in reasons.items())
-    return f"unsupported for {result.kind}: {what}"
+    return f"{result.name}: unsupported: {what}" if named else f"unsupported for {result.kind}: {what}"
 
 
 def render(results: Sequence[Result]) -> tuple[int, str]:
@@ -116,9 +116,7 @@ def render(results: Sequence[Result]) -> tuple[int, str]:
         if m.unsupported is None  # absent, not a made-up 0
     )
     out = f"{SERVICE} {STATUS[level]}: {summary}" + (f" | {perf}" if perf else "")
-    notes = [
-        (f"{r.name}: " if named else "") + note for r in results if (note := _not_checked(r)) is not None
-    ]
+    notes = [note for r in results if (note := _not_checked(r, named)) is not None]
     long_text = (lines if len(lines) > 1 else []) + notes
     if long_text:
         out += "\n" + "\n".join(long_text)
