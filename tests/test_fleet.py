@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import pgq_tui.dialects.mapping as seed_mappings
 from pgq_tui.cli import main
 from pgq_tui.demo.embedded import FAST_UNSAFE_SETTINGS, EmbeddedPostgres
 from pgq_tui.errors import EXIT_CONNECT, EXIT_USAGE, PgqError
@@ -23,7 +24,7 @@ from pgq_tui.fleet import rows as fleet_rows
 from pgq_tui.fleet.poller import FleetPoller
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.queue import JobQueue
-from pgq_tui.targets import Target, load_targets_file, resolve_targets
+from pgq_tui.targets import Pins, Target, load_targets_file, resolve_targets
 from pgq_tui.tui.app import BACK, PgqTopApp
 from pgq_tui.tui.fleet import FleetApp
 
@@ -31,9 +32,11 @@ INTERVAL = 0.5
 
 
 def test_doctests() -> None:
+    import pgq_tui.fleet.poll
+    import pgq_tui.fleet.support
     import pgq_tui.targets
 
-    for module in (fleet_rows, pgq_tui.targets):
+    for module in (fleet_rows, pgq_tui.targets, pgq_tui.fleet.poll, pgq_tui.fleet.support):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0
 
@@ -175,6 +178,25 @@ def test_targets_file(tmp_path: Path) -> None:
         assert info.value.exit_code == EXIT_USAGE
     with pytest.raises(PgqError, match="cannot read targets file"):
         load_targets_file(str(tmp_path / "missing.toml"))
+    # pins: a mapping path is relative to the targets file; the command line's pins are defaults
+    shipped = Path(seed_mappings.__file__).parent / "seeds" / "seed_jobs.toml"
+    (tmp_path / "mine.toml").write_text(shipped.read_text().replace('"seed-jobs"', '"mine"'))
+    path.write_text(
+        '[targets.a]\ndsn = "dbname=a"\nmapping = "mine.toml"\nkind = "mine"\n[targets.b]\ndsn = "dbname=b"\n'
+    )
+    assert load_targets_file(str(path), Pins(kind="pgq", schema="app")) == [
+        Target("a", "dbname=a", schema="app", kind="mine", mapping=str(tmp_path / "mine.toml")),
+        Target("b", "dbname=b", schema="app", kind="pgq"),
+    ]
+    for text, words in (
+        ('[targets.a]\ndsn = "dbname=a"\nkind = "mine"\n', "targets.a: unknown kind 'mine'"),
+        ('[targets.a]\ndsn = "dbname=a"\nmapping = "nope.toml"\n', "targets.a: .*nope.toml"),
+        ('[targets.a]\ndsn = "dbname=a"\nkind = 1\n', "kind must be a string"),
+    ):
+        path.write_text(text)
+        with pytest.raises(PgqError, match=words) as info:
+            load_targets_file(str(path))
+        assert info.value.exit_code == EXIT_USAGE
 
 
 def test_snapshot_and_check_over_the_same_targets(
