@@ -272,11 +272,19 @@ def test_every_queue_of_a_database_is_checked_and_named(
     assert perf["pgq:ready"] == "3;;;0" and perf["pgq:stuck"] == "0;0;50;0"
     assert perf["seed-job-queue:stuck"] == "1;0;50;0"
     assert perf["seed-job-queue:ready"] == f"{truth['ready']};;;0"
+    # the whole database's measures once, not per queue
+    assert perf["database:xmin_age"] == "0s;300;3600;0" and "pgq:xmin_age" not in perf
     # no dead state, and no index to read the oldest ready job from (its claim index is by priority)
     assert "seed-job-queue:dead" not in perf and "seed-job-queue:oldest_ready_age" not in perf
     note = out.splitlines()[1]
     assert note.startswith("seed-job-queue: unsupported: oldest_ready_age (needs an index: CREATE INDEX")
     assert note.endswith("; dead (Seed job_queue table (lock age in locked_at) does not record dead jobs)")
+    with psycopg.connect(dsn, application_name="forgotten-tx") as idle:
+        idle.execute("SELECT txid_current()")  # left open: one alert for the database, not one per queue
+        time.sleep(0.3)
+        code, out = run(capsys, "--dsn", dsn, "--idle-tx-age-crit", "0.1")
+    assert code == 2 and out.splitlines()[0].count("idle in transaction") == 1, out
+    assert f"database: pid {idle.info.backend_pid} (forgotten-tx) idle in transaction for" in out
     code, out = run(capsys, "--dsn", dsn, "--kind", "pgq")
     assert code == 0 and out.startswith("PGQ OK: 3 ready, 0 running"), out
     code, out = run(capsys, "--dsn", dsn, "--table", "job_queue", "--stuck-crit", "0")

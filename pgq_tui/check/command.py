@@ -3,7 +3,8 @@
 Each target is detected like the dashboard does (`--kind`, `--schema/--table`, `--mapping`, or a
 targets file's pins). A database holding several queues is checked queue by queue: every queue
 detected (that fits the pins) is one result, named by its kind (plus schema.table when two share a
-kind) in the status line, the long text and the perfdata labels; the worst result decides the exit
+kind) in the status line, the long text and the perfdata labels, and the database-wide measures
+(xmin horizon, idle transactions) are one more result, "database"; the worst decides the exit
 code. A rule whose figure the queue's dialect cannot serve (no dead list, no lease) is reported as
 unsupported, never as OK and never as an error.
 
@@ -17,11 +18,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import NoReturn, TextIO
 
 from pgq_tui.check.plugin import SERVICE, as_json, render
-from pgq_tui.check.rules import EXIT_CODE, UNKNOWN, CheckThresholds, Limit, Result, check
+from pgq_tui.check.rules import (
+    DATABASE_WIDE,
+    EXIT_CODE,
+    UNKNOWN,
+    CheckThresholds,
+    Limit,
+    Result,
+    check,
+)
 from pgq_tui.errors import PgqError
 from pgq_tui.fleet.poll import collect_each, outcome_name
 from pgq_tui.targets import Target
@@ -87,14 +96,28 @@ def thresholds_from(args: argparse.Namespace) -> CheckThresholds:
 
 
 def check_targets(targets: list[Target], t: CheckThresholds, timeout_s: float) -> list[Result]:
+    """One Result per queue; a database holding several queues also gets one "database" Result for
+    the measures of the whole database (xmin horizon, idle transactions), taken from its first queue
+    read, instead of repeating them per queue."""
     results = []
     for queues in collect_each(targets, timeout_s):
+        database: Result | None = None
         for o in queues:
             name = outcome_name(o, queues, len(targets) > 1)
             if isinstance(o.outcome, PgqError):
                 results.append(Result(name, error=str(o.outcome), kind=o.kind, table=o.table))
-            else:
-                results.append(check(name, o.outcome, t, table=o.table))
+                continue
+            result = check(name, o.outcome, t, table=o.table)
+            if o.several:
+                if database is None:
+                    wide = tuple(m for m in result.measures if m.label in DATABASE_WIDE)
+                    where = [o.target.name] if len(targets) > 1 else []
+                    database = Result("/".join([*where, "database"]), wide)
+                mine = tuple(m for m in result.measures if m.label not in DATABASE_WIDE)
+                result = replace(result, measures=mine)
+            results.append(result)
+        if database is not None:
+            results.append(database)
     return results
 
 

@@ -22,6 +22,11 @@ EXIT_CODE = {OK: 0, WARN: 1, CRIT: 2, UNKNOWN: 3}
 STATUS = {OK: "OK", WARN: "WARNING", CRIT: "CRITICAL", UNKNOWN: "UNKNOWN"}
 
 
+# Measures of the whole database, not of one queue: with several queues in one database they are
+# reported once (as "database"), so one idle session is not one alert per queue.
+DATABASE_WIDE = frozenset({"xmin_age", "idle_tx_age", "idle_tx_sessions"})
+
+
 @dataclass(frozen=True)
 class Limit:
     warn: float | None
