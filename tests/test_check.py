@@ -283,8 +283,9 @@ def test_every_queue_of_a_database_is_checked_and_named(
         idle.execute("SELECT txid_current()")  # left open: one alert for the database, not one per queue
         time.sleep(0.3)
         code, out = run(capsys, "--dsn", dsn, "--idle-tx-age-crit", "0.1")
+        pid = idle.info.backend_pid
     assert code == 2 and out.splitlines()[0].count("idle in transaction") == 1, out
-    assert f"database: pid {idle.info.backend_pid} (forgotten-tx) idle in transaction for" in out
+    assert f"database: pid {pid} (forgotten-tx) idle in transaction for" in out
     code, out = run(capsys, "--dsn", dsn, "--kind", "pgq")
     assert code == 0 and out.startswith("PGQ OK: 3 ready, 0 running"), out
     code, out = run(capsys, "--dsn", dsn, "--table", "job_queue", "--stuck-crit", "0")
