@@ -7,7 +7,8 @@
 Starts a private demo (embedded PostgreSQL, load generator, worker pool), makes it interesting (more
 load, an idle-in-transaction session pinning the xmin horizon, a worker killed mid-lease so stuck
 jobs appear), then lets the app render itself at 80x24 and 160x48 via `App.save_screenshot`.
-The fleet shots watch that demo, a second server with a quiet queue and a third that was stopped.
+The fleet shots watch that demo, a second server holding a quiet queue beside a home-grown table of
+the seed article's shape (two rows: each queue detected), and a third that was stopped.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import asyncio
 import sys
 import time
 from pathlib import Path
+
+import psycopg
 
 from pgq_tui.actions import Actions
 from pgq_tui.demo import DemoSession
@@ -36,6 +39,20 @@ SHOTS: list[tuple[str, tuple[int, int], list[str]]] = [
     ("advisor-160x48", (160, 48), ["A"]),
 ]
 FLEET_SHOTS = [("fleet-80x24", (80, 24)), ("fleet-160x48", (160, 48))]
+# The seed article's first shape, as its own plain SQL makes it: waiting jobs, two claimed by a live
+# worker and one by a worker that died an hour ago (stuck by the lock-age rule of its mapping).
+SEED_JOB_QUEUE = """
+CREATE TABLE job_queue (
+    id bigserial PRIMARY KEY, payload jsonb NOT NULL DEFAULT '{}', status text NOT NULL DEFAULT 'pending',
+    priority int NOT NULL DEFAULT 0, scheduled_at timestamptz NOT NULL DEFAULT now(),
+    locked_at timestamptz, worker_id text);
+CREATE INDEX job_queue_claim_idx ON job_queue (priority DESC, id) WHERE status = 'pending';
+CREATE INDEX job_queue_running_idx ON job_queue (locked_at) WHERE status = 'processing';
+INSERT INTO job_queue (priority) SELECT g % 3 FROM generate_series(1, 12) g;
+UPDATE job_queue SET status = 'processing', locked_at = now(), worker_id = 'w-1' WHERE id IN (1, 2);
+UPDATE job_queue SET status = 'processing', locked_at = now() - interval '1 hour', worker_id = 'w-0'
+WHERE id = 3;
+"""
 
 
 async def shoot(session: DemoSession, out: Path, name: str, size: tuple[int, int], press: list[str]) -> None:
@@ -139,6 +156,8 @@ async def shoot_fleet(session: DemoSession, out: Path, only: str) -> None:
         with JobQueue(quiet.dsn()) as q:
             q.install()
             q.enqueue("invoices", [{"n": i} for i in range(40)])
+        with psycopg.connect(quiet.dsn(), autocommit=True) as conn:
+            conn.execute(SEED_JOB_QUEUE)
         gone_dsn = gone.dsn()
         gone.stop()
         targets = [
