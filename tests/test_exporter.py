@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from dialect_cases import seed
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -310,3 +311,34 @@ def test_the_command_serves_and_stops_cleanly(dsn: str) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_queue_created_later_is_exported_and_an_index_turns_its_figures_on(
+    dsn: str, sql: psycopg.Connection
+) -> None:
+    """Re-detection (here at every collect): a home-grown table created while the exporter runs is
+    exported from the next detection on; once the index pgq-top asked for exists, its stuck count is
+    served (absent before, never 0); pgq-top's own queue keeps its monitor all along."""
+    who = {"kind": "seed-job-queue", "target": "public.job_queue"}
+    with TargetWatch(Target("db", dsn), redetect_s=0) as watch:
+        http, _ = serve(SnapshotCache(watch, min_interval_s=0), "127.0.0.1:0")
+        url = f"http://127.0.0.1:{http.server_address[1]}/metrics"
+        try:
+            assert ("pgq_queue_up", tuple(sorted(who.items()))) not in scrape(url).samples
+            (own,) = watch._monitors
+            sql.execute(seed.JOB_QUEUE)  # without the index on claimed rows
+            seed.job_queue_populate(dsn)  # one job locked an hour ago: stuck by the lock-age rule
+            got = scrape(url)
+            assert got.get("pgq_queue_up", **who) == 1 and got.get("pgq_up") == 1
+            truth = [state for _, _, state in sql.execute(seed.JOB_QUEUE_TRUTH).fetchall()]
+            assert got.get("pgq_jobs", **who, queue="default", state="ready") == truth.count("ready")
+            labels = [dict(k[1]) for k in got.samples if k[0] == "pgq_jobs"]
+            states = {x["state"] for x in labels if x["kind"] == who["kind"]}
+            assert "stuck" not in states and "running" not in states  # no index: absent, not 0
+            sql.execute(seed.JOB_QUEUE_ADVISED)
+            got = scrape(url)
+            assert got.get("pgq_jobs", **who, queue="default", state="stuck") == truth.count("stuck") == 1
+            assert got.get("pgq_stuck_jobs", **who) == 1
+            assert watch._monitors[0] is own  # pgq-top's queue: the same monitor throughout
+        finally:
+            http.shutdown()

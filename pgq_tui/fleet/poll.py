@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,24 +95,62 @@ def outcome_name(o: QueueOutcome, outcomes: Sequence[QueueOutcome], several_targ
     return "/".join(parts) or o.target.name
 
 
-class TargetWatch:
-    """One target's queues and their monitors. Not thread-safe: one thread polls it."""
+REDETECT_S = 300.0  # how often a long-lived watch (exporter, fleet) looks for queues added or changed
 
-    def __init__(self, target: Target, **monitor_kw: Any) -> None:
+
+class TargetWatch:
+    """One target's queues and their monitors. Not thread-safe: one thread polls it.
+
+    Detection runs at the first collect, again after it failed, and every `redetect_s` seconds: a
+    queue created later (a framework installed beside ours) is watched from then on, a dropped one is
+    let go, and a queue whose model changed (the operator created the index pgq-top asked for, so a
+    panel is now served) gets a fresh monitor. Monitors of unchanged queues are kept (their rates
+    and counters go on)."""
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        redetect_s: float = REDETECT_S,
+        clock: Callable[[], float] = time.monotonic,
+        **monitor_kw: Any,
+    ) -> None:
         self.target = target
+        self.redetect_s = redetect_s
+        self.clock = clock
         self.monitor_kw = monitor_kw
         self.queues: list[QueueTarget] = []
         self._monitors: list[Any] = []
+        self._detected_at: float | None = None
+
+    def _detect(self) -> PgqError | None:
+        """Adopt what detection finds now; its error when it failed (the watch is left as it was)."""
+        try:
+            found = detect(self.target)
+        except Exception as exc:  # PgqError mostly; anything else is still one line
+            return describe(exc)
+        self._detected_at = self.clock()
+        old = list(zip(self.queues, self._monitors, strict=True))
+        monitors = []
+        for queue in found:
+            same = next((i for i, (q, _) in enumerate(old) if q.model == queue.model), None)
+            monitors.append(
+                old.pop(same)[1] if same is not None else monitor_for(self.target, queue, **self.monitor_kw)
+            )
+        for _, gone in old:
+            with contextlib.suppress(Exception):
+                gone.close()
+        self.queues, self._monitors = found, monitors
+        return None
 
     def collect(self) -> list[QueueOutcome]:
-        """One outcome per watched queue (detecting first when not yet done), never raising."""
-        if not self._monitors:
-            try:
-                queues = detect(self.target)
-            except Exception as exc:  # PgqError mostly; anything else is still one line
-                return [QueueOutcome(self.target, None, describe(exc))]
-            self.queues = queues
-            self._monitors = [monitor_for(self.target, q, **self.monitor_kw) for q in queues]
+        """One outcome per watched queue (detecting first when due), never raising."""
+        due = self._detected_at is None or self.clock() - self._detected_at >= self.redetect_s
+        if not self._monitors or due:
+            error = self._detect()
+            if error is not None and not self._monitors:
+                return [QueueOutcome(self.target, None, error)]
+            # with queues already watched, a failed re-detection is said by their own polls below
         several = len(self.queues) > 1
         out = []
         for queue, monitor in zip(self.queues, self._monitors, strict=True):
