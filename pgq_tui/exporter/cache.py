@@ -86,7 +86,9 @@ class SnapshotCache:
         if error is not None:
             state = ExporterState(queues, state.collects, prev.failures + 1, self.counters)
             if before is None or str(before) != str(error):
-                print(f"pgq-top exporter: collect failed: {error}", file=self.log, flush=True)
+                failed = next(o for o in queues if o.outcome is error)
+                where = f"{failed.kind} {failed.table}: " if failed.queue is not None else ""
+                print(f"pgq-top exporter: collect failed: {where}{error}", file=self.log, flush=True)
         elif before is not None:
             print("pgq-top exporter: collect works again", file=self.log, flush=True)
         for o, snap in state.snapshots:
