@@ -147,13 +147,19 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser(
         "check",
         help="a monitoring plugin (Nagios, Icinga): exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN",
-        description="Collect one snapshot per target, compare it with the thresholds and print one "
-        "monitoring-plugins status line with perfdata. Exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.",
+        description="Detect the queues of each target (any dialect; --kind/--schema/--table/--mapping "
+        "pin one), collect one snapshot per queue, compare it with the thresholds and print one "
+        "monitoring-plugins status line with perfdata: each queue named when there are several, the "
+        "worst decides. Rules a dialect cannot serve are reported as unsupported. "
+        "Exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.",
     )
     _common(check, suppress=True, many=True)
     add_check_arguments(check)
 
-    exporter = sub.add_parser("exporter", help="serve Prometheus metrics from the monitor's snapshots")
+    exporter = sub.add_parser(
+        "exporter",
+        help="serve Prometheus metrics of every queue detected (or the pinned one)",
+    )
     _common(exporter, suppress=True)
     exporter.add_argument(
         "--listen", default="127.0.0.1:9187", help="HOST:PORT to serve /metrics on (default: 127.0.0.1:9187)"
