@@ -155,7 +155,9 @@ def validate(target: Target, where: str = "") -> None:
         raise PgqError(f"{where}{exc}", EXIT_USAGE) from None
     kinds = {d.kind for d in known}
     if target.kind is not None and target.kind not in kinds:
-        raise PgqError(f"{where}unknown kind {target.kind!r} (known: {', '.join(sorted(kinds))})", EXIT_USAGE)
+        key = "kind" if where else "--kind"  # a targets file's key, or the flag
+        known = ", ".join(sorted(kinds))
+        raise PgqError(f"{where}unknown {key} {target.kind!r} (known: {known})", EXIT_USAGE)
 
 
 def load_targets_file(path: str, defaults: Pins = Pins()) -> list[Target]:

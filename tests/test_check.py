@@ -246,7 +246,9 @@ def test_a_mapping_file_and_pins_choose_the_queue(
     ), out
     # bad input: one line, UNKNOWN, before any server is asked
     code, out = run(capsys, "--dsn", "host=/nonexistent", "--kind", "nope")
-    assert code == 3 and out.startswith("PGQ UNKNOWN: unknown kind 'nope' (known: ") and out.count("\n") == 1
+    assert (
+        code == 3 and out.startswith("PGQ UNKNOWN: unknown --kind 'nope' (known: ") and out.count("\n") == 1
+    )
     code, out = run(capsys, "--dsn", empty_dsn, "--mapping", str(tmp_path / "missing.toml"))
     assert code == 3 and out.startswith("PGQ UNKNOWN: ") and "missing.toml" in out and out.count("\n") == 1
     targets = tmp_path / "targets.toml"
