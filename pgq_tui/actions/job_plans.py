@@ -80,9 +80,9 @@ def job_plan(
         parts.append(f"{exhausted} of them {'has' if exhausted == 1 else 'have'} no attempts left: dead now.")
     parts.append(
         f"Only rows where {spec.guard} are touched, and the guard is checked again on each locked "
-        f"row: at most {plural(eligible, 'row')} change."
+        f"row: at most {plural(eligible, 'row')} {'changes' if eligible == 1 else 'change'}."
     )
-    if "%(before)s" in spec.statement.text:
+    if not targets and "%(before)s" in spec.statement.text:
         parts.append(f"Jobs that become {spec.applies_to.value} after this plan are left for the next pass.")
     others = len(targets) - eligible if targets else 0
     if others > 0:
