@@ -286,8 +286,8 @@ def test_requeue_and_retry_wake_idle_workers(dsn: str, queue: JobQueue, actions:
 
 
 def test_requeue_of_every_stuck_job_takes_at_most_what_was_planned(empty_dsn: str) -> None:
-    """On the seed's own table (mapping dialect, no `before` bound): a job that becomes stuck while
-    the confirmation is open is not taken in place of one that finished meanwhile."""
+    """On the seed's own table (mapping dialect): however many jobs are stuck when it runs, a requeue
+    of every stuck job changes at most the count its confirmation showed."""
     with psycopg.connect(empty_dsn, autocommit=True) as conn:
         conn.execute(SEED_JOBS)
         conn.execute(SEED_JOBS_ADVISED)
@@ -321,3 +321,24 @@ def test_a_missing_action_or_table_is_a_refusal(dsn: str, sql: psycopg.Connectio
             actions.job_detail(1)
     finally:
         sql.execute("ALTER TABLE jobs_gone RENAME TO jobs")
+
+
+def test_requeue_of_every_stuck_job_leaves_leases_that_expire_after_the_plan(empty_dsn: str) -> None:
+    """The mapping's requeue reads the plan's `before`, like pgq-top's reap: a lease that expires
+    while the confirmation is open waits for the next pass."""
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        conn.execute(SEED_JOBS)
+        conn.execute(SEED_JOBS_ADVISED)
+        conn.execute("INSERT INTO jobs (queue, payload) SELECT 'mail', '{}' FROM generate_series(1, 2)")
+        (stuck,) = [r[0] for r in conn.execute(SEED_JOBS_CLAIM, {"queue": "mail", "n": 1, "lease": -60})]
+        (later,) = [r[0] for r in conn.execute(SEED_JOBS_CLAIM, {"queue": "mail", "n": 1, "lease": 0.5})]
+        (target,) = find_queues(empty_dsn)
+        with Actions(empty_dsn, target.model) as actions:
+            plan = actions.plan_reap()
+            assert plan.count == 1 and "left for the next pass" in plan.description
+            time.sleep(0.7)  # the later lease expires while the confirmation is open
+            assert (actions.execute(plan).changed, actions.plan_reap().count) == (1, 1)
+        rows = dict(
+            conn.execute("SELECT id, status FROM jobs WHERE id = ANY(%s)", ([stuck, later],)).fetchall()
+        )
+        assert rows == {stuck: "pending", later: "running"}
