@@ -271,18 +271,22 @@ def test_bulk_actions_run_in_batches(dsn: str, sql: psycopg.Connection) -> None:
     assert _status(sql, ids) == dict.fromkeys(ids, "pending")
 
 
-def test_requeue_and_retry_wake_idle_workers(dsn: str, queue: JobQueue, actions: Actions) -> None:
+def test_requeue_retry_and_reap_wake_idle_workers(dsn: str, queue: JobQueue, actions: Actions) -> None:
     """Workers LISTEN on the table's channel: the pgq dialect's writes NOTIFY it, as the queue does."""
     ids, _, _ = _stuck(dsn, 2)
     dead = _dead(queue, 1)
+    queue.enqueue("reaped", [{}])
+    queue.claim("reaped", lease=0.01)
+    time.sleep(0.05)
     with psycopg.connect(dsn, autocommit=True) as listener:
         listener.execute(
             psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(channel("jobs", "public")))
         )
         assert actions.execute(actions.plan_requeue(ids)).changed == 2
         assert actions.execute(actions.plan_retry(dead)).changed == 1
-        heard = [n.payload for n in listener.notifies(timeout=2, stop_after=2)]
-    assert sorted(heard) == ["dead", "mail"]
+        assert actions.execute(actions.plan_reap()).changed == 1
+        heard = [n.payload for n in listener.notifies(timeout=2, stop_after=3)]
+    assert sorted(heard) == ["dead", "mail", "reaped"]
 
 
 def test_requeue_of_every_stuck_job_takes_at_most_what_was_planned(empty_dsn: str) -> None:

@@ -167,7 +167,7 @@ RETURNING j.id
 # every reaped lease is a failed attempt, and the exhausted ones are dead.
 # %(before)s (NULL: no bound) limits a reap to leases that had expired by then: an operator's reap
 # touches only what its confirmation counted (no claim or extend can set a lease in the past).
-REAP = f"""
+_REAP = f"""
 WITH expired AS (
     SELECT id FROM {{jobs}}
     WHERE status = 'running' AND locked_until < now()
@@ -185,11 +185,23 @@ reaped AS (
     FROM expired
     WHERE j.id = expired.id AND j.status = 'running' AND j.locked_until < now()
       AND j.locked_until < coalesce(%(before)s::timestamptz, 'infinity')
-    RETURNING j.id, j.queue, j.status
+    RETURNING j.id, j.queue, j.status, j.run_at
 ),
-counted AS ({_bump("reaped", failed="count(*)", dead="count(*) FILTER (WHERE status = 'failed')")})
+counted AS ({_bump("reaped", failed="count(*)", dead="count(*) FILTER (WHERE status = 'failed')")})"""
+REAP = f"""{_REAP}
 SELECT id, status FROM reaped
 """
+
+
+def reap_waking(channel: str) -> str:
+    """The reaper's pass that also wakes idle workers of the queues it made ready, in the same
+    statement (an operator's reap; the worker pool's reaper wakes them after its batches instead)."""
+    ready = "(SELECT queue, run_at FROM reaped WHERE status = 'pending') p"
+    return f"""{_REAP},
+{wake(ready, channel)}
+SELECT id, status FROM reaped {READ_WOKEN}
+"""
+
 
 # Operator requeue of chosen stuck jobs: same guard as the reaper, but always back to pending.
 REQUEUE = f"""

@@ -140,7 +140,10 @@ class PgqDialect:
                     kind=ActionKind.REAP,
                     label="reap",
                     applies_to=State.STUCK,
-                    effect="status -> pending, or failed when attempts >= max_attempts; lease cleared",
+                    effect=(
+                        "status -> pending (idle workers are notified), or failed when attempts >= "
+                        "max_attempts; lease cleared"
+                    ),
                     guard="status = 'running' AND locked_until < now()",
                     preview=s("preview_reap", st.PREVIEW_REAP, (*previewed, "exhausted")),
                     statement=s("reap", st.REAP, ("id", "status")),

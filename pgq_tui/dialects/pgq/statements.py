@@ -138,8 +138,9 @@ SELECT id FROM moved {_READ_WOKEN}
 """
 
 # The reaper's pass is the queue's own statement (the worker pool's reaper runs it too): every lease
-# expired before %(before)s, back to pending or dead when out of attempts, counted.
-REAP = queue_statements.REAP
+# expired before %(before)s, back to pending or dead when out of attempts, counted; idle workers of
+# the queues it made ready are notified.
+REAP = queue_statements.reap_waking("{channel}")
 
 # Dead letters back to work with a fresh budget of attempts; the last error is kept for reference.
 RETRY = f"""
