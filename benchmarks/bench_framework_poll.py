@@ -97,7 +97,8 @@ FROM {SERIES}
 PGBOSS_SCAN = "SELECT name, state, count(*) FROM pgboss.job GROUP BY 1, 2"
 
 PROCRASTINATE = f"""
-INSERT INTO procrastinate_workers DEFAULT VALUES;
+-- the live worker: its heartbeat stays fresh through the timing (a day ahead), as a running worker's would
+INSERT INTO procrastinate_workers (last_heartbeat) VALUES (now() + interval '1 day');
 ALTER TABLE procrastinate_jobs DISABLE TRIGGER USER;
 INSERT INTO procrastinate_jobs (queue_name, task_name, args, status, scheduled_at, attempts, worker_id)
 SELECT q, 'job', '{{}}',
