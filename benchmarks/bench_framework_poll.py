@@ -2,6 +2,7 @@
 
     python benchmarks/bench_framework_poll.py [--dsn DSN] [--sizes 10000,5000000] [--runs 15]
                                               [--only graphile-worker,pg-boss,procrastinate,pgqueuer]
+                                              [--count-cap N]
 
 Per framework and size, a fresh database: the schema installed with the framework's own tool (the
 clients of tests/frameworks: `npm ci` in tests/frameworks/node first), then rows inserted by SQL in the
@@ -35,7 +36,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 from common import measured_server
@@ -52,6 +53,7 @@ from frameworks.pgqueuer_client import Pgqueuer
 from frameworks.procrastinate_client import Procrastinate
 
 from pgq_tui.detection import find_queues
+from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP
 from pgq_tui.monitor.dialect_monitor import DialectMonitor
 
 # g: row number; b: its bucket 0..99 (90 finished/dead, 6 ready, 2 scheduled, 1 running, 1 dead);
@@ -201,14 +203,19 @@ def main() -> int:
     ap.add_argument("--sizes", default="10000,5000000")
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--only", default=",".join(FRAMEWORKS))
+    ap.add_argument("--count-cap", type=int, help="the monitor's count cap (default: its own default)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     small, large = min(sizes), max(sizes)
     os.environ["PGQ_TEST_QUEUES"] = ",".join(f"q{i}" for i in range(10))  # pg-boss: one partition each
+    options: dict[str, Any] = {"read_only": True}
+    if args.count_cap:
+        options["count_cap"] = args.count_cap
     worst = 0.0
     print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     with measured_server(args.dsn) as (server_dsn, version):
-        print(f"PostgreSQL {version}; the framework dialects, advised indexes created")
+        cap = options.get("count_cap", DEFAULT_COUNT_CAP)
+        print(f"PostgreSQL {version}; the framework dialects, advised indexes created; count cap {cap:,}")
         for kind in args.only.split(","):
             # Every size is built first and then timed in turns, run by run, so a burst of load on this
             # shared machine falls on both sizes alike rather than on whichever was timed during it.
@@ -218,7 +225,7 @@ def main() -> int:
                 with ExitStack() as stack:
                     polls: dict[int, Callable[[], object]] = {}
                     for n, dsn in dsns.items():
-                        monitor = stack.enter_context(DialectMonitor(dsn, targets[n].model, read_only=True))
+                        monitor = stack.enter_context(DialectMonitor(dsn, targets[n].model, **options))
                         snap = monitor.collect()
                         assert not snap.errors, snap.errors
                         polls[n] = monitor.collect
@@ -229,7 +236,7 @@ def main() -> int:
                     each: dict[tuple[int, str], Callable[[], object]] = {}
                     refs: dict[int, float] = {}
                     for n, dsn in dsns.items():
-                        monitor = stack.enter_context(DialectMonitor(dsn, targets[n].model, read_only=True))
+                        monitor = stack.enter_context(DialectMonitor(dsn, targets[n].model, **options))
                         for name, fn in statement_runs(monitor).items():
                             each[(n, name)] = fn
                         conn = stack.enter_context(psycopg.connect(dsn, autocommit=True))
