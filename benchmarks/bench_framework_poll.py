@@ -6,10 +6,10 @@
 
 Per framework and size, a fresh database: the schema installed with the framework's own tool (the
 clients of tests/frameworks: `npm ci` in tests/frameworks/node first), then rows inserted by SQL in the
-shape a long-lived install accumulates, over 10 queues (user triggers off during the fill, so no NOTIFY
-storm or event rows): where the framework keeps finished jobs (pg-boss, procrastinate), 90% of them
-are finished; where it deletes them (Graphile Worker, pgqueuer), 90% are dead jobs kept for a human.
-The rest: 6% ready, 2% scheduled, 1-2% running (a fifth stuck), 1% dead. Then the indexes the
+shape a long-lived install accumulates, over 10 queues (tests/frameworks/fills.py): where the
+framework keeps finished jobs (pg-boss, procrastinate), 90% of them are finished; where it deletes
+them (Graphile Worker, pgqueuer), 90% are dead jobs kept for a human. The rest: 6% ready, 2%
+scheduled, 1-2% running (a fifth stuck), 1% dead. Then the indexes the
 dialect's own advice names are created, VACUUM ANALYZE, CHECKPOINT, and timed, median of --runs after
 five warm-ups, the sizes timed in turns (all built first, so load on the machine falls on each alike):
 
@@ -46,6 +46,7 @@ from psycopg.conninfo import make_conninfo
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from frameworks.cases import follow_index_advice
+from frameworks.fills import fill
 from frameworks.graphile_client import Graphile
 from frameworks.harness import create_runs_table
 from frameworks.pgboss_client import PgBoss
@@ -56,85 +57,21 @@ from pgq_tui.detection import find_queues
 from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP
 from pgq_tui.monitor.dialect_monitor import DialectMonitor
 
-# g: row number; b: its bucket 0..99 (90 finished/dead, 6 ready, 2 scheduled, 1 running, 1 dead);
-# q: one of 10 queues, by a hash of g (so no queue's share depends on its bucket)
-SERIES = (
-    "generate_series(1, %(n)s) g,"
-    " LATERAL (SELECT mod(g, 100) AS b, 'q' || mod(abs(hashint4(g::int)), 10) AS q) x"
-)
+QUEUES = tuple(f"q{i}" for i in range(10))
 
-GRAPHILE = f"""
-INSERT INTO graphile_worker._private_tasks (identifier)
-SELECT 'q' || i FROM generate_series(0, 9) i ON CONFLICT DO NOTHING;
-ALTER TABLE graphile_worker._private_jobs DISABLE TRIGGER USER;
-INSERT INTO graphile_worker._private_jobs (task_id, payload, run_at, attempts, max_attempts, last_error,
-                                           locked_at, locked_by)
-SELECT t.id, '{{}}',
-       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
-       CASE WHEN b < 90 OR b = 99 THEN 3 WHEN b = 98 THEN 1 ELSE 0 END, 3,
-       CASE WHEN b < 90 OR b = 99 THEN 'boom' END,
-       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 hours'
-            WHEN b = 98 THEN now() - interval '1 minute' END,
-       CASE WHEN b = 98 THEN 'pool-bench' END
-FROM {SERIES} JOIN graphile_worker._private_tasks t ON t.identifier = x.q;
-ALTER TABLE graphile_worker._private_jobs ENABLE TRIGGER USER
-"""
 GRAPHILE_SCAN = """SELECT task_id, locked_at IS NULL, attempts >= max_attempts, count(*)
 FROM graphile_worker._private_jobs GROUP BY 1, 2, 3"""
-
-PGBOSS = f"""
-INSERT INTO pgboss.job (name, data, state, start_after, started_on, expire_in, completed_on, output)
-SELECT q, '{{}}',
-       (CASE WHEN b < 90 THEN 'completed' WHEN b < 98 THEN 'created' WHEN b = 98 THEN 'active'
-             ELSE 'failed' END)::pgboss.job_state,
-       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
-       -- a stuck job started long ago (its worker died), as Graphile's and pgqueuer's below
-       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 hours'
-            WHEN b < 90 OR b >= 98 THEN now() - interval '1 minute' END,
-       interval '15 minutes',
-       CASE WHEN b < 90 OR b = 99 THEN now() END,
-       CASE WHEN b = 99 THEN '{{"message": "boom"}}'::jsonb END
-FROM {SERIES}
-"""
 PGBOSS_SCAN = "SELECT name, state, count(*) FROM pgboss.job GROUP BY 1, 2"
-
-PROCRASTINATE = f"""
--- the live worker: its heartbeat stays fresh through the timing (a day ahead), as a running worker's would
-INSERT INTO procrastinate_workers (last_heartbeat) VALUES (now() + interval '1 day');
-ALTER TABLE procrastinate_jobs DISABLE TRIGGER USER;
-INSERT INTO procrastinate_jobs (queue_name, task_name, args, status, scheduled_at, attempts, worker_id)
-SELECT q, 'job', '{{}}',
-       (CASE WHEN b < 90 THEN 'succeeded' WHEN b < 98 THEN 'todo' WHEN b = 98 THEN 'doing'
-             ELSE 'failed' END)::procrastinate_job_status,
-       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' END, 1,
-       -- a stalled job's worker row has been pruned by the live workers: worker_id NULL
-       CASE WHEN b = 98 AND mod(g / 100, 5) <> 0 THEN (SELECT max(id) FROM procrastinate_workers) END
-FROM {SERIES};
-ALTER TABLE procrastinate_jobs ENABLE TRIGGER USER
-"""
 PROCRASTINATE_SCAN = "SELECT queue_name, status, count(*) FROM procrastinate_jobs GROUP BY 1, 2"
-
-PGQUEUER = f"""
-ALTER TABLE pgqueuer DISABLE TRIGGER USER;
-INSERT INTO pgqueuer (priority, entrypoint, payload, status, execute_after, heartbeat, queue_manager_id)
-SELECT 0, q, 'x',
-       (CASE WHEN b < 90 OR b = 99 THEN 'failed' WHEN b < 98 THEN 'queued'
-             ELSE 'picked' END)::pgqueuer_status,
-       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
-       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 minutes' ELSE now() END,
-       CASE WHEN b = 98 THEN gen_random_uuid() END
-FROM {SERIES};
-ALTER TABLE pgqueuer ENABLE TRIGGER USER
-"""
 PGQUEUER_SCAN = "SELECT entrypoint, status, count(*) FROM pgqueuer GROUP BY 1, 2"
 
 K = TypeVar("K")
 
-FRAMEWORKS: dict[str, tuple[Callable[[str], object], str, str]] = {
-    "graphile-worker": (Graphile, GRAPHILE, GRAPHILE_SCAN),
-    "pg-boss": (PgBoss, PGBOSS, PGBOSS_SCAN),
-    "procrastinate": (Procrastinate, PROCRASTINATE, PROCRASTINATE_SCAN),
-    "pgqueuer": (Pgqueuer, PGQUEUER, PGQUEUER_SCAN),
+FRAMEWORKS: dict[str, tuple[Callable[[str], object], str]] = {
+    "graphile-worker": (Graphile, GRAPHILE_SCAN),
+    "pg-boss": (PgBoss, PGBOSS_SCAN),
+    "procrastinate": (Procrastinate, PROCRASTINATE_SCAN),
+    "pgqueuer": (Pgqueuer, PGQUEUER_SCAN),
 }
 
 
@@ -179,11 +116,9 @@ def build(server_dsn: str, kind: str, n: int) -> str:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     dsn = make_conninfo(server_dsn, dbname=name)
     create_runs_table(dsn)
-    driver, fill, _ = FRAMEWORKS[kind]
+    driver, _ = FRAMEWORKS[kind]
     driver(dsn).install()  # type: ignore[attr-defined]
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        for statement in fill.split(";\n"):
-            conn.execute(statement, {"n": n})  # type: ignore[call-overload]
+    fill(dsn, kind, n, QUEUES)
     follow_index_advice(dsn, kind)
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
@@ -207,7 +142,7 @@ def main() -> int:
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     small, large = min(sizes), max(sizes)
-    os.environ["PGQ_TEST_QUEUES"] = ",".join(f"q{i}" for i in range(10))  # pg-boss: one partition each
+    os.environ["PGQ_TEST_QUEUES"] = ",".join(QUEUES)  # pg-boss: one partition each
     options: dict[str, Any] = {"read_only": True}
     if args.count_cap:
         options["count_cap"] = args.count_cap
@@ -241,7 +176,7 @@ def main() -> int:
                             each[(n, name)] = fn
                         conn = stack.enter_context(psycopg.connect(dsn, autocommit=True))
                         refs[n] = median_ms(
-                            lambda c=conn, q=FRAMEWORKS[kind][2]: c.execute(q).fetchall(),
+                            lambda c=conn, q=FRAMEWORKS[kind][1]: c.execute(q).fetchall(),
                             max(3, args.runs // 3),
                         )
                     timed = interleaved_median_ms(each, args.runs)
