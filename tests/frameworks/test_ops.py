@@ -23,6 +23,7 @@ from psycopg.conninfo import make_conninfo
 from textual.widgets import DataTable
 
 from pgq_tui.cli import main
+from pgq_tui.detection import find_queues
 from pgq_tui.exporter.cache import SnapshotCache
 from pgq_tui.exporter.server import serve
 from pgq_tui.fleet.poll import TargetWatch
@@ -68,6 +69,12 @@ def mixed(server_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
             create_runs_table(dsn)
             fw = Procrastinate(dsn)
             fw.install()
+            # the indexes pgq-top advises, as an operator would create them, all but the one for
+            # failed jobs: so dead jobs stay unserved (absent, never 0) while every other figure is
+            for advice in find_queues(dsn, kind="procrastinate")[0].model.advice:
+                if "dead" not in advice.states:
+                    with psycopg.connect(dsn, autocommit=True) as conn:
+                        conn.execute(advice.definition)
             crashed = crash_during_slow_job(fw, procs)
             with JobQueue(dsn) as q:
                 q.install()
