@@ -140,6 +140,7 @@ class GraphileDialect:
             leases=s("leases", LEASE_COLUMNS) if has_lock_index else None,
             dead=s("dead", DEAD_COLUMNS) if has_dead_index else None,
             job=s("job", JOB_COLUMNS),
+            claim_probe=s("claim_probe", ("id",)),
             actions=(
                 ActionSpec(
                     kind=ActionKind.REQUEUE,

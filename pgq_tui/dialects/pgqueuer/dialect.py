@@ -148,6 +148,7 @@ class PgqueuerDialect:
             leases=s("leases", LEASE_COLUMNS),
             dead=s("dead", DEAD_COLUMNS) if has_failed_index else None,
             job=s("job", JOB_COLUMNS),
+            claim_probe=s("claim_probe", ("id",)),
             actions=(
                 ActionSpec(
                     kind=ActionKind.REQUEUE,

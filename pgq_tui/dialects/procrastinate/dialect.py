@@ -153,6 +153,7 @@ class ProcrastinateDialect:
             leases=s("leases", LEASE_COLUMNS),
             dead=s("dead", DEAD_COLUMNS) if has_failed_index else None,
             job=s("job", JOB_COLUMNS),
+            claim_probe=s("claim_probe", ("id",)),
             actions=(
                 ActionSpec(
                     kind=ActionKind.REQUEUE,
