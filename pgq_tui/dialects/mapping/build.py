@@ -285,6 +285,30 @@ SELECT '(null)', {oldest % "{c_queue} IS NULL"}
 WHERE EXISTS (SELECT 1 FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NULL)"""
         return self.statement("oldest_ready", text, ("queue", OLDEST_READY))
 
+    def claim_probe(self) -> Statement | None:
+        """The claim's candidate scan for the claim-cost probe (monitor/probe.py): the mapped ready
+        status values, due, of one queue, in the mapping's [claim] order, LIMIT 1, no locking clause.
+        None without a [claim] order, or without an index on the ready rows (it would scan)."""
+        order = self.spec.claim_order
+        if not order or not self.indexed("ready"):
+            return None
+        where = [self.in_state("ready")]
+        if self.has("run_at"):
+            where.append("{c_run_at} <= now()")
+        # no queue column: the table is one queue, and only its name finds anything
+        where.append("{c_queue} = %(queue)s" if self.has("queue") else "{queue_name}::text = %(queue)s::text")
+        keys = ", ".join(
+            f"{{o{i}}}" + (" DESC" if t.descending else "") + (f" NULLS {t.nulls}" if t.nulls else "")
+            for i, t in enumerate(order)
+        )
+        text = f"""
+SELECT {{c_id}} AS id FROM {{jobs}}
+WHERE {" AND ".join(where)}
+ORDER BY {keys}
+LIMIT 1"""
+        keyed = {f"o{i}": (t.column,) for i, t in enumerate(order)}
+        return self.statement("claim_probe", text, ("id",), **keyed)
+
     def leases(self, per_queue: bool) -> Statement:
         """The most urgent stuck and running jobs, at most `rows` of each; per queue by a skip-scan
         when an index leads with the queue (each queue's rows in index order), else overall."""
