@@ -90,3 +90,61 @@ async def test_the_job_queue_shape_in_read_only_mode_refuses_writes(empty_dsn: s
         finally:
             actions.close()
             monitor.close()
+
+
+EXTRA_MAPPING = """
+kind = "jobs-with-extras"
+[table]
+name = "jobs"
+[columns]
+id = "id"
+queue = "queue"
+status = "status"
+run_at = "run_at"
+lease = "locked_until"
+[states]
+ready = ["pending"]
+running = ["running"]
+done = ["done"]
+extra = { cancelled = ["cancelled"], paused = ["paused"] }
+[stuck]
+rule = "lease"
+"""
+
+
+async def test_extra_states_show_in_the_queues_panel(empty_dsn: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A mapping's extra states: at 80 columns one shared column in place of the sparkline, spelled
+    out in the border; with room, a column each."""
+    mapping = tmp_path / "extras.toml"
+    mapping.write_text(EXTRA_MAPPING)
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        conn.execute(SEED_JOBS)
+        conn.execute(SEED_JOBS_ADVISED)
+        conn.execute("CREATE INDEX jobs_parked_idx ON jobs (queue) WHERE status IN ('cancelled', 'paused')")
+        seed_jobs_populate(empty_dsn)
+        for queue, status, n in (("mail", "cancelled", 2), ("mail", "paused", 1), ("thumbs", "cancelled", 1)):
+            conn.execute(
+                "UPDATE jobs SET status = %s WHERE id IN (SELECT id FROM jobs WHERE queue = %s"
+                " AND status = 'pending' ORDER BY id LIMIT %s)",
+                (status, queue, n),
+            )
+    (target,) = find_queues(empty_dsn, kind="jobs-with-extras", mapping=str(mapping))
+    for size, expected in (((80, 24), {"mail": "2c 1p", "thumbs": "1c"}), ((120, 32), None)):
+        monitor = DialectMonitor(empty_dsn, target.model)
+        app = PgqTopApp(monitor, target=target.label, interval=1.0)
+        try:
+            async with app.run_test(size=size) as pilot:
+                await settle(pilot, app)
+                table = app.panel("queues")
+                rows = {r.target: r for r in table._panel_rows.values()}
+                if expected is not None:
+                    assert "x:folded" in table.shown_keys and "trend" not in table.shown_keys
+                    at = table.shown_keys.index("x:folded")
+                    assert {q: rows[q].cells[at].plain for q in expected} == expected
+                    assert "other: c cancelled p paused" in str(table.border_subtitle)
+                else:
+                    assert {"x:cancelled", "x:paused", "trend"} <= set(table.shown_keys)
+                    cancelled, paused = (table.shown_keys.index(k) for k in ("x:cancelled", "x:paused"))
+                    assert [rows["mail"].cells[i].plain for i in (cancelled, paused)] == ["2", "1"]
+        finally:
+            monitor.close()
