@@ -3,6 +3,7 @@ the r / R keys requeueing stuck jobs through the mapping's guarded SQL."""
 
 from __future__ import annotations
 
+import io
 import time
 
 import psycopg
@@ -14,12 +15,14 @@ from dialect_cases.seed import (
     job_queue_populate,
     seed_jobs_populate,
 )
+from rich.console import Console
 
 from pgq_tui.actions.dialect_actions import DialectActions
 from pgq_tui.detection import find_queues
 from pgq_tui.monitor.dialect_monitor import DialectMonitor
 from pgq_tui.tui.app import PgqTopApp
 from pgq_tui.tui.screens.confirm import ConfirmScreen
+from pgq_tui.tui.screens.queue import extra_states
 
 
 async def settle(pilot, app: PgqTopApp, polls: int = 1, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
@@ -146,5 +149,14 @@ async def test_extra_states_show_in_the_queues_panel(empty_dsn: str, tmp_path) -
                     assert {"x:cancelled", "x:paused", "trend"} <= set(table.shown_keys)
                     cancelled, paused = (table.shown_keys.index(k) for k in ("x:cancelled", "x:paused"))
                     assert [rows["mail"].cells[i].plain for i in (cancelled, paused)] == ["2", "1"]
+                    table.move_cursor(row=list(rows).index("mail"))
+                    await pilot.press("v")  # the queue's detail lists them too, with how each was counted
+                    await pilot.pause()
+                    assert app.screen.query("#detail-extra")
+                    console = Console(width=100, file=io.StringIO(), record=True)
+                    mail = next(q for q in app.snapshot.queues if q.queue == "mail")
+                    console.print(extra_states(app.snapshot, mail))
+                    lines = [line.split()[:2] for line in console.export_text().splitlines()]
+                    assert ["cancelled", "2"] in lines and ["paused", "1"] in lines
         finally:
             monitor.close()
