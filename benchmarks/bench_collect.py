@@ -26,7 +26,8 @@ from common import measured_server
 from psycopg import sql
 
 from pgq_tui.monitor import health
-from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP, Monitor
+from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP
+from pgq_tui.monitor.detecting import DetectingMonitor
 from pgq_tui.queue import schema as queue_schema
 
 FILL = """
@@ -76,7 +77,7 @@ def median_ms(fn, runs: int) -> float:
 
 
 def measure(dsn: str, schema: str, runs: int, cap: int) -> tuple[float, float, str, str]:
-    monitor = Monitor(dsn, "jobs", schema, count_cap=cap)
+    monitor = DetectingMonitor(dsn, kind="pgq", table="jobs", schema=schema, count_cap=cap)
     with monitor, psycopg.connect(dsn, autocommit=True) as conn:
         snap = monitor.collect()
         if snap.errors:

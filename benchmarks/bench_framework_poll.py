@@ -10,7 +10,7 @@ storm or event rows): where the framework keeps finished jobs (pg-boss, procrast
 are finished; where it deletes them (Graphile Worker, pgqueuer), 90% are dead jobs kept for a human.
 The rest: 6% ready, 2% scheduled, 1-2% running (a fifth stuck), 1% dead. Then the indexes the
 dialect's own advice names are created, VACUUM ANALYZE, CHECKPOINT, and the dialect's statements
-(counts with the monitor's cap, leases, dead jobs) and the whole DialectMonitor.collect() (which adds
+(counts with the monitor's cap, leases, dead jobs) and the whole Monitor.collect() (which adds
 the server-wide panels: table health, vacuum progress, sessions) are timed, median of --runs after five
 warm-ups, the sizes timed in turns (all built first, so load on the machine falls on each alike),
 beside the full-scan `GROUP BY` a naive dashboard runs, in the same run. Prints the queue statements'
@@ -45,7 +45,7 @@ from frameworks.procrastinate_client import Procrastinate
 
 from pgq_tui.db.introspect import run
 from pgq_tui.detection import find_queues
-from pgq_tui.monitor.dialect_monitor import DialectMonitor
+from pgq_tui.monitor.collect import Monitor
 
 # g: row number; b: its bucket 0..99 (90 finished/dead, 6 ready, 2 scheduled, 1 running, 1 dead);
 # q: one of 10 queues, by a hash of g (so no queue's share depends on its bucket)
@@ -197,7 +197,7 @@ def main() -> int:
                 with ExitStack() as stack:
                     polls: dict[int, Callable[[], object]] = {}
                     for n, dsn in dsns.items():
-                        monitor = stack.enter_context(DialectMonitor(dsn, targets[n].model, read_only=True))
+                        monitor = stack.enter_context(Monitor(dsn, targets[n].model, read_only=True))
                         snap = monitor.collect()
                         assert not snap.errors, snap.errors
                         polls[n] = monitor.collect

@@ -22,7 +22,7 @@ from pgq_tui.actions import Actions
 from pgq_tui.demo import DemoSession
 from pgq_tui.demo.embedded import EmbeddedPostgres
 from pgq_tui.fleet.poller import FleetPoller
-from pgq_tui.monitor.collect import Monitor
+from pgq_tui.monitor.detecting import DetectingMonitor
 from pgq_tui.queue import JobQueue
 from pgq_tui.targets import Target
 from pgq_tui.tui.app import PgqTopApp
@@ -40,7 +40,9 @@ FLEET_SHOTS = [("fleet-80x24", (80, 24)), ("fleet-160x48", (160, 48))]
 
 async def shoot(session: DemoSession, out: Path, name: str, size: tuple[int, int], press: list[str]) -> None:
     controller = session.controller
-    monitor = Monitor(session.dsn, probe_interval_s=1.0)  # a few claim-cost probes in 3 polls
+    monitor = DetectingMonitor(
+        session.dsn, kind="pgq", probe_interval_s=1.0
+    )  # a few claim-cost probes in 3 polls
     actions = Actions(session.dsn)
     app = PgqTopApp(monitor, actions=actions, demo=controller, interval=1.0)
     try:
@@ -63,7 +65,7 @@ def wait_for_stuck_jobs(session: DemoSession, timeout: float = 60) -> int:
     """Crash workers until the monitor sees expired leases (a crash can hit a worker holding none)."""
     controller = session.controller
     deadline = time.monotonic() + timeout
-    with Monitor(session.dsn) as monitor:
+    with DetectingMonitor(session.dsn, kind="pgq") as monitor:
         while time.monotonic() < deadline:
             controller.crash_worker()
             controller.add_worker()
@@ -98,7 +100,7 @@ async def shoot_dialect(out: Path) -> None:
     from pgq_tui.actions.dialect_actions import DialectActions
     from pgq_tui.demo.embedded import EmbeddedPostgres
     from pgq_tui.detection import find_queues
-    from pgq_tui.monitor.dialect_monitor import DialectMonitor
+    from pgq_tui.monitor.collect import Monitor
 
     server = EmbeddedPostgres()
     try:
@@ -113,7 +115,7 @@ async def shoot_dialect(out: Path) -> None:
             ("seed-jobs-120x32", (120, 32), []),
             ("seed-jobs-detail-120x32", (120, 32), ["2", "enter"]),
         ):
-            monitor = DialectMonitor(dsn, target.model)
+            monitor = Monitor(dsn, target.model)
             actions = DialectActions(dsn, target.model)
             app = PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0)
             try:

@@ -17,7 +17,7 @@ from dialect_cases.seed import (
 
 from pgq_tui.actions.dialect_actions import DialectActions
 from pgq_tui.detection import find_queues
-from pgq_tui.monitor.dialect_monitor import DialectMonitor
+from pgq_tui.monitor.collect import Monitor
 from pgq_tui.tui.app import PgqTopApp
 from pgq_tui.tui.screens.confirm import ConfirmScreen
 
@@ -31,9 +31,9 @@ async def settle(pilot, app: PgqTopApp, polls: int = 1, timeout: float = 10.0) -
     await pilot.pause()
 
 
-def _app(dsn: str) -> tuple[PgqTopApp, DialectMonitor, DialectActions]:
+def _app(dsn: str) -> tuple[PgqTopApp, Monitor, DialectActions]:
     (target,) = find_queues(dsn)
-    monitor = DialectMonitor(dsn, target.model)
+    monitor = Monitor(dsn, target.model)
     actions = DialectActions(dsn, target.model)
     return PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0), monitor, actions
 
@@ -73,7 +73,7 @@ async def test_the_job_queue_shape_in_read_only_mode_refuses_writes(empty_dsn: s
         conn.execute(JOB_QUEUE_ADVISED)
         job_queue_populate(empty_dsn)
         (target,) = find_queues(empty_dsn)
-        monitor = DialectMonitor(empty_dsn, target.model, read_only=True)
+        monitor = Monitor(empty_dsn, target.model, read_only=True)
         actions = DialectActions(empty_dsn, target.model, read_only=True)
         app = PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0, read_only=True)
         try:

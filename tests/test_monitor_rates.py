@@ -33,6 +33,14 @@ def test_ids_never_seen_make_a_bound_and_unknown_depth_no_rate() -> None:
     assert rates["b"].completed is None and "completed" not in rates["b"].figures
 
 
+def test_a_queue_first_seen_after_an_empty_poll_has_exact_rates() -> None:
+    """A poll that counted and found no queue at all knows every depth is 0, not unknown."""
+    window = [act(0, {}, {}), act(2, {"a": 6}, {"a": 6})]
+    r = table_rates(window)["a"]
+    assert (r.enqueued, r.completed, r.failed) == (3.0, 0.0, 0.0)
+    assert r.figures["completed"].accuracy == r.figures["failed"].accuracy == EXACT
+
+
 def test_counters_are_kept_unless_the_table_shows_more() -> None:
     ids = {"enqueued": Figure(EXACT, T0, "ids"), "completed": Figure(EXACT, T0, "depth")}
     table = {"a": Rates(30.0, 30.0, 0.0, 0.0, ids), "b": Rates(10.0, 9.0, 0.0, 0.0, ids)}
@@ -51,7 +59,7 @@ def test_deep_queue_completions_from_two_background_counts() -> None:
     def bg(
         s: float, ready: int, max_id: int, new: dict[str, int] | None, prev: BackgroundCount | None
     ) -> BackgroundCount:
-        groups = frozenset(("pending", "running", "failed"))
+        groups = frozenset(("ready", "scheduled", "running", "expired", "failed"))  # the depth
         return BackgroundCount(
             T0 + timedelta(seconds=s), 300.0, groups, {("a", "ready"): ready}, max_id, new, prev
         )

@@ -43,7 +43,8 @@ SELECT l.id, l.queue, l.locked_by AS holder,
        CASE WHEN l.holder_connected THEN 'alive' WHEN l.locked_by IS NULL THEN 'unknown' ELSE 'gone' END
            AS liveness,
        l.holder_pid, l.attempts, l.max_attempts, NULL::timestamptz AS started_at,
-       l.locked_until AS expires_at, l.seconds_left, l.expired AS stuck, l.payload_preview
+       l.locked_until AS expires_at, l.seconds_left, l.expired AS stuck, l.payload_preview,
+       l.heartbeat_age
 FROM (
 {monitor_sql("leases")}
 ) l"""
