@@ -34,12 +34,14 @@ FIELD = {
 DEPTH = frozenset(("ready", "scheduled", "running", "expired", "failed"))  # every row not finished
 POLL = "poll"  # capped index walk in this poll
 BACKGROUND = "background"  # the background exact count
-# the panel each capability feeds, for Snapshot.unsupported
+# the panel (or figure) each capability feeds, for Snapshot.unsupported. A framework without its own
+# counters still has a throughput panel when the rates come from its ids (RATES): "counters" says
+# what is missing; "throughput" is unsupported only when neither serves it.
 PANEL = {
     Capability.COUNTS: "queues",
     Capability.LEASES: "leases",
     Capability.DEAD: "dead",
-    Capability.THROUGHPUT: "throughput",
+    Capability.THROUGHPUT: "counters",
     Capability.RATES: "rates",
     Capability.OLDEST_READY: "oldest_ready",
     Capability.DONE: "done",
@@ -193,6 +195,8 @@ def unsupported(model: QueueModel) -> dict[str, str]:
         support = model.support(capability)
         if not support.ok:
             out[panel] = str(support.reason)
+    if "counters" in out and "rates" in out:
+        out["throughput"] = out["counters"]
     for advice in model.advice:
         for state in advice.states:
             out.setdefault(FIELD.get(state, state), f"needs an index: {advice.definition}")
