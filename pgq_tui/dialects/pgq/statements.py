@@ -1,7 +1,7 @@
 """pgq-top's own table through the contract.
 
-The monitor's reads are the files in `pgq_tui/db/sql/` (one per concern, shared with the native
-monitor), wrapped here only to rename their columns into the canonical shapes. The action writes
+The monitor's reads are the files in `pgq_tui/db/sql/` (one per concern, where an operator reads what
+pgq-top runs on its own table), wrapped here only to rename their columns into the canonical shapes. The action writes
 carry the same guards as `pgq_tui/queue/statements.py`, generalised to the contract's parameters:
 `ids` NULL means every job the guard admits, `queue` NULL every queue, at most `batch` rows per run.
 """
