@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from pgq_tui.actions.dialect_actions import DialectActions
+from pgq_tui.actions import Actions
 from pgq_tui.actions.model import Plan
 from pgq_tui.db import resolve_dsn
 from pgq_tui.detection import find_queues
@@ -81,7 +81,7 @@ def run_action(args: argparse.Namespace, out: TextIO | None = None) -> int:
             f"several queues found ({found}): pick one with --kind, --schema or --table", EXIT_USAGE
         )
     (target,) = targets
-    with DialectActions(dsn, target.model, read_only=args.read_only) as actions:
+    with Actions(dsn, target.model, read_only=args.read_only) as actions:
         plan = actions.plan(kind, ids, args.queue)
         if plan.refused:
             print(f"pgq-top: refused: {plan.refused}", file=sys.stderr)

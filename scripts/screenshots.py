@@ -21,7 +21,9 @@ from pathlib import Path
 from pgq_tui.actions import Actions
 from pgq_tui.demo import DemoSession
 from pgq_tui.demo.embedded import EmbeddedPostgres
+from pgq_tui.detection import find_queues
 from pgq_tui.fleet.poller import FleetPoller
+from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.detecting import DetectingMonitor
 from pgq_tui.queue import JobQueue
 from pgq_tui.targets import Target
@@ -40,10 +42,9 @@ FLEET_SHOTS = [("fleet-80x24", (80, 24)), ("fleet-160x48", (160, 48))]
 
 async def shoot(session: DemoSession, out: Path, name: str, size: tuple[int, int], press: list[str]) -> None:
     controller = session.controller
-    monitor = DetectingMonitor(
-        session.dsn, kind="pgq", probe_interval_s=1.0
-    )  # a few claim-cost probes in 3 polls
-    actions = Actions(session.dsn)
+    (target,) = find_queues(session.dsn, kind="pgq")
+    monitor = Monitor(session.dsn, target.model, probe_interval_s=1.0)  # a few claim-cost probes in 3 polls
+    actions = Actions(session.dsn, target.model)
     app = PgqTopApp(monitor, actions=actions, demo=controller, interval=1.0)
     try:
         async with app.run_test(size=size) as pilot:
@@ -97,10 +98,7 @@ async def shoot_dialect(out: Path) -> None:
     """The seed article's `jobs` table (a home-grown queue, no pgq-top schema) through its dialect."""
     import psycopg
 
-    from pgq_tui.actions.dialect_actions import DialectActions
     from pgq_tui.demo.embedded import EmbeddedPostgres
-    from pgq_tui.detection import find_queues
-    from pgq_tui.monitor.collect import Monitor
 
     server = EmbeddedPostgres()
     try:
@@ -116,7 +114,7 @@ async def shoot_dialect(out: Path) -> None:
             ("seed-jobs-detail-120x32", (120, 32), ["2", "enter"]),
         ):
             monitor = Monitor(dsn, target.model)
-            actions = DialectActions(dsn, target.model)
+            actions = Actions(dsn, target.model)
             app = PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0)
             try:
                 async with app.run_test(size=size) as pilot:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pgq_tui.detection import single_queue
+from actions_support import pgq_model
+
 from pgq_tui.monitor.collect import Monitor, open_monitor
 
 
 def pgq_monitor(dsn: str, table: str = "jobs", schema: str = "public", **kw: Any) -> Monitor:
-    target = single_queue(dsn, kind="pgq", schema=schema, table=table)
-    return open_monitor(dsn, target.model, **kw)
+    return open_monitor(dsn, pgq_model(dsn, table, schema), **kw)

@@ -1,4 +1,6 @@
-"""Actions against a real server: each guard holds, counts are what really changed, errors are lines."""
+"""The actions engine on pgq-top's own table (one dialect among others) against a real server: each
+guard holds, no write touches more rows than its plan promised, counts are what really changed,
+idle workers hear of requeued and retried jobs, errors are lines, --read-only refuses everything."""
 
 from __future__ import annotations
 
@@ -8,15 +10,22 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from actions_support import pgq_actions, pgq_model
+from dialect_cases.seed import SEED_JOBS, SEED_JOBS_ADVISED, SEED_JOBS_CLAIM
 from psycopg.conninfo import make_conninfo
 
 from pgq_tui.actions import Actions, Plan
+from pgq_tui.detection import find_queues
+from pgq_tui.dialects.contract import ActionKind
+from pgq_tui.errors import PgqError
+from pgq_tui.monitor.advice import Advice
 from pgq_tui.queue import Job, JobQueue
+from pgq_tui.queue.schema import channel
 
 
 @pytest.fixture
 def actions(dsn: str) -> Iterator[Actions]:
-    with Actions(dsn) as a:
+    with pgq_actions(dsn) as a:
         yield a
 
 
@@ -56,9 +65,9 @@ def test_requeue_stuck_jobs(dsn: str, queue: JobQueue, sql: psycopg.Connection, 
     assert plan.refused is None, plan.refused
     assert (plan.count, plan.needs_second_confirmation, plan.warning) == (3, False, None)
     assert "locked_until < now()" in plan.sql and "%(ids)s" in plan.sql and '"public"."jobs"' in plan.sql
-    assert "1 selected job not stuck" in plan.description
+    assert "1 selected job outside the guard will be left alone" in plan.description
     outcome = actions.execute(plan)
-    assert (outcome.changed, outcome.requested, outcome.error) == (3, 4, None)
+    assert (outcome.changed, outcome.requested, outcome.error) == (3, 3, None)
     assert _status(sql, [*ids, *pending]) == dict.fromkeys([*ids, *pending], "pending")
     # Nothing stuck any more: the next plan says so instead of asking.
     assert "nothing to requeue" in (actions.plan_requeue(ids).refused or "")
@@ -86,7 +95,7 @@ def test_reap_every_expired_lease(dsn: str, sql: psycopg.Connection, actions: Ac
     sql.execute("UPDATE jobs SET max_attempts = 1 WHERE id = %s", (ids[0],))  # out of attempts: dead
     plan = actions.plan_reap()
     assert (plan.refused, plan.count, plan.targets) == (None, 5, ())
-    assert "(1 now)" in plan.description  # one goes to the dead letters
+    assert "1 of them has no attempts left: dead now" in plan.description
     outcome = actions.execute(plan)
     assert (outcome.changed, outcome.error) == (5, None)
     assert _status(sql, ids) == {ids[0]: "failed", **dict.fromkeys(ids[1:], "pending")}
@@ -99,7 +108,7 @@ def test_reap_touches_only_the_leases_it_planned(dsn: str, sql: psycopg.Connecti
         worker.enqueue("mail", [{}, {}])
         later = [j.id for j in worker.claim("mail", limit=2, lease=0.5)]  # valid when planned
         plan = actions.plan_reap()
-        assert (plan.count, "expire after this was planned are left" in plan.description) == (3, True)
+        assert plan.count == 3 and "stuck after this plan are left for the next pass" in plan.description
         time.sleep(0.7)  # ... and expired while the confirmation was open
         outcome = actions.execute(plan)
     assert (outcome.changed, outcome.error) == (3, None)  # "at most 3", as the dialog said
@@ -122,7 +131,7 @@ def test_retry_and_discard_touch_only_failed_rows(
     discard = actions.plan_discard(everything)
     assert (discard.count, discard.destructive) == (2, True)
     out = actions.execute(discard)
-    assert (out.changed, out.requested, out.error) == (2, 5, None)
+    assert (out.changed, out.requested, out.error) == (2, 2, None)
     assert _status(sql, everything) == {dead[0]: "pending", pending[0]: "pending", running[0]: "running"}
     row = sql.execute("SELECT attempts, last_error FROM jobs WHERE id = %s", (dead[0],)).fetchone()
     assert row == (0, "boom")  # a fresh budget, the last error kept
@@ -163,21 +172,25 @@ def test_own_and_pgq_top_sessions_are_refused(dsn: str, actions: Actions) -> Non
 def test_read_only_refuses_and_cannot_write(dsn: str, queue: JobQueue, actions: Actions) -> None:
     ids, _, _ = _stuck(dsn, 1)
     writable = actions.plan_requeue(ids)
-    with Actions(dsn, read_only=True) as ro:
+    tune = Advice("public.jobs", "", (), (), 'ALTER TABLE "public"."jobs" SET (fillfactor = \'90\')', ())
+    with pgq_actions(dsn, read_only=True) as ro:
         for plan in (
             ro.plan_requeue(ids),
             ro.plan_reap(),
             ro.plan_retry(ids),
             ro.plan_discard(ids),
+            *(ro.plan(kind, None) for kind in ro.available()),
             ro.plan_cancel([1]),
             ro.plan_terminate([1]),
+            ro.plan_tune(tune),
         ):
             assert plan.refused == "read-only mode"
         assert ro.execute(writable).error == "read-only mode"
+        assert ro.execute(actions.plan_tune(tune)).error == "read-only mode"
         # Even a bug that bypasses the plans cannot write through this session.
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
             ro.conn.execute("UPDATE jobs SET status = 'pending' WHERE id = %s", (ids[0],))
-        assert ro.job_detail(ids[0])["status"] == "running"  # reading still works
+        assert ro.job_detail(ids[0])["status"] == "stuck (running)"  # reading still works
 
 
 def test_role_without_privileges_gets_a_clear_error(
@@ -188,7 +201,7 @@ def test_role_without_privileges_gets_a_clear_error(
     sql.execute(psycopg.sql.SQL("GRANT SELECT ON jobs TO {}").format(psycopg.sql.Identifier(role)))
     superuser_idle = psycopg.connect(dsn, application_name="test superuser idle")
     superuser_idle.execute("SELECT txid_current()")
-    weak = Actions(make_conninfo(dsn, options=f"-c role={role}"))
+    weak = Actions(make_conninfo(dsn, options=f"-c role={role}"), pgq_model(dsn))
     try:
         ids, _, _ = _stuck(dsn, 1)
         refused = weak.plan_requeue(ids)
@@ -212,9 +225,15 @@ def test_lock_timeout_and_lost_connection_are_errors(
     dsn: str, queue: JobQueue, sql: psycopg.Connection
 ) -> None:
     dead = _dead(queue, 2)
-    with Actions(dsn, lock_timeout_ms=100) as actions, psycopg.connect(dsn) as locker:
+    with pgq_actions(dsn, lock_timeout_ms=100) as actions, psycopg.connect(dsn) as locker:
         plan = actions.plan_retry(dead)
+        # a row a worker holds is skipped (SKIP LOCKED), and said so
         locker.execute("SELECT id FROM jobs WHERE id = %s FOR UPDATE", (dead[1],))
+        outcome = actions.execute(plan)
+        assert (outcome.changed, outcome.error) == (1, None) and "left alone" in outcome.message
+        locker.rollback()
+        plan = actions.plan_retry(dead)
+        locker.execute("LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE")  # e.g. a migration
         outcome = actions.execute(plan)
         assert outcome.changed == 0 and outcome.error and outcome.error.startswith("lock timeout")
         locker.rollback()
@@ -222,20 +241,21 @@ def test_lock_timeout_and_lost_connection_are_errors(
         time.sleep(0.1)
         outcome = actions.execute(plan)
         assert outcome.error and "lost the connection" in outcome.error
-        assert actions.execute(plan).changed == 2  # reconnects on the next call
+        assert actions.execute(plan).changed == 1  # reconnects on the next call
 
 
 def test_job_detail(queue: JobQueue, actions: Actions) -> None:
     (job_id,) = _dead(queue, 1)
     detail = actions.job_detail(job_id)
     assert detail is not None
-    assert (detail["payload"], detail["last_error"], detail["status"]) == ({"n": 0}, "boom", "failed")
+    assert (detail["payload"], detail["last_error"], detail["status"]) == ({"n": 0}, "boom", "dead (failed)")
     assert detail["finished_at"] is not None and detail["created_at"] is not None
+    assert detail["priority"] == 0 and "locked_until < now()" in detail["stuck_rule"]
     assert actions.job_detail(10**12) is None
 
 
-def test_unreachable_server_is_a_refusal_not_a_crash() -> None:
-    with Actions("host=/nonexistent-pgq-top port=1") as actions:
+def test_unreachable_server_is_a_refusal_not_a_crash(dsn: str) -> None:
+    with Actions("host=/nonexistent-pgq-top port=1", pgq_model(dsn)) as actions:
         assert "cannot connect" in (actions.plan_reap().refused or "")
         forged = Plan("reap", "x", "x", "", (), 1, False, False, None)
         outcome = actions.execute(forged)
@@ -244,8 +264,85 @@ def test_unreachable_server_is_a_refusal_not_a_crash() -> None:
 
 def test_bulk_actions_run_in_batches(dsn: str, sql: psycopg.Connection) -> None:
     ids, _, _ = _stuck(dsn, 5)
-    with Actions(dsn, batch=2) as actions:
+    with pgq_actions(dsn, batch=2) as actions:
         outcome = actions.execute(actions.plan_requeue(ids[:3]))
         assert (outcome.changed, outcome.error) == (3, None)
         assert actions.execute(actions.plan_reap()).changed == 2
     assert _status(sql, ids) == dict.fromkeys(ids, "pending")
+
+
+def test_requeue_retry_and_reap_wake_idle_workers(dsn: str, queue: JobQueue, actions: Actions) -> None:
+    """Workers LISTEN on the table's channel: the pgq dialect's writes NOTIFY it, as the queue does."""
+    ids, _, _ = _stuck(dsn, 2)
+    dead = _dead(queue, 1)
+    queue.enqueue("reaped", [{}])
+    queue.claim("reaped", lease=0.01)
+    time.sleep(0.05)
+    with psycopg.connect(dsn, autocommit=True) as listener:
+        listener.execute(
+            psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(channel("jobs", "public")))
+        )
+        assert actions.execute(actions.plan_requeue(ids)).changed == 2
+        assert actions.execute(actions.plan_retry(dead)).changed == 1
+        assert actions.execute(actions.plan_reap()).changed == 1
+        heard = [n.payload for n in listener.notifies(timeout=2, stop_after=3)]
+    assert sorted(heard) == ["dead", "mail", "reaped"]
+
+
+def test_requeue_of_every_stuck_job_takes_at_most_what_was_planned(empty_dsn: str) -> None:
+    """On the seed's own table (mapping dialect): however many jobs are stuck when it runs, a requeue
+    of every stuck job changes at most the count its confirmation showed."""
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        conn.execute(SEED_JOBS)
+        conn.execute(SEED_JOBS_ADVISED)
+        conn.execute("INSERT INTO jobs (queue, payload) SELECT 'mail', '{}' FROM generate_series(1, 4)")
+        stuck = [r[0] for r in conn.execute(SEED_JOBS_CLAIM, {"queue": "mail", "n": 2, "lease": -60})]
+        later = [r[0] for r in conn.execute(SEED_JOBS_CLAIM, {"queue": "mail", "n": 2, "lease": 600})]
+        (target,) = find_queues(empty_dsn)
+        with Actions(empty_dsn, target.model, batch=1) as actions:
+            plan = actions.plan_reap()  # no reaper in a mapping: a requeue of every stuck job
+            assert (plan.action, plan.count, plan.targets) == ("requeue", 2, ())
+            conn.execute("UPDATE jobs SET status = 'done' WHERE id = %s", (stuck[0],))
+            conn.execute(
+                "UPDATE jobs SET locked_until = now() - interval '1 minute' WHERE id = ANY(%s)", (later,)
+            )
+            outcome = actions.execute(plan)
+        assert (outcome.changed, outcome.requested, outcome.error) == (2, 2, None)
+        stuck_now = conn.execute("SELECT count(*) FROM jobs WHERE status = 'running'").fetchone()[0]
+        assert stuck_now == 1  # one of the later ones waits for the next pass
+
+
+def test_a_missing_action_or_table_is_a_refusal(dsn: str, sql: psycopg.Connection, actions: Actions) -> None:
+    assert "has no cancel action (it offers: requeue, reap, retry, discard)" in (
+        actions.plan(ActionKind.CANCEL, [1]).refused or ""
+    )
+    assert actions.plan_requeue([]).refused == "nothing selected"
+    sql.execute("ALTER TABLE jobs RENAME TO jobs_gone")
+    try:
+        assert "does not exist" in (actions.plan_requeue([1]).refused or "")
+        assert "does not exist" in (actions.plan_reap().refused or "")
+        with pytest.raises(PgqError):
+            actions.job_detail(1)
+    finally:
+        sql.execute("ALTER TABLE jobs_gone RENAME TO jobs")
+
+
+def test_requeue_of_every_stuck_job_leaves_leases_that_expire_after_the_plan(empty_dsn: str) -> None:
+    """The mapping's requeue reads the plan's `before`, like pgq-top's reap: a lease that expires
+    while the confirmation is open waits for the next pass."""
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        conn.execute(SEED_JOBS)
+        conn.execute(SEED_JOBS_ADVISED)
+        conn.execute("INSERT INTO jobs (queue, payload) SELECT 'mail', '{}' FROM generate_series(1, 2)")
+        (stuck,) = [r[0] for r in conn.execute(SEED_JOBS_CLAIM, {"queue": "mail", "n": 1, "lease": -60})]
+        (later,) = [r[0] for r in conn.execute(SEED_JOBS_CLAIM, {"queue": "mail", "n": 1, "lease": 0.5})]
+        (target,) = find_queues(empty_dsn)
+        with Actions(empty_dsn, target.model) as actions:
+            plan = actions.plan_reap()
+            assert plan.count == 1 and "left for the next pass" in plan.description
+            time.sleep(0.7)  # the later lease expires while the confirmation is open
+            assert (actions.execute(plan).changed, actions.plan_reap().count) == (1, 1)
+        rows = dict(
+            conn.execute("SELECT id, status FROM jobs WHERE id = ANY(%s)", ([stuck, later],)).fetchall()
+        )
+        assert rows == {stuck: "pending", later: "running"}

@@ -9,11 +9,12 @@ import time
 
 import psycopg
 import pytest
+from actions_support import pgq_actions
 from monitor_support import pgq_monitor
 
 from pgq_tui.actions import Actions
-from pgq_tui.actions.tune import plan_tune
 from pgq_tui.cli import main
+from pgq_tui.detection import find_queues
 from pgq_tui.monitor.advice import advise
 from pgq_tui.monitor.bloat import BloatReport, ClaimCost, Pacing
 from pgq_tui.monitor.snapshot import Snapshot
@@ -83,18 +84,41 @@ def test_no_churn_no_table_advice(snap: Snapshot) -> None:
 
 def test_apply_and_read_only(dsn: str, snap: Snapshot, sql: psycopg.Connection) -> None:
     advice = advise(measured(snap, 5000.0), "public", "jobs")
-    with Actions(dsn, read_only=True) as ro:
-        plan = plan_tune(ro, advice)
+    with pgq_actions(dsn, read_only=True) as ro:
+        plan = ro.plan_tune(advice)
         assert plan.refused == "read-only mode"
         assert ro.execute(plan).changed == 0
-    with Actions(dsn) as actions:
-        plan = plan_tune(actions, advice)
+    with pgq_actions(dsn) as actions:
+        plan = actions.plan_tune(advice)
         assert plan.refused is None and plan.sql == advice.table_sql
         outcome = actions.execute(plan)
     assert outcome.error is None and outcome.changed == 1
     options = sql.execute("SELECT reloptions FROM pg_class WHERE oid = 'jobs'::regclass").fetchone()[0]
     for name, value in advice.table_options.items():
         assert f"{name}={value}" in options
+
+
+def test_apply_on_a_framework_table(snap: Snapshot, empty_dsn: str) -> None:
+    """Autovacuum settings are per table, not per framework: procrastinate's own jobs table (schema by
+    its CLI) takes the advice like pgq-top's, through the same Actions over its dialect."""
+    from frameworks.procrastinate_client import Procrastinate
+
+    Procrastinate.version()  # skips (or fails under PGQ_REQUIRE_FRAMEWORKS=1) without procrastinate
+    Procrastinate(empty_dsn).install()
+    (target,) = find_queues(empty_dsn, kind="procrastinate")
+    with Actions(empty_dsn, target.model) as actions:
+        assert actions.relation == ("public", "procrastinate_jobs")
+        elsewhere = actions.plan_tune(advise(measured(snap, 5000.0), "public", "jobs"))
+        assert "this queue's table is public.procrastinate_jobs" in (elsewhere.refused or "")
+        advice = advise(measured(snap, 5000.0), *actions.relation)
+        plan = actions.plan_tune(advice)
+        assert plan.refused is None and plan.sql.startswith('ALTER TABLE "public"."procrastinate_jobs" SET')
+        outcome = actions.execute(plan)
+        assert (outcome.changed, outcome.error) == (1, None)
+    with psycopg.connect(empty_dsn) as conn:
+        query = "SELECT reloptions FROM pg_class WHERE oid = 'procrastinate_jobs'::regclass"
+        options = conn.execute(query).fetchone()[0]
+    assert {f"{name}={value}" for name, value in advice.table_options.items()} <= set(options)
 
 
 async def test_advisor_key_applies_with_confirmation(dsn: str, sql: psycopg.Connection) -> None:

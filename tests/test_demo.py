@@ -14,8 +14,8 @@ from pathlib import Path
 import psutil
 import psycopg
 import pytest
+from actions_support import pgq_actions
 
-from pgq_tui.actions import Actions
 from pgq_tui.demo import DemoController, DemoSession
 from pgq_tui.demo.controller import IDLE_TX_APPLICATION
 from pgq_tui.demo.load import HOSTILE, payload
@@ -160,8 +160,8 @@ def test_crash_leaves_expired_leases_that_a_reap_recovers(
     assert holder.fetchone() == (0,)
     snapshot = collect(dsn)
     assert any(lease.locked_by == victim and not lease.holder_connected for lease in snapshot.expired.rows)
-    with Actions(dsn) as actions:
-        outcome = actions.execute(actions.plan_reap(snapshot))
+    with pgq_actions(dsn) as actions:
+        outcome = actions.execute(actions.plan_reap())
     assert outcome.error is None and outcome.changed >= stuck
     running = sql.execute("SELECT count(*) FROM jobs WHERE locked_by = %s AND status = 'running'", (victim,))
     assert running.fetchone() == (0,)
@@ -181,7 +181,7 @@ def test_idle_transaction_pins_xmin_until_terminated(
     assert any(s.pid == pid for s in snapshot.sessions.idle_in_transaction)
     assert any(h.kind == "backend" and h.name == str(pid) for h in snapshot.sessions.xmin_holders)
     assert controller.status().idle_tx_pid == pid
-    with Actions(dsn) as actions:
+    with pgq_actions(dsn) as actions:
         outcome = actions.execute(actions.plan_terminate([pid], snapshot))
     assert (outcome.changed, outcome.error) == (1, None)
     assert sql.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone() == (0,)

@@ -28,6 +28,7 @@ from pgq_tui.dialects.contract import (
     COUNT_KEY,
     OLDEST_READY,
     PREVIEW_COLUMNS,
+    PREVIEW_OPTIONAL,
     ActionKind,
     Capability,
     Dialect,
@@ -105,7 +106,10 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
     for action in model.actions:
         assert action.guard and action.effect and action.label
         with conn.transaction(force_rollback=True):
-            assert tuple(_describe(conn, action.preview)) == PREVIEW_COLUMNS, action.preview.name
+            previewed = _describe(conn, action.preview)
+            assert tuple(previewed[:2]) == PREVIEW_COLUMNS, action.preview.name
+            assert set(previewed[2:]) <= set(PREVIEW_OPTIONAL), action.preview.name
+            assert tuple(previewed) == action.preview.columns, action.preview.name
             assert _describe(conn, action.statement)[0] == "id", action.statement.name
 
 

@@ -12,7 +12,7 @@ import pytest
 from dialect_cases.oban import NODE, PRODUCER, connect, fetch, insert, install_schema
 from dialect_support import assert_counts_match, cli, collect, counts, row, seq_scanned, snapshot_json
 
-from pgq_tui.actions.dialect_actions import DialectActions
+from pgq_tui.actions import Actions
 from pgq_tui.db.introspect import read_catalog
 from pgq_tui.detection import find_queues
 from pgq_tui.dialects import registry
@@ -152,7 +152,7 @@ def test_retry_and_delete_are_obans_own_and_refuse_changed_rows(
     assert abs(after["scheduled_at"] - utc_now()) < timedelta(seconds=30)
     assert after == {**before, "state": "available", "max_attempts": 21, "discarded_at": None,
                      "scheduled_at": after["scheduled_at"]}  # fmt: skip
-    with DialectActions(dsn, find_queues(dsn, kind="oban")[0].model) as actions:
+    with Actions(dsn, find_queues(dsn, kind="oban")[0].model) as actions:
         plan = actions.plan(ActionKind.DISCARD, [b, c])
         assert plan.count == 2 and plan.destructive and "delete_job" in plan.description
         conn.execute("UPDATE oban_jobs SET state = 'available', discarded_at = NULL WHERE id = %s", (b,))

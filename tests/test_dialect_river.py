@@ -12,7 +12,7 @@ import pytest
 from dialect_cases.river import CLIENT_ID, Args, claim, insert, install_schema, river_client
 from dialect_support import assert_counts_match, cli, collect, counts, row, seq_scanned, snapshot_json
 
-from pgq_tui.actions.dialect_actions import DialectActions
+from pgq_tui.actions import Actions
 from pgq_tui.db.introspect import read_catalog
 from pgq_tui.detection import find_queues
 from pgq_tui.dialects import registry
@@ -163,7 +163,7 @@ def test_retry_is_river_job_retry_and_refuses_changed_rows(river, capsys: pytest
         expected = {**before[i], "state": "available", "finalized_at": None, "max_attempts": max_attempts}
         assert after == {**expected, "scheduled_at": after["scheduled_at"]}
     # a plan made while c was discarded, run after River itself retried it, leaves it alone
-    with DialectActions(dsn, find_queues(dsn, kind="river")[0].model) as actions:
+    with Actions(dsn, find_queues(dsn, kind="river")[0].model) as actions:
         plan = actions.plan(ActionKind.RETRY, [c])
         assert plan.count == 1 and "JobRetry" in plan.description
         conn.execute("UPDATE river_job SET state = 'available', finalized_at = NULL WHERE id = %s", (c,))

@@ -284,7 +284,7 @@ def test_job_detail_of_a_dialect_shows_its_words_and_stuck_rule(
 ) -> None:
     from rich.console import Console
 
-    from pgq_tui.actions.dialect_actions import DialectActions
+    from pgq_tui.actions import Actions
     from pgq_tui.detection import find_queues
     from pgq_tui.tui.screens.detail import detail_renderable
 
@@ -293,7 +293,7 @@ def test_job_detail_of_a_dialect_shows_its_words_and_stuck_rule(
     seed_jobs_populate(empty_dsn)
     stuck = conn.execute("SELECT id FROM jobs WHERE locked_until < now()").fetchone()[0]
     (target,) = find_queues(empty_dsn)
-    with DialectActions(empty_dsn, target.model) as actions:
+    with Actions(empty_dsn, target.model) as actions:
         job = actions.job_detail(stuck)
         assert actions.job_detail(10**9) is None
     assert job is not None and job["status"] == "stuck (running)" and job["attempts"] == 1

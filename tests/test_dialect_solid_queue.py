@@ -21,7 +21,7 @@ from dialect_support import (
     snapshot_json,
 )
 
-from pgq_tui.actions.dialect_actions import DialectActions
+from pgq_tui.actions import Actions
 from pgq_tui.db.introspect import read_catalog
 from pgq_tui.detection import find_queues
 from pgq_tui.dialects import registry
@@ -154,7 +154,7 @@ def test_retry_is_failed_execution_retry(sq, capsys: pytest.CaptureFixture[str])
     assert ready == {"queue_name": "default", "priority": 3}
     sched = row(conn, "SELECT scheduled_at FROM solid_queue_scheduled_executions WHERE job_id = %s", later)
     assert sched["scheduled_at"] == before[later]["scheduled_at"]
-    with DialectActions(dsn, find_queues(dsn, kind="solid-queue")[0].model) as actions:
+    with Actions(dsn, find_queues(dsn, kind="solid-queue")[0].model) as actions:
         plan = actions.plan(ActionKind.RETRY, [changed])
         assert plan.count == 1 and "FailedExecution#retry" in plan.description
         conn.execute(

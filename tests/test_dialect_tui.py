@@ -15,7 +15,7 @@ from dialect_cases.seed import (
     seed_jobs_populate,
 )
 
-from pgq_tui.actions.dialect_actions import DialectActions
+from pgq_tui.actions import Actions
 from pgq_tui.detection import find_queues
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.tui.app import PgqTopApp
@@ -31,10 +31,10 @@ async def settle(pilot, app: PgqTopApp, polls: int = 1, timeout: float = 10.0) -
     await pilot.pause()
 
 
-def _app(dsn: str) -> tuple[PgqTopApp, Monitor, DialectActions]:
+def _app(dsn: str) -> tuple[PgqTopApp, Monitor, Actions]:
     (target,) = find_queues(dsn)
     monitor = Monitor(dsn, target.model)
-    actions = DialectActions(dsn, target.model)
+    actions = Actions(dsn, target.model)
     return PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0), monitor, actions
 
 
@@ -74,7 +74,7 @@ async def test_the_job_queue_shape_in_read_only_mode_refuses_writes(empty_dsn: s
         job_queue_populate(empty_dsn)
         (target,) = find_queues(empty_dsn)
         monitor = Monitor(empty_dsn, target.model, read_only=True)
-        actions = DialectActions(empty_dsn, target.model, read_only=True)
+        actions = Actions(empty_dsn, target.model, read_only=True)
         app = PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0, read_only=True)
         try:
             async with app.run_test(size=(160, 48)) as pilot:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import psycopg
 import pytest
+from actions_support import pgq_actions
 from monitor_support import pgq_monitor
 
-from pgq_tui.actions import Actions
 from pgq_tui.queue import JobQueue
 from pgq_tui.queue.jobqueue import fit_worker_id
 
@@ -31,7 +31,7 @@ def test_worker_id_is_exactly_the_sessions_application_name(
             (lease,) = monitor.collect().leases.rows
         assert lease.holder_connected and lease.holder_pid == worker.conn.info.backend_pid
         sql.execute("UPDATE jobs SET locked_until = now() - interval '1 second' WHERE id = %s", (job.id,))
-        with Actions(dsn) as actions:
+        with pgq_actions(dsn) as actions:
             plan = actions.plan_requeue([job.id])
         assert plan.needs_second_confirmation, "a live holder's job would be requeued without a warning"
 

@@ -13,9 +13,9 @@ from datetime import datetime
 
 import psycopg
 import pytest
+from actions_support import pgq_actions
 from monitor_support import pgq_monitor
 
-from pgq_tui.actions import Actions
 from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP, Monitor
 from pgq_tui.monitor.snapshot import APPROXIMATE, AT_LEAST, EXACT, STALE, QueueStats, Snapshot
 
@@ -120,13 +120,13 @@ def test_requeued_expired_leases_catch_up_within_the_stated_lag(dsn: str, sql: p
     def big(snap: Snapshot) -> QueueStats:
         return next(q for q in snap.queues if q.queue == "big")
 
-    with pgq_monitor(dsn, count_interval_s=1.0) as monitor, Actions(dsn, batch=50_000) as actions:
+    with pgq_monitor(dsn, count_interval_s=1.0) as monitor, pgq_actions(dsn, batch=50_000) as actions:
         monitor.collect()
         assert monitor.settle(60)
         before = monitor.collect()
         assert (big(before).expired, big(before).accuracy("expired")) == (300_000, STALE)
         assert (big(before).ready, big(before).accuracy("ready")) == (0, EXACT)
-        outcome = actions.execute(actions.plan_reap(before))  # what `R` does in the dashboard
+        outcome = actions.execute(actions.plan_reap())  # what `R` does in the dashboard
         assert outcome.changed == 300_000, outcome
         done_at: datetime = sql.execute("SELECT now()").fetchone()[0]  # type: ignore[index]
         right_away = monitor.collect()

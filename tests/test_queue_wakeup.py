@@ -32,11 +32,27 @@ def idle_pool(cfg: WorkerConfig, sql: psycopg.Connection, workers: int = 1) -> I
     pool = WorkerPool(cfg, concurrency=workers, reap_interval=0).start()
     try:
         wait_for(lambda: listeners(sql) == workers, 20, "workers never started listening")
-        wait_for(lambda: pool.counts()["claims"] >= 2 * workers, 10, "workers never made their first claims")
-        time.sleep(0.2)  # the reconnect claim is done: the workers are idle
+        wait_for(lambda: pool.counts()["claims"] >= workers, 10, "workers never made their first claims")
+        # A worker claims once at start and once more when its listener has connected, unless the
+        # listener connected before that first claim (then one claim covers both). Counting claims
+        # cannot tell the two apart, so wait until no worker has claimed for a while: with a 60 s
+        # safety poll and nothing enqueued, that means every worker is idle.
+        quiet(pool, 0.5, 20)
         yield pool
     finally:
         pool.stop(timeout=10)
+
+
+def quiet(pool: WorkerPool, seconds: float, limit: float) -> None:
+    """Return once no claim was made for `seconds` (fail after `limit` seconds)."""
+    started = time.monotonic()
+    last, since = pool.counts()["claims"], time.monotonic()
+    while time.monotonic() - since < seconds:
+        assert time.monotonic() - started < limit, "the workers never went idle"
+        time.sleep(0.05)
+        now = pool.counts()["claims"]
+        if now != last:
+            last, since = now, time.monotonic()
 
 
 def listeners(sql: psycopg.Connection) -> int:

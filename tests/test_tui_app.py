@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import psycopg
+from actions_support import pgq_actions, pgq_model
 from monitor_support import pgq_monitor
 from psycopg.conninfo import make_conninfo
 from rich.console import Console
@@ -50,7 +51,7 @@ async def settle(pilot, app: PgqTopApp, polls: int = 1, timeout: float = 10.0) -
 @asynccontextmanager
 async def dashboard(dsn: str, *, size=(160, 48), read_only=False, interval=1.0) -> AsyncIterator:  # type: ignore[no-untyped-def]
     monitor = pgq_monitor(dsn, read_only=read_only)
-    actions = Actions(dsn, read_only=read_only)
+    actions = pgq_actions(dsn, read_only=read_only)
     app = PgqTopApp(monitor, actions=actions, interval=interval, read_only=read_only)
     try:
         async with app.run_test(size=size) as pilot:
@@ -273,7 +274,7 @@ async def test_a_role_without_privileges_gets_a_message_not_a_crash(
     sql.execute(psycopg.sql.SQL("GRANT SELECT ON jobs TO {}").format(ident))
     seed_stuck(dsn, n=1)
     monitor = pgq_monitor(dsn)
-    weak = Actions(make_conninfo(dsn, options=f"-c role={role}"))
+    weak = Actions(make_conninfo(dsn, options=f"-c role={role}"), pgq_model(dsn))
     app = PgqTopApp(monitor, actions=weak, interval=5)
     try:
         async with app.run_test(size=(80, 24)) as pilot:

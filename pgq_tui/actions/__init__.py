@@ -1,6 +1,7 @@
-"""Guarded writes an operator triggers from a front end: plan (read, explain), then execute.
+"""Guarded writes an operator triggers from a front end: plan (read, explain), then execute, on any
+detected queue through its dialect (see actions.py).
 
-No front-end imports here: the dashboard renders Plan and Outcome, and never writes SQL itself.
+No front-end imports here: the dashboard and the CLI render Plan and Outcome, and never write SQL.
 """
 
 from pgq_tui.actions.actions import Actions

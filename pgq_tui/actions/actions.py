@@ -1,16 +1,22 @@
-"""Actions: the guarded writes an operator triggers from the dashboard, planned first, then executed.
+"""Actions: the guarded writes an operator triggers from the dashboard or the CLI, planned first, then
+executed, on any detected queue (a dialect's QueueModel: pgq-top's own table is one of them).
 
-`plan_*()` only reads: what would change right now, whether this role may do it, and what could go
-wrong (a lease whose worker is still connected). It never raises: a plan that cannot run carries
-`refused`. `execute()` runs the queue's guarded statements (pgq_tui/queue/statements.py) in batches,
-each batch its own transaction (the session is autocommit), counts what really changed from
-RETURNING, and turns every failure into `Outcome.error`.
+Job actions are the dialect's ActionSpecs: a read-only preview fills the plan, a statement that
+states its guard in SQL (and re-checks it on the locked row) does the write. The engine adds what
+is the same for every dialect: one session (autocommit, short timeouts, read-only at the server
+under --read-only), one role check, one batching loop (each batch its own transaction, never more
+rows than the plan promised, counted from RETURNING), one way to explain a failure.
+
+`plan*()` only reads and never raises: a plan that cannot run carries `refused`. The role check
+and the preview run in one transaction, whose now() the plan records (`expired_before`): every job
+statement gets it as `%(before)s`, so a dialect can bound its write to what was stuck when planned.
+`execute()` never raises either: every failure becomes `Outcome.error`, one line.
 
 Session policy for cancel/terminate: our own session is never a target (the SQL excludes
 pg_backend_pid()), and neither is any session whose application_name starts with "pgq-top" (this
 dashboard's monitor and actions sessions, or another operator's pgq-top) unless the caller passes
 `allow_pgq_top=True`: signalling them only blinds the tool in use, and they never hold long
-transactions. Worker sessions (application_name = worker id) and everything else are fair game.
+transactions. Worker sessions and everything else are fair game.
 """
 
 from __future__ import annotations
@@ -24,33 +30,35 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from pgq_tui.actions import statements as ast
+from pgq_tui.actions.detail import detail_row
 from pgq_tui.actions.explain import explain, table_privilege_hint
-from pgq_tui.actions.job_plans import failed_plan, reap_plan, refused_plan, requeue_plan
-from pgq_tui.actions.model import ACTIONS, Outcome, Plan
-from pgq_tui.actions.model import plural as _plural
+from pgq_tui.actions.job_plans import NOUN, action_kind, job_plan, plan_action, refused_plan
+from pgq_tui.actions.model import ACTIONS, Outcome, Plan, plural
 from pgq_tui.actions.sessions import SIGNAL_WAIT_MS, signal_plan
-from pgq_tui.actions.tune import TUNE, run_tune
+from pgq_tui.actions.tune import TUNE, tune_plan, tune_refusal, tune_title
 from pgq_tui.db.connect import Session
+from pgq_tui.db.introspect import DEFAULTS
+from pgq_tui.dialects.contract import ActionKind, ActionSpec, JobId, QueueModel, Statement
 from pgq_tui.errors import describe
+from pgq_tui.monitor.advice import Advice
 from pgq_tui.monitor.snapshot import Snapshot
-from pgq_tui.queue import statements as qst
 from pgq_tui.queue.jobqueue import BATCH
-from pgq_tui.queue.schema import channel
 
 APPLICATION_NAME = "pgq-top actions"
+SIGNALS = ("cancel", "terminate")
 
 _VERB = {
     "requeue": "requeued",
     "reap": "reaped",
     "retry": "retried",
     "discard": "discarded",
+    "cancel-jobs": "cancelled",
     "cancel": "cancelled the query of",
     "terminate": "terminated",
 }
-_NOUN = {"cancel": "session", "terminate": "session", "reap": "expired lease"}
 
 
-def _ids(values: Iterable[int]) -> tuple[int, ...]:
+def _pids(values: Iterable[int]) -> tuple[int, ...]:
     return tuple(sorted({int(v) for v in values}))
 
 
@@ -58,19 +66,15 @@ class Actions:
     def __init__(
         self,
         conninfo: str,
-        table: str = "jobs",
-        schema: str = "public",
+        model: QueueModel,
         *,
         read_only: bool = False,
         statement_timeout_ms: int = 15_000,
         lock_timeout_ms: int = 2_000,
         batch: int = BATCH,
     ) -> None:
-        self.conninfo = conninfo
-        self.table = table
-        self.schema = schema
+        self.model = model
         self.read_only = read_only
-        self.statement_timeout_ms = statement_timeout_ms
         self.lock_timeout_ms = lock_timeout_ms
         self.batch = batch
         self._role = "this role"
@@ -88,7 +92,8 @@ class Actions:
 
     # -- plumbing -------------------------------------------------------------------------------
     def _learn_role(self, conn: psycopg.Connection) -> None:
-        self._role = str(conn.execute("SELECT current_user").fetchone()[0])
+        row = conn.execute("SELECT current_user").fetchone()
+        self._role = str(row[0]) if row else "this role"
 
     @property
     def conn(self) -> psycopg.Connection:
@@ -107,117 +112,134 @@ class Actions:
         self.close()
 
     @property
+    def relation(self) -> tuple[str, str]:
+        """(schema, table) of the queue's main relation: privileges are checked and tuned there."""
+        return (
+            self.model.relations[0]
+            if self.model.relations
+            else (self.model.match.schema, self.model.match.table)
+        )
+
+    @property
     def qualified_table(self) -> str:
-        return sql.Identifier(self.schema, self.table).as_string(None)
+        return sql.Identifier(*self.relation).as_string(None)
 
-    def _sql(self, statement: str) -> sql.Composed:
-        return qst.compose(statement, self.table, self.schema)
-
-    def _rows(self, statement: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        # channel: requeue and retry notify idle workers of the jobs they make ready.
-        params = {"channel": channel(self.table, self.schema), **params}
+    def _rows(self, statement: Statement | str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        query: Any = statement
+        if isinstance(statement, Statement):
+            query, params = statement.compose(), {**DEFAULTS, **params}
         with self._lock, self.conn.cursor(row_factory=dict_row) as cur:
-            cur.execute(self._sql(statement), params)
+            cur.execute(query, params)
             return cur.fetchall() if cur.description else []
 
-    def _check(self, action: str) -> str | None:
-        """Why this role cannot run a table action at all, or None."""
-        c = self._rows(ast.CHECK, {"table": self.qualified_table})[0]
-        if c["in_recovery"]:
+    def _explain(self, exc: BaseException, action: str) -> str:
+        return explain(
+            exc,
+            action=action,
+            role=self._role,
+            table=self.qualified_table,
+            lock_timeout_ms=self.lock_timeout_ms,
+        )
+
+    def _check(self, action: str, check: dict[str, Any]) -> str | None:
+        """Why this role cannot run a table action at all (from one CHECK row), or None."""
+        if check["in_recovery"]:
             return "the server is a standby (in recovery): it accepts no writes"
-        if c["read_only"]:
+        if check["read_only"]:
             return "the session is read-only (default_transaction_read_only is on)"
-        if not c["table_exists"]:
+        if not check["table_exists"]:
             return f"table {self.qualified_table} does not exist"
         need = "can_delete" if action == "discard" else "can_update"
-        if not (c["can_select"] and c[need]):
+        if not (check["can_select"] and check[need]):
             return "no privilege: " + table_privilege_hint(action, self._role, self.qualified_table)
         return None
 
     def _planned(
-        self, action: str, sql_text: str, targets: tuple[int, ...], title: str, build: Callable[[], Plan]
+        self, action: str, title: str, text: str, targets: tuple[Any, ...], build: Callable[[], Plan]
     ) -> Plan:
         """Run a plan builder, turning read-only mode and any failure into a refused plan."""
         if self.read_only:
-            return refused_plan(action, title, "read-only mode", sql_text, targets)
-        if not targets and action != "reap":
-            return refused_plan(action, title, "nothing selected", sql_text, targets)
+            return refused_plan(action, title, "read-only mode", text, targets)
         try:
             return build()
-        except Exception as exc:  # a plan is data for a dialog: never raise into the UI
-            return refused_plan(
-                action,
-                title,
-                explain(
-                    exc,
-                    action=action,
-                    role=self._role,
-                    table=self.qualified_table,
-                    lock_timeout_ms=self.lock_timeout_ms,
-                ),
-                sql_text,
-                targets,
+        except Exception as exc:  # a plan is data for a dialog or a terminal: never raise
+            return refused_plan(action, title, self._explain(exc, action), text, targets)
+
+    # -- job actions: the dialect's ActionSpecs -------------------------------------------------
+    def available(self) -> tuple[ActionKind, ...]:
+        return tuple(a.kind for a in self.model.actions)
+
+    def plan(self, kind: ActionKind, ids: Iterable[JobId] | None = None, queue: str | None = None) -> Plan:
+        """What `kind` would change now among `ids` (None: every job its guard admits) in `queue`."""
+        targets = tuple(dict.fromkeys(ids)) if ids is not None else ()
+        action, spec = plan_action(kind), self.model.action(kind)
+        if spec is None:
+            offered = ", ".join(a.kind.value for a in self.model.actions) or "none"
+            reason = (
+                f"{self.model.title} ({self.model.kind}) has no {kind.value} action (it offers: {offered})"
             )
+            return refused_plan(action, f"{kind.value.capitalize()} jobs", reason, "", targets)
+        noun = NOUN.get(spec.applies_to, "job")
+        title = f"{kind.value.capitalize()} {plural(len(targets), noun) if targets else 'every ' + noun}"
+        text = spec.statement.shown()
+        if ids is not None and not targets and not self.read_only:
+            return refused_plan(action, title, "nothing selected", text, ())
+        return self._planned(action, title, text, targets, lambda: self._job_plan(spec, ids, targets, queue))
 
-    # -- job actions (wording in job_plans.py) ---------------------------------------------------
-    def plan_requeue(self, ids: Iterable[int], snapshot: Snapshot | None = None) -> Plan:
-        targets = _ids(ids)
-        text = self._sql(qst.REQUEUE).as_string(None)
-        title = f"Requeue {_plural(len(targets), 'stuck job')}"
+    def _job_plan(
+        self, spec: ActionSpec, ids: Iterable[JobId] | None, targets: tuple[JobId, ...], queue: str | None
+    ) -> Plan:
+        action, text = plan_action(spec.kind), spec.statement.shown()
+        # one transaction: the role check's now() is the now() the preview's guard saw
+        with self._lock, self.conn.transaction(), self.conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(ast.CHECK, {"table": self.qualified_table})
+            check = cur.fetchone()
+            assert check is not None
+            why = self._check(action, check)
+            if why:
+                return refused_plan(action, f"{spec.kind.value.capitalize()} jobs", why, text, targets)
+            chosen = list(targets) if ids is not None else None
+            cur.execute(spec.preview.compose(), {**DEFAULTS, "ids": chosen, "queue": queue})
+            preview = cur.fetchone()
+            assert preview is not None
+        return job_plan(
+            spec,
+            self.model,
+            preview,
+            targets,
+            queue=queue,
+            sql_text=text,
+            batch=self.batch,
+            as_of=check["as_of"],
+        )
 
-        def build() -> Plan:
-            reason = self._check("requeue")
-            if reason:
-                return refused_plan("requeue", title, reason, text, targets)
-            preview = self._rows(ast.PREVIEW_STUCK, {"ids": list(targets)})[0]
-            return requeue_plan(preview, targets, snapshot, text)
+    # The dashboard's keys.
+    def plan_requeue(self, ids: Iterable[JobId]) -> Plan:
+        return self.plan(ActionKind.REQUEUE, ids)
 
-        return self._planned("requeue", text, targets, title, build)
+    def plan_reap(self) -> Plan:
+        """Every stuck job: the framework's reaper pass where it has one, else a requeue of all."""
+        kind = ActionKind.REAP if self.model.action(ActionKind.REAP) else ActionKind.REQUEUE
+        return self.plan(kind, None)
 
-    def plan_reap(self, snapshot: Snapshot | None = None) -> Plan:
-        text = self._sql(qst.REAP).as_string(None)
-        title = "Reap expired leases"
+    def plan_retry(self, ids: Iterable[JobId]) -> Plan:
+        return self.plan(ActionKind.RETRY, ids)
 
-        def build() -> Plan:
-            reason = self._check("reap")
-            if reason:
-                return refused_plan("reap", title, reason, text, ())
-            preview = self._rows(ast.PREVIEW_STUCK, {"ids": None})[0]
-            return reap_plan(preview, snapshot, text, self.batch)
-
-        return self._planned("reap", text, (), title, build)
-
-    def plan_retry(self, ids: Iterable[int]) -> Plan:
-        return self._plan_failed("retry", _ids(ids))
-
-    def plan_discard(self, ids: Iterable[int]) -> Plan:
-        return self._plan_failed("discard", _ids(ids))
-
-    def _plan_failed(self, action: str, targets: tuple[int, ...]) -> Plan:
-        text = self._sql(qst.RETRY if action == "retry" else qst.DISCARD).as_string(None)
-        title = f"{'Retry' if action == 'retry' else 'Discard'} {_plural(len(targets), 'dead job')}"
-
-        def build() -> Plan:
-            reason = self._check(action)
-            if reason:
-                return refused_plan(action, title, reason, text, targets)
-            preview = self._rows(ast.PREVIEW_FAILED, {"ids": list(targets)})[0]
-            return failed_plan(action, preview, targets, text)
-
-        return self._planned(action, text, targets, title, build)
+    def plan_discard(self, ids: Iterable[JobId]) -> Plan:
+        return self.plan(ActionKind.DISCARD, ids)
 
     # -- session actions ------------------------------------------------------------------------
     def plan_cancel(
         self, pids: Iterable[int], snapshot: Snapshot | None = None, *, allow_pgq_top: bool = False
     ) -> Plan:
         """pg_cancel_backend: the running statement fails, the session stays."""
-        return self._plan_signal("cancel", _ids(pids), snapshot, allow_pgq_top)
+        return self._plan_signal("cancel", _pids(pids), snapshot, allow_pgq_top)
 
     def plan_terminate(
         self, pids: Iterable[int], snapshot: Snapshot | None = None, *, allow_pgq_top: bool = False
     ) -> Plan:
         """pg_terminate_backend: the session's transaction rolls back and it is disconnected."""
-        return self._plan_signal("terminate", _ids(pids), snapshot, allow_pgq_top)
+        return self._plan_signal("terminate", _pids(pids), snapshot, allow_pgq_top)
 
     def _signal_sql(self, action: str) -> str:
         if action == "cancel":
@@ -228,8 +250,10 @@ class Actions:
         self, action: str, pids: tuple[int, ...], snapshot: Snapshot | None, allow_pgq_top: bool
     ) -> Plan:
         verb = "Cancel the query of" if action == "cancel" else "Terminate"
-        title = f"{verb} {_plural(len(pids), 'session')}"
+        title = f"{verb} {plural(len(pids), 'session')}"
         text = (ast.CANCEL if action == "cancel" else ast.TERMINATE).strip()
+        if not pids and not self.read_only:
+            return refused_plan(action, title, "nothing selected", text)
 
         def build() -> Plan:
             own = {self.conn.info.backend_pid}
@@ -246,38 +270,26 @@ class Actions:
                 role=self._role,
             )
 
-        return self._planned(action, text, pids, title, build)
+        return self._planned(action, title, text, pids, build)
+
+    # -- the advisor's per-table settings --------------------------------------------------------
+    def plan_tune(self, advice: Advice) -> Plan:
+        """The advice's ALTER TABLE on this queue's main relation, whatever the framework."""
+        text = advice.table_sql or ""
+
+        def build() -> Plan:
+            why = tune_refusal(advice, self.relation)
+            if why:
+                return refused_plan(TUNE, tune_title(advice), why, text)
+            (owner,) = self._rows(ast.OWNER, {"table": self.qualified_table})
+            return tune_plan(advice, owner)
+
+        return self._planned(TUNE, tune_title(advice), text, (), build)
 
     # -- execution ------------------------------------------------------------------------------
-    def _batches(self, plan: Plan) -> Iterator[int]:
-        """Run the plan, yielding what each batch (one transaction) changed."""
-        if plan.action == "reap":
-            while True:
-                params = {"batch": self.batch, "before": plan.expired_before}
-                n = len(self._rows(qst.REAP, params))
-                yield n
-                if n < self.batch:
-                    return
-        if plan.action in ("cancel", "terminate"):
-            statement = self._signal_sql(plan.action)
-            for pid in plan.targets:  # one pid per statement: signals cannot be rolled back
-                rows = self._rows(
-                    statement, {"pid": pid, "allow_pgq_top": plan.allow_pgq_top, "wait_ms": SIGNAL_WAIT_MS}
-                )
-                yield sum(1 for r in rows if r["signalled"])
-            return
-        statement = {"requeue": qst.REQUEUE, "retry": qst.RETRY, "discard": qst.DISCARD}[plan.action]
-        ids = list(plan.targets)
-        for start in range(0, len(ids), self.batch):
-            yield len(self._rows(statement, {"ids": ids[start : start + self.batch]}))
-
     def execute(self, plan: Plan) -> Outcome:
         """Run a plan; never raises. `changed` counts what really changed, even when a batch failed."""
-        if plan.action == TUNE:  # the advisor's ALTER TABLE (actions/tune.py)
-            with self._lock:
-                return run_tune(self, plan)
-        requested = plan.count if plan.action == "reap" else len(plan.targets)
-        noun = _NOUN.get(plan.action, "job")
+        requested = plan.count
         if plan.action not in ACTIONS:
             return Outcome(
                 plan.action, requested, 0, "unknown action", error=f"unknown action {plan.action!r}"
@@ -285,40 +297,80 @@ class Actions:
         if self.read_only or plan.refused:
             reason = "read-only mode" if self.read_only else str(plan.refused)
             return Outcome(plan.action, requested, 0, f"not run: {reason}", error=reason)
+        if plan.action == TUNE:
+            return self._run_tune(plan)
+        if plan.action in SIGNALS:
+            noun, batches = "session", self._signal_batches(plan)
+        else:
+            spec = self.model.action(action_kind(plan.action))
+            if spec is None:
+                error = f"{self.model.title} has no {plan.action} action"
+                return Outcome(plan.action, requested, 0, f"not run: {error}", error=error)
+            noun, batches = NOUN.get(spec.applies_to, "job"), self._job_batches(spec, plan)
         changed, error = 0, None
         try:
-            for n in self._batches(plan):
+            for n in batches:
                 changed += n
         except Exception as exc:  # the UI shows a line, never a traceback
-            error = explain(
-                exc,
-                action=plan.action,
-                role=self._role,
-                table=self.qualified_table,
-                lock_timeout_ms=self.lock_timeout_ms,
-            )
-        if plan.action == "reap":
-            message = f"{_VERB['reap']} {_plural(changed, noun)}"
-        else:
-            message = f"{_VERB[plan.action]} {changed} of {_plural(requested, noun)}"
+            error = self._explain(exc, plan.action)
+        message = f"{_VERB[plan.action]} {changed} of {plural(requested, noun)}"
         if error:
             message += " before an error"
-        elif changed < requested and plan.action != "reap":
+        elif changed < requested:
             message += (
                 " (the others had ended or did not exit in time)"
-                if plan.action in ("cancel", "terminate")
+                if plan.action in SIGNALS
                 else " (the others had changed state meanwhile and were left alone)"
             )
         return Outcome(plan.action, requested, changed, message, error)
 
-    # -- reading --------------------------------------------------------------------------------
-    def job_detail(self, job_id: int) -> dict[str, Any] | None:
-        """The full row (payload, last_error, timestamps), or None if it is gone. Read-only.
+    def _job_batches(self, spec: ActionSpec, plan: Plan) -> Iterator[int]:
+        """The guarded statement in batches (each its own transaction), at most `plan.count` rows."""
+        left = plan.count
+        params = {"queue": plan.queue, "before": plan.expired_before}
+        if plan.targets:
+            ids = list(plan.targets)
+            for start in range(0, len(ids), self.batch):
+                if left <= 0:
+                    return
+                chunk = ids[start : start + self.batch]
+                n = len(self._rows(spec.statement, {**params, "ids": chunk, "batch": min(left, len(chunk))}))
+                left -= n
+                yield n
+            return
+        while left > 0:
+            size = min(self.batch, left)
+            n = len(self._rows(spec.statement, {**params, "ids": None, "batch": size}))
+            left -= n
+            yield n
+            if n < size:
+                return
 
-        Raises PgqError (one line) when the database cannot be read.
-        """
+    def _signal_batches(self, plan: Plan) -> Iterator[int]:
+        statement = self._signal_sql(plan.action)
+        for pid in plan.targets:  # one pid per statement: signals cannot be rolled back
+            params = {"pid": pid, "allow_pgq_top": plan.allow_pgq_top, "wait_ms": SIGNAL_WAIT_MS}
+            yield sum(1 for r in self._rows(statement, params) if r["signalled"])
+
+    def _run_tune(self, plan: Plan) -> Outcome:
+        """The confirmed ALTER TABLE (the SQL the confirmation showed)."""
         try:
-            rows = self._rows(qst.GET_JOB, {"id": int(job_id)})
+            with self._lock:
+                self.conn.execute(plan.sql.encode())
+        except Exception as exc:
+            error = self._explain(exc, TUNE)
+            return Outcome(TUNE, 1, 0, f"settings not applied: {error}", error=error)
+        return Outcome(TUNE, 1, 1, f"applied to {plan.title.rsplit(' ', 1)[-1]}: {plan.sql}")
+
+    # -- reading --------------------------------------------------------------------------------
+    def job_detail(self, job_id: JobId) -> dict[str, Any] | None:
+        """The job in the detail screen's terms, with the framework's state and stuck rule; None if it
+        is gone (or the dialect has no detail). Read-only. Raises PgqError (one line) on a failed read.
+        """
+        if self.model.job is None:
+            return None
+        try:
+            rows = self._rows(self.model.job, {"id": job_id})
         except psycopg.Error as exc:
             raise describe(exc, table=self.qualified_table) from None
-        return rows[0] if rows else None
+        return detail_row(rows[0], self.model) if rows else None

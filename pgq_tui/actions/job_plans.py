@@ -1,115 +1,103 @@
-"""Plans for the job actions, built from a read-only preview: pure functions (no database), so the
-wording and the second-confirmation rule test without a server. `Actions` fetches the preview.
+"""Plans for the job actions, built from a dialect's read-only preview: pure functions (no database),
+so the wording and the second-confirmation rule test without a server. `Actions` runs the preview.
 
-A preview is one row of actions/statements.py PREVIEW_STUCK or PREVIEW_FAILED.
+A preview is one row of an ActionSpec's preview statement: `eligible` and `alive` (contract
+PREVIEW_COLUMNS), and, where the dialect can say, `holders` (who is still connected) and
+`exhausted` (how many the action sends to the dead jobs): see contract PREVIEW_OPTIONAL.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pgq_tui.actions.model import Plan, plural
-from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.dialects.contract import ActionKind, ActionSpec, JobId, QueueModel, State
+
+JOB_CANCEL = "cancel-jobs"  # Plan.action of ActionKind.CANCEL ("cancel" is a session's query)
+NOUN = {State.STUCK: "stuck job", State.DEAD: "dead job"}
 
 
-def refused_plan(action: str, title: str, reason: str, sql_text: str, targets: tuple[int, ...]) -> Plan:
+def plan_action(kind: ActionKind) -> str:
+    """The Plan.action of a job action: its kind, except a job cancel (not pg_cancel_backend)."""
+    return JOB_CANCEL if kind == ActionKind.CANCEL else kind.value
+
+
+def action_kind(action: str) -> ActionKind:
+    return ActionKind.CANCEL if action == JOB_CANCEL else ActionKind(action)
+
+
+def refused_plan(
+    action: str, title: str, reason: str, sql_text: str, targets: tuple[JobId, ...] = ()
+) -> Plan:
     destructive = action in ("discard", "terminate")
     return Plan(action, title, reason, sql_text, targets, 0, destructive, False, None, refused=reason)
 
 
-def holder_warning(
-    preview: dict[str, Any], targets: tuple[int, ...], snapshot: Snapshot | None
-) -> str | None:
-    """Leases whose holder is still connected may still be running: say so (live and snapshot)."""
-    ids = set(preview["connected_ids"] or [])
-    holders = set(preview["connected_holders"] or [])
-    if snapshot is not None:
-        for lease in snapshot.expired.rows:
-            if lease.holder_connected and (not targets or lease.id in targets):
-                ids.add(lease.id)
-                holders.add(f"{lease.locked_by} (pid {lease.holder_pid})")
-    count = max(preview["connected"], len(ids))
-    if not count:
+def holder_warning(preview: dict[str, Any], verb: str) -> str | None:
+    """Jobs whose holder still has a session open may still be running: say so, and who."""
+    alive = int(preview.get("alive") or 0)
+    if not alive:
         return None
+    holders = [h for h in preview.get("holders") or () if h]
+    who = f" ({', '.join(sorted(holders)[:5])})" if holders else ""
     return (
-        f"{count} of these jobs may still be running: the worker holding them is still connected "
-        f"({', '.join(sorted(holders)[:5])}). Requeueing lets another worker run them a second time."
+        f"{alive} of these jobs may still be running: the worker holding them is still "
+        f"connected{who}. {verb.capitalize()} lets another worker run them a second time."
     )
 
 
-def requeue_plan(
-    preview: dict[str, Any], targets: tuple[int, ...], snapshot: Snapshot | None, sql_text: str
+def job_plan(
+    spec: ActionSpec,
+    model: QueueModel,
+    preview: dict[str, Any],
+    targets: tuple[JobId, ...],
+    *,
+    queue: str | None,
+    sql_text: str,
+    batch: int,
+    as_of: datetime | None = None,
 ) -> Plan:
-    stuck = preview["stuck"]
-    if not stuck:
-        reason = (
-            f"none of the {plural(len(targets), 'selected job')} is stuck "
-            "(running with an expired lease): nothing to requeue"
-        )
-        return refused_plan(
-            "requeue", f"Requeue {plural(len(targets), 'stuck job')}", reason, sql_text, targets
-        )
-    others = len(targets) - stuck
-    description = (
-        f"Set {plural(stuck, 'job')} back to pending so any worker can claim them again. "
-        "Only rows still running with an expired lease (locked_until < now()) are touched; "
-        "the condition is checked again on each locked row when it runs."
-        + (f" {plural(others, 'selected job')} not stuck will be left alone." if others else "")
+    """The preview row -> the Plan a confirmation shows: what changes, at most how many rows, the guard,
+    who may still be working on them, and the SQL. Nothing eligible is a refusal, not an empty write.
+    """
+    action, verb = plan_action(spec.kind), spec.kind.value
+    noun = NOUN.get(spec.applies_to, "job")
+    eligible = int(preview["eligible"])
+    where = f" in queue {queue!r}" if queue is not None else ""
+    if not eligible:
+        chosen = f"none of the {plural(len(targets), 'selected job')}" if targets else f"no job{where}"
+        reason = f"{chosen} is {spec.applies_to.value} ({spec.guard}): nothing to {verb}"
+        title = f"{verb.capitalize()} {plural(len(targets), noun) if targets else noun + 's'}"
+        return refused_plan(action, title, reason, sql_text, targets)
+    schema, table = model.relations[0] if model.relations else (model.match.schema, model.match.table)
+    parts = [
+        f"{model.title} · {schema}.{table}: {spec.label} on {plural(eligible, noun)}{where}, "
+        f"in batches of {batch}. Changes: {spec.effect}."
+    ]
+    exhausted = int(preview.get("exhausted") or 0)
+    if exhausted:
+        parts.append(f"{exhausted} of them {'has' if exhausted == 1 else 'have'} no attempts left: dead now.")
+    parts.append(
+        f"Only rows where {spec.guard} are touched, and the guard is checked again on each locked "
+        f"row: at most {plural(eligible, 'row')} {'changes' if eligible == 1 else 'change'}."
     )
-    warning = holder_warning(preview, targets, snapshot)
-    title = f"Requeue {plural(stuck, 'stuck job')}"
-    return Plan("requeue", title, description, sql_text, targets, stuck, False, warning is not None, warning)
-
-
-def reap_plan(preview: dict[str, Any], snapshot: Snapshot | None, sql_text: str, batch: int) -> Plan:
-    stuck = preview["stuck"]
-    if not stuck:
-        return refused_plan(
-            "reap", "Reap expired leases", "no expired leases right now: nothing to reap", sql_text, ()
-        )
-    description = (
-        f"Requeue the {plural(stuck, 'lease')} expired now, in batches of {batch}: back to pending, "
-        f"or to the dead letters when out of attempts ({preview['exhausted']} now). Leases that "
-        "expire after this was planned are left for the next reap. Rows a worker is finishing at "
-        "that moment are skipped (SKIP LOCKED) and the expiry is checked again on each locked row."
-    )
-    warning = holder_warning(preview, (), snapshot)
-    title = f"Reap {plural(stuck, 'expired lease')}"
+    if not targets and "%(before)s" in spec.statement.text:
+        parts.append(f"Jobs that become {spec.applies_to.value} after this plan are left for the next pass.")
+    others = len(targets) - eligible if targets else 0
+    if others > 0:
+        parts.append(f"{plural(others, 'selected job')} outside the guard will be left alone.")
+    warning = holder_warning(preview, verb)
     return Plan(
-        "reap",
-        title,
-        description,
+        action,
+        f"{verb.capitalize()} {plural(eligible, noun)}",
+        " ".join(parts),
         sql_text,
-        (),
-        stuck,
-        False,
+        targets,
+        eligible,
+        spec.destructive,
         warning is not None,
         warning,
-        expired_before=preview["as_of"],
+        expired_before=as_of,
+        queue=queue,
     )
-
-
-def failed_plan(action: str, preview: dict[str, Any], targets: tuple[int, ...], sql_text: str) -> Plan:
-    """Retry or discard of dead letters: only rows still 'failed' are touched."""
-    verb = "Retry" if action == "retry" else "Discard"
-    n = preview["failed"]
-    if not n:
-        selected = plural(len(targets), "selected job")
-        reason = f"none of the {selected} is dead (status 'failed'): nothing to {action}"
-        title = f"{verb} {plural(len(targets), 'dead job')}"
-        return refused_plan(action, title, reason, sql_text, targets)
-    if action == "retry":
-        what = (
-            f"Put {plural(n, 'dead job')} back to pending, runnable now, with a fresh budget "
-            "of attempts (last_error is kept)."
-        )
-    else:
-        what = f"Delete {plural(n, 'dead job')} for good."
-    others = len(targets) - n
-    description = (
-        what
-        + " Only rows still in status 'failed' are touched."
-        + (f" {plural(others, 'selected job')} not dead will be left alone." if others else "")
-    )
-    title = f"{verb} {plural(n, 'dead job')}"
-    return Plan(action, title, description, sql_text, targets, n, action == "discard", False, None)

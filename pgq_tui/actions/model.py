@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-ACTIONS = ("requeue", "reap", "retry", "discard", "cancel", "terminate", "tune")
+from pgq_tui.dialects.contract import JobId
+
+# Job actions (a dialect's ActionKinds; a job cancel is "cancel-jobs"), session signals, the advisor's.
+ACTIONS = ("requeue", "reap", "retry", "discard", "cancel-jobs", "cancel", "terminate", "tune")
 
 
 @dataclass(frozen=True)
@@ -16,14 +19,16 @@ class Plan:
     title: str  # e.g. "Requeue 3 stuck jobs"
     description: str  # what will change, in words, incl. the precondition
     sql: str  # the exact SQL that will run, placeholders shown (e.g. %(ids)s)
-    targets: tuple[int, ...]  # job ids or backend pids (empty for reap: see expired_before)
+    targets: tuple[JobId, ...]  # job ids or backend pids; empty: every job the guard admits
     count: int  # how many rows/sessions it will touch at most (as seen when planning)
     destructive: bool
     needs_second_confirmation: bool  # e.g. a requeue of a lease whose holder is still connected
     warning: str | None
     refused: str | None = None  # set when the plan cannot run at all; the UI shows it instead of a confirm
     allow_pgq_top: bool = False  # cancel/terminate: the caller explicitly targets a pgq-top session
-    expired_before: datetime | None = None  # reap: only leases expired by then (when it was planned)
+    # the server's now() when the preview ran: job statements get it as %(before)s (e.g. a reap
+    # takes only leases expired by then, never one that expired while the dialog was open)
+    expired_before: datetime | None = None
     queue: str | None = None  # job actions on every eligible job (no targets): only this queue
 
 

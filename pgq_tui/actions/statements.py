@@ -1,6 +1,7 @@
-"""The SQL the actions run besides the queue's guarded writes (REQUEUE, REAP, RETRY, DISCARD live in
-pgq_tui/queue/statements.py, the one place for them): read-only previews that fill a confirmation
-dialog, and the session signals. Names are bound with psycopg.sql; values are parameters.
+"""The SQL the actions engine runs itself; every job action's preview and guarded write come from the
+queue's dialect (its ActionSpecs). Here: the role's standing, the session previews and signals, and
+the table owner check of the advisor's ALTER TABLE. Names are bound with psycopg.sql; values are
+parameters.
 
 Signals are not transactional (a terminated session stays terminated even if the statement later
 fails), so the signal statements take one pid at a time and the count they return is exact.
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 # The role's standing for the actions: a standby or a read-only session cannot write at all, and the
 # table privileges tell which writes the server will refuse. `to_regclass` is NULL for a missing table.
+# Run in the preview's transaction: `as_of` is the now() the preview saw, the plan's `before`.
 CHECK = """
-SELECT pg_is_in_recovery() AS in_recovery,
+SELECT now() AS as_of, pg_is_in_recovery() AS in_recovery,
        current_user::text AS role,
        current_setting('transaction_read_only')::bool AS read_only,
        t.oid IS NOT NULL AS table_exists,
@@ -19,36 +21,6 @@ SELECT pg_is_in_recovery() AS in_recovery,
        has_table_privilege(t.oid, 'UPDATE') AS can_update,
        has_table_privilege(t.oid, 'DELETE') AS can_delete
 FROM (SELECT to_regclass(%(table)s) AS oid) t
-"""
-
-# Holders are matched like the monitor does (leases.sql): a live session of this database whose
-# application_name is the worker id written in locked_by.
-_HOLDERS = """
-holders AS MATERIALIZED (
-    SELECT application_name, min(pid) AS pid FROM pg_stat_activity
-    WHERE datname = current_database() AND application_name <> ''
-    GROUP BY application_name
-)"""
-
-# Expired leases among %(ids)s (NULL: all of them), as a requeue or reap would see them now.
-PREVIEW_STUCK = f"""
-WITH {_HOLDERS}
-SELECT now() AS as_of,
-       count(*) AS stuck,
-       count(*) FILTER (WHERE j.attempts >= j.max_attempts) AS exhausted,
-       count(*) FILTER (WHERE h.pid IS NOT NULL) AS connected,
-       (array_agg(j.id ORDER BY j.id) FILTER (WHERE h.pid IS NOT NULL))[1:10] AS connected_ids,
-       (array_agg(DISTINCT j.locked_by || ' (pid ' || h.pid || ')')
-            FILTER (WHERE h.pid IS NOT NULL))[1:5] AS connected_holders
-FROM {{jobs}} j
-LEFT JOIN holders h ON h.application_name = j.locked_by
-WHERE j.status = 'running' AND j.locked_until < now()
-  AND (%(ids)s::bigint[] IS NULL OR j.id = ANY(%(ids)s::bigint[]))
-"""
-
-PREVIEW_FAILED = """
-SELECT count(*) AS found, count(*) FILTER (WHERE status = 'failed') AS failed
-FROM {jobs} WHERE id = ANY(%(ids)s::bigint[])
 """
 
 # Who the chosen pids are and whether this role may signal them: a superuser's session needs a
@@ -82,3 +54,16 @@ CANCEL = _SIGNAL.replace("{call}", "pg_cancel_backend(a.pid)")
 TERMINATE = _SIGNAL.replace("{call}", "pg_terminate_backend(a.pid, %(wait_ms)s::bigint)")
 # PostgreSQL 12 has no timeout argument: true then only means "signalled".
 TERMINATE_PRE_130000 = _SIGNAL.replace("{call}", "pg_terminate_backend(a.pid)")
+
+# The advisor's ALTER TABLE: the role may ALTER the table only as its owner (or a member of the
+# owning role); `reloptions` are the per-table settings in force now.
+OWNER = """
+SELECT pg_is_in_recovery() AS in_recovery,
+       current_setting('transaction_read_only')::bool AS read_only,
+       c.oid IS NOT NULL AS table_exists,
+       coalesce(pg_has_role(c.relowner, 'USAGE'), false) AS is_owner,
+       c.relowner::regrole::text AS owner,
+       coalesce(c.reloptions, '{}'::text[]) AS reloptions
+FROM (SELECT to_regclass(%(table)s) AS oid) t
+LEFT JOIN pg_class c ON c.oid = t.oid
+"""

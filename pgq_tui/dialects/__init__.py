@@ -49,8 +49,11 @@ imports `pgq_tui.monitor`, `pgq_tui.actions`, `pgq_tui.tui` or another dialect. 
      `ActionKind` the framework has an equivalent for, in its own terms (its functions where it has
      them; else the same transition its own code makes), taking the jobs of `applies_to` (and of
      `also_applies_to`, e.g. a cancel of ready and scheduled jobs). The statement's WHERE states the guard and
-     is re-checked on the locked row; it returns one `id` row per job changed. The preview returns
-     `eligible, alive`. An action the framework lacks is absent, never faked.
+     is re-checked on the locked row; it returns one `id` row per job changed, and may bound itself
+     with `%(before)s` (the server's now() when the plan's preview ran). The preview returns
+     `eligible, alive`, optionally `holders` and `exhausted` (PREVIEW_OPTIONAL) for a richer plan.
+     Framework-specific values (a NOTIFY channel) are bound as literals (`Statement.of(...,
+     literals=...)`). An action the framework lacks is absent, never faked.
    - capabilities follow from what is present (`QueueModel.support(Capability.X)`); add
      `unsupported=((Capability.X, "why"),)` for what the framework cannot tell.
 

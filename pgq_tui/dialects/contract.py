@@ -81,6 +81,10 @@ class Statement:
       ids    array|NULL  chosen jobs; NULL = every job the action's guard admits
       queue  text|NULL   restrict an action to one queue; NULL = all queues
       batch  int         rows per write transaction; the engine repeats until fewer come back
+      before timestamptz the server's now() when the action was planned (its preview ran in the
+                         same transaction): a write may bound its guard with it, e.g.
+                         `locked_until < %(before)s`, to touch only jobs that were stuck when the
+                         operator confirmed, never one that became stuck while the dialog was open
     The activity statement (QueueModel.activity) takes its own: after, max_span, gap_rows, lo, hi.
     `columns` declares the result columns; the conformance suite checks them against the server.
     """
@@ -168,6 +172,9 @@ JOB_COLUMNS = (
     "details",  # jsonb: framework-specific fields, shown as they are
 )
 PREVIEW_COLUMNS = ("eligible", "alive")  # an action's preview: rows its guard admits now; of them, alive
+# Optional preview columns after those two, for richer plans: `holders` text[] names up to 5 live
+# holders ("worker (pid 42)"), `exhausted` counts eligible jobs the action sends to dead (no attempts left).
+PREVIEW_OPTIONAL = ("holders", "exhausted")
 
 
 @dataclass(frozen=True)
@@ -247,9 +254,10 @@ def job_row(r: Mapping[str, Any]) -> JobRow:
 class ActionSpec:
     """One write the framework allows, in its own terms, with its guard in words and in SQL.
 
-    preview: params ids/queue -> one row PREVIEW_COLUMNS (read-only, fills the confirmation).
-    statement: params ids/queue/batch -> one row per job really changed, `id` its first column. Its
-    WHERE repeats the guard on the locked row, so a race with a live worker leaves the row alone.
+    preview: params ids/queue -> one row PREVIEW_COLUMNS, then any of PREVIEW_OPTIONAL (read-only,
+    fills the confirmation).
+    statement: params ids/queue/batch/before -> one row per job really changed, `id` its first column.
+    Its WHERE repeats the guard on the locked row, so a race with a live worker leaves the row alone.
     REAP is the framework's own pass over every stuck job: it may ignore `ids` and `queue`.
     """
 

@@ -28,21 +28,22 @@ JOB_COLUMNS = (
 )
 
 
-def _wake(source: str) -> str:
+def wake(source: str, channel: str = "%(channel)s") -> str:
     """A CTE `woken` that notifies the channel once per queue of `source` with a job ready now.
 
     PostgreSQL runs a plain CTE only if the query reads it, so the final SELECT must read `woken`
-    (CROSS JOIN (SELECT count(*) FROM woken)). The payload is the queue name (cut to stay under
-    NOTIFY's 8,000-byte payload limit); duplicates in one transaction are delivered once.
+    (READ_WOKEN). The payload is the queue name (cut to stay under NOTIFY's 8,000-byte payload
+    limit); duplicates in one transaction are delivered once. `channel` is the SQL of the channel
+    name: a parameter here, a bound literal in the pgq dialect's action statements.
     """
     return f"""woken AS (
-    SELECT pg_notify(%(channel)s, left(r.queue, {WAKE_QUEUE_CHARS}))
+    SELECT pg_notify({channel}, left(r.queue, {WAKE_QUEUE_CHARS}))
     FROM (SELECT DISTINCT queue FROM {source} WHERE run_at <= now()) r
 )"""
 
 
 WAKE_QUEUE_CHARS = 1000  # a notification carries at most this much of the queue's name
-_READ_WOKEN = "CROSS JOIN (SELECT count(*) FROM woken) w"
+READ_WOKEN = "CROSS JOIN (SELECT count(*) FROM woken) w"
 
 
 def _bump(source: str, **counts: str) -> str:
@@ -68,8 +69,8 @@ WITH ins AS (
     ORDER BY n
     RETURNING id, queue, run_at
 ), counted AS ({_bump("ins", enqueued="count(*)")}),
-{_wake("ins")}
-SELECT id FROM ins {_READ_WOKEN} ORDER BY id
+{wake("ins")}
+SELECT id FROM ins {READ_WOKEN} ORDER BY id
 """
 
 # Bulk enqueue by COPY: ids are reserved first (so they come back in payload order), rows are copied
@@ -84,7 +85,7 @@ COPY_TYPES = ("int8", "text", "jsonb", "timestamptz", "int2", "int4")
 COUNT_ENQUEUED = f"""
 WITH ins AS (SELECT %(queue)s::text AS queue, %(n)s::bigint AS n, %(run_at)s::timestamptz AS run_at),
 counted AS ({_bump("ins", enqueued="sum(n)")}),
-{_wake("ins")}
+{wake("ins")}
 SELECT count(*) AS woken FROM woken
 """
 
@@ -166,7 +167,7 @@ RETURNING j.id
 # every reaped lease is a failed attempt, and the exhausted ones are dead.
 # %(before)s (NULL: no bound) limits a reap to leases that had expired by then: an operator's reap
 # touches only what its confirmation counted (no claim or extend can set a lease in the past).
-REAP = f"""
+_REAP = f"""
 WITH expired AS (
     SELECT id FROM {{jobs}}
     WHERE status = 'running' AND locked_until < now()
@@ -184,11 +185,23 @@ reaped AS (
     FROM expired
     WHERE j.id = expired.id AND j.status = 'running' AND j.locked_until < now()
       AND j.locked_until < coalesce(%(before)s::timestamptz, 'infinity')
-    RETURNING j.id, j.queue, j.status
+    RETURNING j.id, j.queue, j.status, j.run_at
 ),
-counted AS ({_bump("reaped", failed="count(*)", dead="count(*) FILTER (WHERE status = 'failed')")})
+counted AS ({_bump("reaped", failed="count(*)", dead="count(*) FILTER (WHERE status = 'failed')")})"""
+REAP = f"""{_REAP}
 SELECT id, status FROM reaped
 """
+
+
+def reap_waking(channel: str) -> str:
+    """The reaper's pass that also wakes idle workers of the queues it made ready, in the same
+    statement (an operator's reap; the worker pool's reaper wakes them after its batches instead)."""
+    ready = "(SELECT queue, run_at FROM reaped WHERE status = 'pending') p"
+    return f"""{_REAP},
+{wake(ready, channel)}
+SELECT id, status FROM reaped {READ_WOKEN}
+"""
+
 
 # Operator requeue of chosen stuck jobs: same guard as the reaper, but always back to pending.
 REQUEUE = f"""
@@ -203,8 +216,8 @@ WITH chosen AS (
     FROM chosen
     WHERE j.id = chosen.id AND j.status = 'running' AND j.locked_until < now()
     RETURNING j.id, j.queue, j.run_at
-), {_wake("moved")}
-SELECT id FROM moved {_READ_WOKEN}
+), {wake("moved")}
+SELECT id FROM moved {READ_WOKEN}
 """
 
 # Dead letters back to work with a fresh budget of attempts; the last error is kept for reference.
@@ -214,8 +227,8 @@ WITH moved AS (
     SET status = 'pending', attempts = 0, run_at = now(), finished_at = NULL
     WHERE id = ANY(%(ids)s::bigint[]) AND status = 'failed'
     RETURNING id, queue, run_at
-), {_wake("moved")}
-SELECT id FROM moved {_READ_WOKEN}
+), {wake("moved")}
+SELECT id FROM moved {READ_WOKEN}
 """
 
 # Jobs that other statements made ready without a notification (the reaper's, a released batch's):

@@ -9,7 +9,6 @@ from typing import Any
 
 from textual import work
 
-from pgq_tui.actions.tune import plan_tune
 from pgq_tui.monitor.advice import advise
 from pgq_tui.tui.messages import ActionFinished, PlanReady
 from pgq_tui.tui.screens.advice import AdviceScreen
@@ -51,10 +50,10 @@ class Fixes:
         panel_id = "leases" if isinstance(focused, LeasesTable) else "stuck"
         ids = self._targets(panel_id, "stuck job")
         if ids is not None:
-            self._plan(lambda a: a.plan_requeue(ids, self.snapshot), panel_id)
+            self._plan(lambda a: a.plan_requeue(ids), panel_id)
 
     def action_reap(self) -> None:
-        self._plan(lambda a: a.plan_reap(self.snapshot), "stuck")
+        self._plan(lambda a: a.plan_reap(), "stuck")
 
     def action_retry(self) -> None:
         ids = self._targets("dead", "dead job")
@@ -82,13 +81,16 @@ class Fixes:
         if snap is None or snap.bloat is None:
             self.notify("the advisor needs a few polls of a live queue first", severity="warning")
             return
-        schema = getattr(self.actions, "schema", None) or getattr(self.source, "schema", "public")
-        table = getattr(self.actions, "table", None) or getattr(self.source, "table", "jobs")
+        # autovacuum settings are per table: the queue's main relation, whatever the framework
+        if self.actions is not None:
+            schema, table = self.actions.relation
+        else:
+            schema, table = getattr(self.source, "schema", "public"), getattr(self.source, "table", "jobs")
         advice = advise(snap, schema, table)
 
         def chosen(apply: bool | None) -> None:
             if apply:
-                self._plan(lambda a: plan_tune(a, advice), "")  # no marks to clear
+                self._plan(lambda a: a.plan_tune(advice), "")  # no marks to clear
 
         read_only = getattr(self, "read_only", False) or getattr(self.actions, "read_only", False)
         can_apply = self.actions is not None and not read_only

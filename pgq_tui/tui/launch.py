@@ -90,7 +90,6 @@ def open_dashboard(
 ) -> int:
     """Check the connection and table with one real poll, then run the app on a monitor and actions."""
     from pgq_tui.actions import Actions
-    from pgq_tui.actions.dialect_actions import DialectActions
     from pgq_tui.monitor import open_monitor
     from pgq_tui.tui.app import PgqTopApp
     from pgq_tui.tui.source import close_quietly
@@ -100,11 +99,7 @@ def open_dashboard(
     actions: Any = None
     try:
         first = monitor.collect()  # raises PgqError: cannot connect, no such table, no privilege
-        # pgq-top's own table keeps its richer plans (holder warnings, reap to dead letters)
-        if target.kind == "pgq":
-            actions = Actions(dsn, target.match.table, target.match.schema, read_only=read_only)
-        else:
-            actions = DialectActions(dsn, target.model, read_only=read_only)
+        actions = Actions(dsn, target.model, read_only=read_only)
         app = PgqTopApp(
             monitor,
             actions=actions,

@@ -78,6 +78,16 @@ class Builder:
         return "false"
 
     @property
+    def stuck_before(self) -> str:
+        """The stuck rule as of the plan (the contract's `before`): a job that became stuck while the
+        operator's confirmation was open waits for the next pass."""
+        if self.spec.rule == "lease":
+            return "{c_lease} < coalesce(%(before)s::timestamptz, 'infinity')"
+        if self.spec.rule == "lock_age":
+            return "{c_locked_at} < coalesce(%(before)s::timestamptz, 'infinity') - {interval}::interval"
+        return "true"
+
+    @property
     def expiry_order(self) -> str:
         """The stuck rule's column as it is, so an index on it gives the order."""
         if self.spec.rule == "lease":
@@ -436,7 +446,9 @@ FROM {{jobs}} WHERE {guard} AND {self.chosen}"""
                     + ("; attempts reset to 0" if spec.requeue.reset_attempts else ""),
                     spec.stuck_rule,
                     self.preview("preview_stuck", stuck_guard),
-                    self._handback("requeue", spec.requeue, stuck_guard, self.expiry_order),
+                    self._handback(
+                        "requeue", spec.requeue, f"{stuck_guard} AND {self.stuck_before}", self.expiry_order
+                    ),
                 )
             )
         dead_guard = self.in_state("dead") if "dead" in spec.states else "false"

@@ -24,6 +24,7 @@ from pgq_tui.dialects.contract import (
     StateWord,
 )
 from pgq_tui.dialects.pgq import statements as st
+from pgq_tui.queue.schema import channel
 
 KIND = "pgq"
 # fmt: off
@@ -88,8 +89,11 @@ class PgqDialect:
         rel = catalog.relation(*jobs)
         advice = _missing_indexes(rel, match.table) if rel is not None else ()
 
+        # requeue and retry NOTIFY the table's channel, as the queue's own statements do
+        wake = {"channel": (channel(match.table, match.schema),)}
+
         def s(name: str, text: str, columns: tuple[str, ...]) -> Statement:
-            return Statement.of(f"pgq.{name}", text, columns, jobs=jobs, stats=stats)
+            return Statement.of(f"pgq.{name}", text, columns, literals=wake, jobs=jobs, stats=stats)
 
         unsupported: tuple[tuple[Capability, str], ...] = ()
         if catalog.relation(*stats) is None:
@@ -99,7 +103,7 @@ class PgqDialect:
                     f"no counters table {match.table}_stats (create it with: pgq-top init)",
                 ),
             )
-        stuck_ids = ("eligible", "alive")
+        previewed = ("eligible", "alive", "holders")
         return QueueModel(
             match=match,
             title=self.title,
@@ -130,27 +134,36 @@ class PgqDialect:
                     kind=ActionKind.REQUEUE,
                     label="requeue",
                     applies_to=State.STUCK,
-                    effect="status -> pending; locked_until, locked_by cleared; the attempt stays counted",
+                    effect=(
+                        "status -> pending (idle workers are notified); locked_until, locked_by "
+                        "cleared; the attempt stays counted"
+                    ),
                     guard="status = 'running' AND locked_until < now()",
-                    preview=s("preview_stuck", st.PREVIEW_STUCK, stuck_ids),
+                    preview=s("preview_stuck", st.PREVIEW_STUCK, previewed),
                     statement=s("requeue", st.REQUEUE, ("id",)),
                 ),
                 ActionSpec(
                     kind=ActionKind.REAP,
                     label="reap",
                     applies_to=State.STUCK,
-                    effect="status -> pending, or failed when attempts >= max_attempts; lease cleared",
+                    effect=(
+                        "status -> pending (idle workers are notified), or failed when attempts >= "
+                        "max_attempts; lease cleared"
+                    ),
                     guard="status = 'running' AND locked_until < now()",
-                    preview=s("preview_stuck", st.PREVIEW_STUCK, stuck_ids),
+                    preview=s("preview_reap", st.PREVIEW_REAP, (*previewed, "exhausted")),
                     statement=s("reap", st.REAP, ("id", "status")),
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,
                     label="retry",
                     applies_to=State.DEAD,
-                    effect="status -> pending, attempts 0, run_at now(); last_error kept",
+                    effect=(
+                        "status -> pending, runnable now with a fresh budget of attempts (attempts 0; "
+                        "idle workers are notified); last_error kept"
+                    ),
                     guard="status = 'failed'",
-                    preview=s("preview_dead", st.PREVIEW_DEAD, stuck_ids),
+                    preview=s("preview_dead", st.PREVIEW_DEAD, ("eligible", "alive")),
                     statement=s("retry", st.RETRY, ("id",)),
                 ),
                 ActionSpec(
@@ -159,7 +172,7 @@ class PgqDialect:
                     applies_to=State.DEAD,
                     effect="the row is deleted",
                     guard="status = 'failed'",
-                    preview=s("preview_dead", st.PREVIEW_DEAD, stuck_ids),
+                    preview=s("preview_dead", st.PREVIEW_DEAD, ("eligible", "alive")),
                     statement=s("discard", st.DISCARD, ("id",)),
                     destructive=True,
                 ),

@@ -1,9 +1,10 @@
 """pgq-top's own table through the contract.
 
 The monitor's reads are the files in `pgq_tui/db/sql/` (one per concern, where an operator reads what
-pgq-top runs on its own table), wrapped here only to rename their columns into the canonical shapes. The action writes
-carry the same guards as `pgq_tui/queue/statements.py`, generalised to the contract's parameters:
-`ids` NULL means every job the guard admits, `queue` NULL every queue, at most `batch` rows per run.
+pgq-top runs on its own table), wrapped here only to rename their columns into the canonical shapes.
+The action writes carry the same guards as `pgq_tui/queue/statements.py`, generalised to the
+contract's parameters: `ids` NULL means every job the guard admits, `queue` NULL every queue, at most
+`batch` rows per run, only leases expired before `before` (when the operator's plan was made).
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ SELECT j.id, j.queue,
        j.status AS native_state, j.attempts, j.max_attempts, j.run_at, j.created_at,
        NULL::timestamptz AS started_at, j.finished_at, j.locked_by AS holder, j.last_error AS error,
        j.payload::text AS payload,
-       jsonb_build_object('priority', j.priority, 'locked_until', j.locked_until) AS details
+       jsonb_build_object('priority', j.priority, 'locked_until', j.locked_until,
+                          'heartbeat_at', j.heartbeat_at) AS details
 FROM {jobs} j WHERE j.id = %(id)s::bigint
 """
 
@@ -74,6 +76,8 @@ THROUGHPUT = monitor_sql("throughput")
 _CHOSEN = """(%(ids)s::bigint[] IS NULL OR j.id = ANY(%(ids)s::bigint[]))
       AND (%(queue)s::text IS NULL OR j.queue = %(queue)s::text)"""
 
+# Holders are matched like the monitor does (leases.sql): a live session of this database whose
+# application_name is the worker id written in locked_by.
 _HOLDERS = """
 holders AS MATERIALIZED (
     SELECT application_name, min(pid) AS pid FROM pg_stat_activity
@@ -81,13 +85,21 @@ holders AS MATERIALIZED (
     GROUP BY application_name
 )"""
 
-PREVIEW_STUCK = f"""
-WITH {_HOLDERS}
-SELECT count(*) AS eligible, count(h.pid) AS alive
+_STUCK_FROM = f"""
 FROM {{jobs}} j LEFT JOIN holders h ON h.application_name = j.locked_by
 WHERE j.status = 'running' AND j.locked_until < now()
   AND {_CHOSEN}
 """
+_ALIVE = """count(*) AS eligible, count(h.pid) AS alive,
+       (array_agg(DISTINCT j.locked_by || ' (pid ' || h.pid || ')')
+            FILTER (WHERE h.pid IS NOT NULL))[1:5] AS holders"""
+
+PREVIEW_STUCK = f"WITH {_HOLDERS}\nSELECT {_ALIVE}{_STUCK_FROM}"
+
+# The reaper sends jobs out of attempts to the dead letters: the plan says how many.
+PREVIEW_REAP = f"""WITH {_HOLDERS}
+SELECT {_ALIVE},
+       count(*) FILTER (WHERE j.attempts >= j.max_attempts) AS exhausted{_STUCK_FROM}"""
 
 PREVIEW_DEAD = f"""
 SELECT count(*) AS eligible, 0::bigint AS alive
@@ -96,28 +108,42 @@ WHERE j.status = 'failed'
   AND {_CHOSEN}
 """
 
+# Leases that had expired when the action was planned (%(before)s, NULL: no bound): a lease that
+# expires while the confirmation is open is left for the next pass.
+_EXPIRED = """j.status = 'running' AND j.locked_until < now()
+      AND j.locked_until < coalesce(%(before)s::timestamptz, 'infinity')"""
+
+# Idle workers LISTEN on the table's channel: requeue and retry notify it of the jobs they make
+# ready, in the same statement. The channel name is bound as a literal ({channel}, from the table).
+_WAKE = queue_statements.wake("moved", "{channel}")
+_READ_WOKEN = queue_statements.READ_WOKEN
+
 # Operator requeue of stuck jobs: back to pending (the attempt stays counted); the guard is
 # re-checked on the locked row, and rows a worker holds right now are skipped.
 REQUEUE = f"""
 WITH chosen AS (
     SELECT j.id FROM {{jobs}} j
-    WHERE j.status = 'running' AND j.locked_until < now()
+    WHERE {_EXPIRED}
       AND {_CHOSEN}
     ORDER BY j.locked_until LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
-)
-UPDATE {{jobs}} j
-SET status = 'pending', locked_until = NULL, locked_by = NULL,
-    last_error = 'requeued by operator after lease expired (held by ' || coalesce(j.locked_by, '?') || ')'
-FROM chosen
-WHERE j.id = chosen.id AND j.status = 'running' AND j.locked_until < now()
-RETURNING j.id
+), moved AS (
+    UPDATE {{jobs}} j
+    SET status = 'pending', locked_until = NULL, locked_by = NULL,
+        last_error = 'requeued by operator after lease expired (held by ' || coalesce(j.locked_by, '?') || ')'
+    FROM chosen
+    WHERE j.id = chosen.id AND {_EXPIRED}
+    RETURNING j.id, j.queue, j.run_at
+), {_WAKE}
+SELECT id FROM moved {_READ_WOKEN}
 """
 
 # The reaper's pass is the queue's own statement (the worker pool's reaper runs it too): every lease
-# expired (before %(before)s, when given), back to pending or dead when out of attempts, counted.
-REAP = queue_statements.REAP
+# expired before %(before)s, back to pending or dead when out of attempts, counted; idle workers of
+# the queues it made ready are notified.
+REAP = queue_statements.reap_waking("{channel}")
 
+# Dead letters back to work with a fresh budget of attempts; the last error is kept for reference.
 RETRY = f"""
 WITH chosen AS (
     SELECT j.id FROM {{jobs}} j
@@ -125,12 +151,14 @@ WITH chosen AS (
       AND {_CHOSEN}
     ORDER BY j.id LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
-)
-UPDATE {{jobs}} j
-SET status = 'pending', attempts = 0, run_at = now(), finished_at = NULL
-FROM chosen
-WHERE j.id = chosen.id AND j.status = 'failed'
-RETURNING j.id
+), moved AS (
+    UPDATE {{jobs}} j
+    SET status = 'pending', attempts = 0, run_at = now(), finished_at = NULL
+    FROM chosen
+    WHERE j.id = chosen.id AND j.status = 'failed'
+    RETURNING j.id, j.queue, j.run_at
+), {_WAKE}
+SELECT id FROM moved {_READ_WOKEN}
 """
 
 DISCARD = f"""
