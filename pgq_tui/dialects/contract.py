@@ -151,8 +151,8 @@ LEASE_COLUMNS = (
 )
 # Optional lease columns a dialect may add after LEASE_COLUMNS (declared in its statement's columns).
 LEASE_EXTRA_COLUMNS = ("heartbeat_age",)  # seconds since the holder last renewed the lease
-# QueueModel.activity: the rows new since the previous poll, per queue (see ACTIVITY_SQL's doc in
-# dialects/activity.py). kind 'new'/'late' (queue, n rows), 'gap' (lo, hi ids), 'top' (n = max id).
+# QueueModel.activity: the rows new since the previous poll, per queue (dialects/sql/activity.sql):
+# kind 'new'/'late' (queue, n rows), 'gap' (lo, hi ids), 'top' (n = the max id).
 ACTIVITY_COLUMNS = ("kind", "queue", "n", "lo", "hi")
 DEAD_COLUMNS = ("id", "queue", "attempts", "max_attempts", "finished_at", "error", "payload_preview")
 JOB_COLUMNS = (
