@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from pgq_tui.monitor.background import BackgroundCount
-from pgq_tui.monitor.rates import Activity, merge, table_rates
+from pgq_tui.monitor.rates import Activity, merge, source_of, table_rates, with_counts
 from pgq_tui.monitor.snapshot import APPROXIMATE, AT_LEAST, EXACT, STALE, Figure, Rates, TableRates
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -39,6 +39,25 @@ def test_a_queue_first_seen_after_an_empty_poll_has_exact_rates() -> None:
     r = table_rates(window)["a"]
     assert (r.enqueued, r.completed, r.failed) == (3.0, 0.0, 0.0)
     assert r.figures["completed"].accuracy == r.figures["failed"].accuracy == EXACT
+
+
+def test_a_kind_without_a_dead_state_still_has_completions() -> None:
+    """The seed shapes record no dead jobs: their depth is ready + scheduled + running + stuck, so
+    completed/s is known; failed/s, which that state would give, is not (not a made-up 0)."""
+    from pgq_tui.monitor.snapshot import QueueStats
+
+    seen = {"ready", "scheduled", "running", "expired"}
+
+    def poll(s: float, new: dict[str, int], ready: int) -> Activity:
+        figures = {n: Figure(EXACT, T0, "poll") for n in seen}
+        q = QueueStats("a", ready, 0, 0, 0, 0, 0, None, figures)
+        bare = Activity(T0 + timedelta(seconds=s), 0, new, 0, 0, ())
+        return with_counts(bare, [q], None, frozenset(seen))
+
+    rates = table_rates([poll(0, {}, 10), poll(4, {"a": 20}, 14)])["a"]
+    assert (rates.enqueued, rates.completed, rates.failed) == (5.0, 4.0, None)
+    assert rates.figures["completed"].accuracy == EXACT and "failed" not in rates.figures
+    assert source_of({"a": rates}) == "table"  # an unknown rate comes from no counters
 
 
 def test_counters_are_kept_unless_the_table_shows_more() -> None:

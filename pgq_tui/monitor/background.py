@@ -31,7 +31,7 @@ from pgq_tui.db.connect import Session
 from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import COUNT_KEY, OLDEST_READY, QueueModel, Statement
 from pgq_tui.errors import PgqError, first_line
-from pgq_tui.monitor.counting import DEPTH, FIELD, BackgroundCount, names_of
+from pgq_tui.monitor.counting import DEPTH, FIELD, BackgroundCount, depth_of, names_of
 
 __all__ = ["BackgroundCount", "BackgroundCounter", "pacing_wait", "parse", "statements_for"]
 
@@ -239,6 +239,7 @@ class BackgroundCounter:
                 params = {"after": after, "max_span": ALL_IDS, "gap_rows": 0, "lo": [], "hi": []}
                 seen = cur.execute(activity.compose(), params).fetchall()
         result = parse(rows, names, as_of, (time.perf_counter() - started) * 1000, seen)
+        result = dataclasses.replace(result, depth=depth_of(self.model))
         # Keep one count back (rates need two), not the whole chain.
         back = dataclasses.replace(previous, previous=None) if previous is not None else None
         return dataclasses.replace(result, new=result.new if back is not None else None, previous=back)

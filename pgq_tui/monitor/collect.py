@@ -116,6 +116,7 @@ class Monitor:
         self.session_rows = session_rows
         # panels the dialect cannot serve: listed with the reason, never run
         self.unsupported = counting.unsupported(model)
+        self._depth = counting.depth_of(model)  # the unfinished states its completed/s is derived from
         self._counters_statement = model.throughput if model.support(Capability.THROUGHPUT).ok else None
         # Claim-cost probe and autovacuum pacing (monitor/bloatwatch.py); the probe is the framework's
         # own claim candidate scan (None: not supplied), at most once per probe_interval_s.
@@ -262,7 +263,9 @@ class Monitor:
         table = self._guard("table", errors, panels.empty_table(self.qualified), lambda: self._table(oid))
         pg = None if "table" in errors else (table.inserted, table.updated, table.deleted)
         if active is not None:
-            self._remember(rates.with_counts(active, queues if count_rows is not None else None, pg))
+            self._remember(
+                rates.with_counts(active, queues if count_rows is not None else None, pg, self._depth)
+            )
         elif model.activity is None and pg is not None:
             # no per-queue ids to follow (e.g. uuid ids): the table-wide pg_stat rates only
             self._remember(rates.Activity(now, 0, {}, 0, 0, (), pg=pg))

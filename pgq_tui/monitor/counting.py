@@ -60,6 +60,7 @@ class BackgroundCount:
     max_id: int  # the activity statement's max id in the same snapshot (0 without one)
     new: dict[str, int] | None = None  # rows per queue with ids above the previous count's max_id
     previous: BackgroundCount | None = field(default=None, repr=False)  # for rates over two counts
+    depth: frozenset[str] = DEPTH  # the unfinished states this queue's kind has (depth_of)
 
     def value(self, queue: str, name: str) -> int | None:
         return self.counts.get((queue, name), 0) if name in self.groups else None
@@ -170,22 +171,37 @@ def queue_stats(
     return tuple(out)
 
 
-def exact_depth(q: QueueStats) -> int | None:
-    """Rows of the queue not finished (ready + scheduled + running + expired + failed), when every
-    part is counted and exact at this poll; None otherwise (a state the dialect cannot count, or one
-    above the cap). A hand-built QueueStats (no figures) is exact."""
-    if q.figures and not set(q.figures) >= DEPTH:
+def depth_of(model: QueueModel) -> frozenset[str]:
+    """The unfinished states (of DEPTH) this queue's kind has: those it counts, or would count with
+    the index it advises. A state it does not record at all (the seed shapes have no dead state) is
+    not part of its depth; one it cannot count for want of an index is, and makes the depth unknown.
+
+    >>> from pgq_tui.dialects.contract import Match
+    >>> counts = Statement.of("c", "", ("queue", "ready", "scheduled", "running", "stuck"))
+    >>> sorted(depth_of(QueueModel(Match("k", "s", "t"), "K", "", (), (counts,))))
+    ['expired', 'ready', 'running', 'scheduled']
+    """
+    served = {FIELD.get(c, c) for c in model.count_columns()}
+    advised = {FIELD.get(s, s) for a in model.advice for s in a.states}
+    return DEPTH & frozenset(served | advised)
+
+
+def exact_depth(q: QueueStats, states: frozenset[str] = DEPTH) -> int | None:
+    """Rows of the queue not finished (the sum of its kind's unfinished `states`), when every one is
+    counted and exact at this poll; None otherwise (one the dialect cannot count without an index,
+    or one above the cap). A hand-built QueueStats (no figures) is exact."""
+    if q.figures and not set(q.figures) >= states:
         return None
-    if any(q.accuracy(n) != EXACT for n in DEPTH):
+    if any(q.accuracy(n) != EXACT for n in states):
         return None
-    return sum(getattr(q, n) for n in DEPTH)
+    return sum(getattr(q, n) for n in states)
 
 
 def background_depth(bg: BackgroundCount, queue: str) -> int | None:
     """The queue's depth in one background count, when that count covered every state of it."""
-    if not bg.groups >= DEPTH:
+    if not bg.groups >= bg.depth:
         return None
-    return sum(bg.counts.get((queue, n), 0) for n in DEPTH)
+    return sum(bg.counts.get((queue, n), 0) for n in bg.depth)
 
 
 def unsupported(model: QueueModel) -> dict[str, str]:

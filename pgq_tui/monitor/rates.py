@@ -27,6 +27,7 @@ from typing import Any
 
 from pgq_tui.monitor import health
 from pgq_tui.monitor.background import BackgroundCount
+from pgq_tui.monitor.counting import DEPTH as DEPTH_STATES
 from pgq_tui.monitor.counting import background_depth, exact_depth
 from pgq_tui.monitor.snapshot import (
     APPROXIMATE,
@@ -125,18 +126,25 @@ def activity(rows: Iterable[Row], prev: Activity | None, at: datetime) -> Activi
 
 
 def with_counts(
-    a: Activity, queues: Sequence[QueueStats] | None, pg: tuple[int, int, int] | None
+    a: Activity,
+    queues: Sequence[QueueStats] | None,
+    pg: tuple[int, int, int] | None,
+    depth_states: frozenset[str] = DEPTH_STATES,
 ) -> Activity:
-    """The Activity with this poll's exact depths and dead-letter counts (None where not exact;
+    """The Activity with this poll's exact depths (over `depth_states`, the unfinished states the
+    queue's kind has: counting.depth_of) and dead-letter counts (None where not exact or not counted;
     `queues` None: the poll has no counts). A queue with no unfinished rows is not listed: its 0 is
     exact, also on a poll that saw no queue at all."""
-    depth = {q.queue: exact_depth(q) for q in queues} if queues is not None else None
-    failed = (
-        {q.queue: q.failed if q.accuracy("failed") == EXACT else None for q in queues}
-        if queues is not None
-        else None
-    )
+    if queues is None:
+        return Activity(a.at, a.max_id, a.new, a.holes, a.unresolved, a.gaps, None, None, pg, a.first)
+    depth = {q.queue: exact_depth(q, depth_states) for q in queues}
+    failed = {q.queue: q.failed if _counted(q, "failed") else None for q in queues}
     return Activity(a.at, a.max_id, a.new, a.holes, a.unresolved, a.gaps, depth, failed, pg, a.first)
+
+
+def _counted(q: QueueStats, name: str) -> bool:
+    """The count is exact at this poll and the dialect counts it (a hand-built QueueStats: all)."""
+    return (not q.figures or name in q.figures) and q.accuracy(name) == EXACT
 
 
 def _at(table: Mapping[str, int | None] | None, queue: str) -> int | None:
@@ -269,10 +277,11 @@ def totals(per_queue: Mapping[str, Rates], fallback: Rates) -> Rates:
 
 def source_of(per_queue: Mapping[str, Rates]) -> str:
     """ "counters", "table" or "mixed": where this poll's per-queue rates came from."""
-    kinds = {
-        "counters" if (f is None or f.source == COUNTERS) else "table"
+    kinds = {  # a rate not known this poll (no figure) comes from neither
+        "counters" if f.source == COUNTERS else "table"
         for r in per_queue.values()
         for f in (r.figures.get(n) for n in ("enqueued", "completed", "failed"))
+        if f is not None
     }
     return kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else "counters")
 
