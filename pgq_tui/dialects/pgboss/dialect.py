@@ -44,9 +44,11 @@ STUCK_RULE = (
     "active past started_on + expire_in (the job's expireInSeconds, 15 min by default): pg-boss's"
     " supervisor then fails it by timeout, to retry while retries remain"
 )
-# expire_in included: the stuck test (started_on + expire_in < now()) then reads the index alone; id
-# included: the leases and dead lists pick their rows from the index alone and read only those rows
-ACTIVE_INDEX = "(name, started_on) INCLUDE (expire_in, id) WHERE state = 'active'"
+# expire_in before started_on: per expire_in value, stuck (started_on + expire_in < now()) is one range
+# of the index, so running and stuck are each counted up to the cap, never by walking every active job
+# (sql/count_active.sql); id included: the leases and dead lists pick their rows from the index alone
+# and read only those rows
+ACTIVE_INDEX = "(name, expire_in, started_on) INCLUDE (id) WHERE state = 'active'"
 FAILED_INDEX = "(name, completed_on) INCLUDE (id) WHERE state = 'failed'"
 COMPLETED_INDEX = "(name, completed_on) WHERE state = 'completed'"
 
@@ -139,7 +141,7 @@ class PgBossDialect:
         def s(name: str, columns: tuple[str, ...]) -> Statement:
             return Statement.of(f"pgboss.{name}", sql_file(__package__, name), columns, **idents)
 
-        has_active = job.has_index(("name", "started_on"), "'active'")
+        has_active = job.has_index(("name", "expire_in", "started_on"), "'active'")
         has_failed = job.has_index(("name", "completed_on"), "'failed'")
         has_completed = job.has_index(("name", "completed_on"), "'completed'")
         counts = [s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY))]
@@ -151,7 +153,7 @@ class PgBossDialect:
                 _advice(
                     Capability.LEASES,
                     schema,
-                    "pgq_top_active",
+                    "pgq_top_active_expiry",
                     ACTIVE_INDEX,
                     "active jobs",
                     ("running", "stuck"),

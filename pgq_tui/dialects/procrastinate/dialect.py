@@ -43,6 +43,9 @@ JOB_COLUMNS_SEEN = frozenset(
      "worker_id", "abort_requested")
 )  # fmt: skip
 FAILED_INDEX = "(queue_name, id) WHERE status = 'failed'"
+# Doing jobs whose worker row was pruned (worker_id NULL: stalled for sure). procrastinate's doing-jobs
+# index (lock) holds the live ones too, so without this each doing job costs a heap read to find them.
+WORKERLESS_INDEX = "(queue_name, id) WHERE status = 'doing' AND worker_id IS NULL"
 
 
 def stalled_after_from_env(default: float = DEFAULT_STALLED_S) -> float:
@@ -116,22 +119,32 @@ class ProcrastinateDialect:
 
         rel = catalog.relation(schema, match.table)
         has_failed_index = rel is not None and rel.has_index(("queue_name",), "'failed'")
-        counts = [
-            s("count_todo", (COUNT_KEY, "ready", "scheduled", OLDEST_READY)),
-            s("count_doing", (COUNT_KEY, "running", "stuck")),
-        ]
-        advice: tuple[IndexAdvice, ...] = ()
+        has_workerless_index = rel is not None and rel.has_index(("queue_name",), "worker_id IS NULL")
+        jobs = sql.Identifier(schema, "procrastinate_jobs").as_string(None)
+        counts = [s("count_todo", (COUNT_KEY, "ready", "scheduled", OLDEST_READY))]
+        advice: list[IndexAdvice] = []
+        if has_workerless_index:
+            counts.append(s("count_doing", (COUNT_KEY, "running", "stuck")))
+        else:
+            advice.append(
+                IndexAdvice(
+                    Capability.LEASES,
+                    f"CREATE INDEX CONCURRENTLY pgq_top_workerless_jobs ON {jobs} {WORKERLESS_INDEX}",
+                    "procrastinate has no index on doing jobs whose worker was pruned (stalled); pgq-top"
+                    " does not walk every doing job for them",
+                    ("running", "stuck"),
+                )
+            )
         if has_failed_index:
             counts.append(s("count_failed", (COUNT_KEY, "dead")))
         else:
-            advice = (
+            advice.append(
                 IndexAdvice(
                     Capability.DEAD,
-                    f"CREATE INDEX CONCURRENTLY pgq_top_failed_jobs"
-                    f" ON {sql.Identifier(schema, 'procrastinate_jobs').as_string(None)} {FAILED_INDEX}",
+                    f"CREATE INDEX CONCURRENTLY pgq_top_failed_jobs ON {jobs} {FAILED_INDEX}",
                     "procrastinate has no index on failed jobs; pgq-top does not scan the table for them",
                     ("dead",),
-                ),
+                )
             )
         rule = (
             f"stalled: doing, and its worker is gone or silent for {stalled:g} s (procrastinate's"
@@ -154,7 +167,7 @@ class ProcrastinateDialect:
                 StateWord(State.DONE.value, "succeeded (kept; not counted: no index)"),
             ),
             counts=tuple(counts),
-            leases=s("leases", LEASE_COLUMNS),
+            leases=s("leases", LEASE_COLUMNS) if has_workerless_index else None,
             dead=s("dead", DEAD_COLUMNS) if has_failed_index else None,
             job=s("job", JOB_COLUMNS),
             actions=(
@@ -191,7 +204,7 @@ class ProcrastinateDialect:
             # read over all queues together from indexes without a queue column (see the SQL)
             capped_overall=("ready", "scheduled", "running", "stuck"),
             liveness_known=True,
-            advice=advice,
+            advice=tuple(advice),
             unsupported=(
                 (Capability.DONE, "succeeded jobs are kept, but no index serves counting them"),
                 (Capability.THROUGHPUT, "procrastinate keeps no counters"),

@@ -1,13 +1,34 @@
 -- Running and stuck jobs per queue. Stuck is pg-boss's own rule: active past started_on + expire_in,
 -- after which its supervisor fails the job by timeout (retry while retries remain). Read through the
--- index pgq-top advises, (name, started_on) INCLUDE (expire_in, id)
--- WHERE state = 'active'; each count stops at %(cap1)s rows. Running is read newest first and stuck
--- oldest first: a stuck job is one that started long ago, so neither walk passes over the other's
--- rows before reaching its cap (the oldest-first walk for running would pass every stuck job first).
+-- index pgq-top advises, (name, expire_in, started_on) INCLUDE (id) WHERE state = 'active': pg-boss
+-- writes expire_in as seconds (numeric * interval '1s', no day or month part), so for each expire_in
+-- a queue uses, stuck is exactly the range started_on < now() - expire_in and running the rest. The
+-- expire_in values come from a recursive skip-scan over the same index (one descent per value; a queue
+-- has a few), and each state's walk stops at %(cap1)s rows in all: a few running jobs among many
+-- stuck ones (or the reverse) cost no more than the cap, where a filter on (name, started_on) would
+-- walk every active job of the queue.
+WITH RECURSIVE e AS (
+    SELECT q.name, (SELECT j.expire_in FROM {job} j WHERE j.name = q.name AND j.state = 'active'
+                    ORDER BY j.expire_in LIMIT 1) AS expire_in
+    FROM {queue} q
+    WHERE q.name NOT LIKE '\_\_pgboss\_\_%%'
+    UNION ALL
+    SELECT e.name, (SELECT j.expire_in FROM {job} j WHERE j.name = e.name AND j.state = 'active'
+                    AND j.expire_in > e.expire_in ORDER BY j.expire_in LIMIT 1)
+    FROM e WHERE e.expire_in IS NOT NULL
+)
 SELECT q.name AS queue,
-       (SELECT count(*) FROM (SELECT 1 FROM {job} j WHERE j.name = q.name AND j.state = 'active'
-            AND j.started_on + j.expire_in >= now() ORDER BY j.started_on DESC LIMIT %(cap1)s) r) AS running,
-       (SELECT count(*) FROM (SELECT 1 FROM {job} j WHERE j.name = q.name AND j.state = 'active'
-            AND j.started_on + j.expire_in < now() ORDER BY j.started_on LIMIT %(cap1)s) s) AS stuck
+       (SELECT count(*) FROM (
+            SELECT 1 FROM e CROSS JOIN LATERAL (
+                SELECT 1 FROM {job} j WHERE j.name = e.name AND j.state = 'active'
+                    AND j.expire_in = e.expire_in AND j.started_on >= now() - e.expire_in
+                LIMIT %(cap1)s) r
+            WHERE e.name = q.name AND e.expire_in IS NOT NULL LIMIT %(cap1)s) r) AS running,
+       (SELECT count(*) FROM (
+            SELECT 1 FROM e CROSS JOIN LATERAL (
+                SELECT 1 FROM {job} j WHERE j.name = e.name AND j.state = 'active'
+                    AND j.expire_in = e.expire_in AND j.started_on < now() - e.expire_in
+                LIMIT %(cap1)s) s
+            WHERE e.name = q.name AND e.expire_in IS NOT NULL LIMIT %(cap1)s) s) AS stuck
 FROM {queue} q
 WHERE q.name NOT LIKE '\_\_pgboss\_\_%%'

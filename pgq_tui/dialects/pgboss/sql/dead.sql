@@ -1,7 +1,9 @@
 -- Failed jobs with pg-boss's recorded output (the error), most recently failed first, at most %(rows)s
 -- per queue and in total. Two phases keep heap reads at %(rows)s however many queues there are: the
 -- chosen jobs' keys from the advised index alone, (name, completed_on) INCLUDE (id) WHERE
--- state = 'failed', then only those rows, by pg-boss's primary key (name, id).
+-- state = 'failed', then only those rows, by pg-boss's primary key (name, id): a LATERAL lookup with
+-- LIMIT 1, one probe per chosen row (as a plain join the generic plan hashed every failed job: see
+-- leases.sql).
 WITH chosen AS (
     SELECT d.name, d.id, d.completed_on
     FROM {queue} q
@@ -20,5 +22,6 @@ SELECT j.id::text AS id, j.name AS queue, j.retry_count + 1 AS attempts, j.retry
        left(coalesce(j.output->>'message', j.output #>> '{{value,message}}', j.output::text), 500) AS error,
        CASE WHEN pg_column_size(j.data) <= 65536 THEN left(j.data::text, 200) END AS payload_preview
 FROM chosen c
-JOIN {job} j ON j.name = c.name AND j.id = c.id AND j.state = 'failed'
+CROSS JOIN LATERAL (SELECT * FROM {job} j WHERE j.name = c.name AND j.id = c.id AND j.state = 'failed'
+                    LIMIT 1) j
 ORDER BY c.completed_on DESC NULLS LAST, c.id

@@ -2,10 +2,11 @@
 -- row is gone (worker_id NULL: pruned) or its heartbeat is older than {stalled_after_s} seconds.
 -- Running: the live workers (idx_procrastinate_workers_last_heartbeat), then their jobs through
 -- idx_procrastinate_jobs_worker_not_null (worker_id) WHERE worker_id IS NOT NULL AND status = 'doing';
--- stuck: the silent workers' jobs the same way, plus the doing jobs without a worker through
--- procrastinate_jobs_lock_idx_v1 (lock) WHERE status = 'doing' (ORDER BY lock keeps the planner on
--- that doing-only index rather than one that also holds every todo row). Each state is read up to %(cap1)s
--- rows over all queues together: exact while the total stays below the cap.
+-- stuck: the silent workers' jobs the same way, plus the doing jobs whose worker row was pruned
+-- (worker_id NULL) through the index pgq-top advises, (queue_name, id) WHERE status = 'doing' AND
+-- worker_id IS NULL, index-only (procrastinate has none: its doing-jobs index holds the live ones too,
+-- so finding the workerless among them costs a heap read per doing job). Each state is read up to
+-- %(cap1)s rows over all queues together: exact while the total stays below the cap.
 WITH running AS MATERIALIZED (
     SELECT j.queue_name
     FROM {workers} w
@@ -25,7 +26,7 @@ WITH running AS MATERIALIZED (
          LIMIT %(cap1)s)
         UNION ALL
         (SELECT j.queue_name FROM {jobs} j WHERE j.status = 'doing' AND j.worker_id IS NULL
-         ORDER BY j.lock LIMIT %(cap1)s)
+         LIMIT %(cap1)s)
     ) s
     LIMIT %(cap1)s
 )

@@ -1,11 +1,15 @@
 -- Doing jobs, stalled first, at most %(rows)s, read like count_doing.sql: the live and the silent
--- workers' jobs through idx_procrastinate_jobs_worker_not_null, the workerless ones through
--- procrastinate_jobs_lock_idx_v1 (doing rows only; ORDER BY lock keeps the planner on it). Liveness is procrastinate's own: its worker's heartbeat
+-- workers' jobs through idx_procrastinate_jobs_worker_not_null, the workerless ones through the
+-- advised (queue_name, id) WHERE status = 'doing' AND worker_id IS NULL (their ids from the index,
+-- then only those rows). Liveness is procrastinate's own: its worker's heartbeat
 -- (procrastinate_workers.last_heartbeat, every 10 s by default) is recent (alive), or stale beyond
 -- {stalled_after_s} s or the worker row pruned (gone). started_at is the job's last `started` event.
 WITH doing AS (
     (SELECT j.id, j.queue_name, j.worker_id, j.attempts, j.task_name, j.args, NULL::timestamptz AS heartbeat
-     FROM {jobs} j WHERE j.status = 'doing' AND j.worker_id IS NULL ORDER BY j.lock LIMIT %(rows)s)
+     FROM (SELECT g.id FROM {jobs} g WHERE g.status = 'doing' AND g.worker_id IS NULL
+           ORDER BY g.queue_name, g.id LIMIT %(rows)s) g
+     CROSS JOIN LATERAL (SELECT * FROM {jobs} j WHERE j.id = g.id AND j.status = 'doing'
+                         AND j.worker_id IS NULL LIMIT 1) j)
     UNION ALL
     (SELECT j.id, j.queue_name, j.worker_id, j.attempts, j.task_name, j.args, w.last_heartbeat
      FROM (SELECT id, last_heartbeat FROM {workers} ORDER BY last_heartbeat LIMIT %(rows)s) w

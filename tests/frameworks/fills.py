@@ -1,0 +1,90 @@
+"""Rows in the shape a long-lived install of each framework accumulates, inserted by SQL into the
+schema the framework's own tool created: for the poll benchmark (benchmarks/bench_framework_poll.py)
+and for plan tests that need the planner to see a realistic table.
+
+Where the framework keeps finished jobs (pg-boss, procrastinate), 90% of the rows are finished; where
+it deletes them (Graphile Worker, pgqueuer), 90% are dead jobs kept for a human. The rest: 6% ready,
+2% scheduled, 1-2% running (a fifth stuck), 1% dead, spread over the given queues. User triggers are
+off during the fill, so no NOTIFY storm or event rows. pg-boss needs each queue created first (its
+partition): the PGQ_TEST_QUEUES its install creates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import psycopg
+
+# g: row number; b: its bucket 0..99 (90 finished/dead, 6 ready, 2 scheduled, 1 running, 1 dead);
+# q: one of the queues, by a hash of g (so no queue's share depends on its bucket)
+SERIES = (
+    "generate_series(1, %(n)s) g,"
+    " LATERAL (SELECT mod(g, 100) AS b,"
+    " (%(queues)s::text[])[1 + mod(abs(hashint4(g::int)), cardinality(%(queues)s::text[]))] AS q) x"
+)
+
+GRAPHILE = f"""
+INSERT INTO graphile_worker._private_tasks (identifier)
+SELECT unnest(%(queues)s::text[]) ON CONFLICT DO NOTHING;
+ALTER TABLE graphile_worker._private_jobs DISABLE TRIGGER USER;
+INSERT INTO graphile_worker._private_jobs (task_id, payload, run_at, attempts, max_attempts, last_error,
+                                           locked_at, locked_by)
+SELECT t.id, '{{}}',
+       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
+       CASE WHEN b < 90 OR b = 99 THEN 3 WHEN b = 98 THEN 1 ELSE 0 END, 3,
+       CASE WHEN b < 90 OR b = 99 THEN 'boom' END,
+       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 hours'
+            WHEN b = 98 THEN now() - interval '1 minute' END,
+       CASE WHEN b = 98 THEN 'pool-bench' END
+FROM {SERIES} JOIN graphile_worker._private_tasks t ON t.identifier = x.q;
+ALTER TABLE graphile_worker._private_jobs ENABLE TRIGGER USER
+"""
+PGBOSS = f"""
+INSERT INTO pgboss.job (name, data, state, start_after, started_on, expire_in, completed_on, output)
+SELECT q, '{{}}',
+       (CASE WHEN b < 90 THEN 'completed' WHEN b < 98 THEN 'created' WHEN b = 98 THEN 'active'
+             ELSE 'failed' END)::pgboss.job_state,
+       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
+       -- a stuck job started long ago (its worker died), as Graphile's and pgqueuer's below
+       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 hours'
+            WHEN b < 90 OR b >= 98 THEN now() - interval '1 minute' END,
+       interval '15 minutes',
+       CASE WHEN b < 90 OR b = 99 THEN now() END,
+       CASE WHEN b = 99 THEN '{{"message": "boom"}}'::jsonb END
+FROM {SERIES}
+"""
+PROCRASTINATE = f"""
+-- the live worker: its heartbeat stays fresh through the timing (a day ahead), as a running worker's would
+INSERT INTO procrastinate_workers (last_heartbeat) VALUES (now() + interval '1 day');
+ALTER TABLE procrastinate_jobs DISABLE TRIGGER USER;
+INSERT INTO procrastinate_jobs (queue_name, task_name, args, status, scheduled_at, attempts, worker_id)
+SELECT q, 'job', '{{}}',
+       (CASE WHEN b < 90 THEN 'succeeded' WHEN b < 98 THEN 'todo' WHEN b = 98 THEN 'doing'
+             ELSE 'failed' END)::procrastinate_job_status,
+       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' END, 1,
+       -- a stalled job's worker row has been pruned by the live workers: worker_id NULL
+       CASE WHEN b = 98 AND mod(g / 100, 5) <> 0 THEN (SELECT max(id) FROM procrastinate_workers) END
+FROM {SERIES};
+ALTER TABLE procrastinate_jobs ENABLE TRIGGER USER
+"""
+PGQUEUER = f"""
+ALTER TABLE pgqueuer DISABLE TRIGGER USER;
+INSERT INTO pgqueuer (priority, entrypoint, payload, status, execute_after, heartbeat, queue_manager_id)
+SELECT 0, q, 'x',
+       (CASE WHEN b < 90 OR b = 99 THEN 'failed' WHEN b < 98 THEN 'queued'
+             ELSE 'picked' END)::pgqueuer_status,
+       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
+       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 minutes' ELSE now() END,
+       CASE WHEN b = 98 THEN gen_random_uuid() END
+FROM {SERIES};
+ALTER TABLE pgqueuer ENABLE TRIGGER USER
+"""
+
+FILLS = {"graphile-worker": GRAPHILE, "pg-boss": PGBOSS, "procrastinate": PROCRASTINATE, "pgqueuer": PGQUEUER}
+
+
+def fill(dsn: str, kind: str, n: int, queues: Sequence[str]) -> None:
+    """n rows of the framework `kind` over `queues`."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for statement in FILLS[kind].split(";\n"):
+            conn.execute(statement, {"n": n, "queues": list(queues)})  # type: ignore[call-overload]
