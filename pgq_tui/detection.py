@@ -114,5 +114,23 @@ def find_queues(
     return queues_in(catalog, known, kind=kind, schema=schema, table=table)
 
 
+def single_queue(
+    conninfo: str,
+    *,
+    kind: str | None = None,
+    schema: str | None = None,
+    table: str | None = None,
+    mapping: str | None = None,
+) -> QueueTarget:
+    """The one queue the flags name; several found is a usage error (for commands with nobody to ask)."""
+    targets = find_queues(conninfo, kind=kind, schema=schema, table=table, mapping=mapping)
+    if len(targets) > 1:
+        found = "; ".join(t.label for t in targets)
+        raise PgqError(
+            f"several queues found ({found}): pick one with --kind, --schema or --table", EXIT_USAGE
+        )
+    return targets[0]
+
+
 def relation_label(schema: str, table: str) -> str:
     return sql.Identifier(schema, table).as_string(None)

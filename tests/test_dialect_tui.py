@@ -19,7 +19,7 @@ from rich.console import Console
 
 from pgq_tui.actions import Actions
 from pgq_tui.detection import find_queues
-from pgq_tui.monitor.dialect_monitor import DialectMonitor
+from pgq_tui.monitor.collect import Monitor
 from pgq_tui.tui.app import PgqTopApp
 from pgq_tui.tui.screens.confirm import ConfirmScreen
 from pgq_tui.tui.screens.queue import extra_states
@@ -34,9 +34,9 @@ async def settle(pilot, app: PgqTopApp, polls: int = 1, timeout: float = 10.0) -
     await pilot.pause()
 
 
-def _app(dsn: str) -> tuple[PgqTopApp, DialectMonitor, Actions]:
+def _app(dsn: str) -> tuple[PgqTopApp, Monitor, Actions]:
     (target,) = find_queues(dsn)
-    monitor = DialectMonitor(dsn, target.model)
+    monitor = Monitor(dsn, target.model)
     actions = Actions(dsn, target.model)
     return PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0), monitor, actions
 
@@ -76,7 +76,7 @@ async def test_the_job_queue_shape_in_read_only_mode_refuses_writes(empty_dsn: s
         conn.execute(JOB_QUEUE_ADVISED)
         job_queue_populate(empty_dsn)
         (target,) = find_queues(empty_dsn)
-        monitor = DialectMonitor(empty_dsn, target.model, read_only=True)
+        monitor = Monitor(empty_dsn, target.model, read_only=True)
         actions = Actions(empty_dsn, target.model, read_only=True)
         app = PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0, read_only=True)
         try:
@@ -133,7 +133,7 @@ async def test_extra_states_show_in_the_queues_panel(empty_dsn: str, tmp_path) -
             )
     (target,) = find_queues(empty_dsn, kind="jobs-with-extras", mapping=str(mapping))
     for size, expected in (((80, 24), {"mail": "2c 1p", "thumbs": "1c"}), ((120, 32), None)):
-        monitor = DialectMonitor(empty_dsn, target.model)
+        monitor = Monitor(empty_dsn, target.model)
         app = PgqTopApp(monitor, target=target.label, interval=1.0)
         try:
             async with app.run_test(size=size) as pilot:

@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from monitor_support import pgq_monitor
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -26,7 +27,8 @@ from pgq_tui.demo.embedded import FAST_UNSAFE_SETTINGS, EmbeddedPostgres
 from pgq_tui.exporter import server as exporter_server
 from pgq_tui.exporter.cache import SnapshotCache
 from pgq_tui.exporter.server import serve
-from pgq_tui.monitor.collect import PANELS, Monitor
+from pgq_tui.monitor.collect import PANELS
+from pgq_tui.monitor.detecting import DetectingMonitor
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue import JobQueue
 
@@ -189,7 +191,7 @@ def test_scrape_while_jobs_flow_and_through_a_restart(
     own_server: tuple[EmbeddedPostgres, str], flow: threading.Event
 ) -> None:
     server, dsn = own_server
-    monitor = Monitor(dsn, read_only=True)
+    monitor = pgq_monitor(dsn, read_only=True)
     cache = SnapshotCache(monitor, min_interval_s=2.0)
     http, thread = serve(cache, "127.0.0.1:0")
     url = f"http://127.0.0.1:{http.server_address[1]}/metrics"
@@ -268,7 +270,7 @@ def test_scrape_while_jobs_flow_and_through_a_restart(
 
 
 def test_a_missing_table_is_up_0_with_its_error_code(dsn: str) -> None:
-    with Monitor(dsn, table="nope", read_only=True) as monitor:
+    with DetectingMonitor(dsn, table="nope", read_only=True) as monitor:
         http, _ = serve(SnapshotCache(monitor, min_interval_s=0), "127.0.0.1:0")
         try:
             got = scrape(f"http://127.0.0.1:{http.server_address[1]}/metrics")

@@ -9,16 +9,17 @@ import time
 from collections.abc import Sequence
 
 from pgq_tui.errors import EXIT_CONNECT, PgqError, describe
-from pgq_tui.monitor.collect import Monitor
+from pgq_tui.monitor.detecting import DetectingMonitor
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.targets import Target
 
 Outcome = Snapshot | PgqError
 
 
-def monitor_for(target: Target) -> Monitor:
-    """The monitor's usual session (autocommit, labelled, short timeouts), read-only."""
-    return Monitor(target.dsn, target.table, target.schema, read_only=True)
+def monitor_for(target: Target) -> DetectingMonitor:
+    """The monitor's usual session (autocommit, labelled, short timeouts), read-only, for the queue
+    detection finds at the target's table (found at the first poll that reaches the server)."""
+    return DetectingMonitor(target.dsn, table=target.table, schema=target.schema, read_only=True)
 
 
 def collect_one(target: Target) -> Outcome:

@@ -118,6 +118,7 @@ class MappingDialect:
         ]
         return QueueModel(
             match=match,
+            activity=b.activity(),
             title=spec.title,
             stuck_rule=spec.stuck_rule,
             states=tuple(words),

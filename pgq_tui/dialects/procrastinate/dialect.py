@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from psycopg import sql
 
+from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
@@ -152,6 +153,9 @@ class ProcrastinateDialect:
         preview_failed = s("preview_failed", PREVIEW_COLUMNS)
         return QueueModel(
             match=match,
+            activity=activity_statement(
+                "procrastinate.activity", jobs=idents["jobs"], id="id", queue_of_j="j.queue_name"
+            ),
             title=self.title,
             stuck_rule=rule,
             states=(
