@@ -45,7 +45,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from pgq_tui.demo.embedded import EmbeddedPostgres, bin_dir
 from pgq_tui.monitor.advice import advise
-from pgq_tui.monitor.collect import Monitor
+from pgq_tui.monitor.detecting import DetectingMonitor
 from pgq_tui.monitor.health import bloat_verdicts
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue import JobQueue
@@ -145,7 +145,7 @@ def run(dsn: str, label: str, jobs: int, clients: int, script: Path) -> tuple[di
 
     load_before = os.getloadavg()
     thread = threading.Thread(target=drive)
-    with Monitor(dsn, probe_interval_s=1.0) as monitor:
+    with DetectingMonitor(dsn, kind="pgq", probe_interval_s=1.0) as monitor:
         start = time.monotonic()
         thread.start()
         while not done.is_set():

@@ -6,7 +6,8 @@
 Builds one jobs table per size (each in its own schema, `bench_<size>`): 70% done, 20% pending
 (a tenth of them scheduled in the future, three priorities), 5% running (a fifth of the leases
 expired), 5% failed, over 10 queues, with one INSERT ... SELECT generate_series, then VACUUM ANALYZE.
-Then times Monitor.collect() (median of --runs after two warm-ups) on each and, in the same run, a
+Then times Monitor.collect() (median of --runs after two warm-ups; every size built first, then
+polled in turns, so the machine's load falls on each alike) on each and, in the same run, a
 raw-SQL reference: `SELECT queue, status, count(*) ... GROUP BY 1, 2`, the full scan a naive dashboard
 would run. Prints the largest/smallest ratio of collect() (must stay under 2). The background exact
 count (counts above the cap) runs meanwhile on its own connection, as in the dashboard; its cost and
@@ -26,7 +27,8 @@ from common import measured_server
 from psycopg import sql
 
 from pgq_tui.monitor import health
-from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP, Monitor
+from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP
+from pgq_tui.monitor.detecting import DetectingMonitor
 from pgq_tui.queue import schema as queue_schema
 
 FILL = """
@@ -75,44 +77,51 @@ def median_ms(fn, runs: int) -> float:
     return statistics.median(times)
 
 
-def measure(dsn: str, schema: str, runs: int, cap: int) -> tuple[float, float, str, str]:
-    monitor = Monitor(dsn, "jobs", schema, count_cap=cap)
-    with monitor, psycopg.connect(dsn, autocommit=True) as conn:
-        snap = monitor.collect()
+class Size:
+    """One size's monitor, opened and settled (its first background count landed), as a dashboard
+    that has been running a while; its polls are timed in turns with the other sizes'."""
+
+    def __init__(self, dsn: str, schema: str, cap: int) -> None:
+        self.schema = schema
+        self.monitor = DetectingMonitor(dsn, kind="pgq", table="jobs", schema=schema, count_cap=cap)
+        snap = self.monitor.collect()
         if snap.errors:
             raise SystemExit(f"collect() reported errors: {snap.errors}")
         started = time.perf_counter()
-        landed = monitor.settle(120)
-        first_s = time.perf_counter() - started
-        lags: list[float] = []
+        self.landed = self.monitor.settle(120)
+        self.first_s = time.perf_counter() - started
+        self.lags: list[float] = []
+        self.times: list[float] = []
 
-        def poll() -> None:
-            s = monitor.collect()
-            if s.counts is not None and s.counts.lag_s is not None:
-                lags.append(s.counts.lag_s)
+    def poll(self) -> None:
+        started = time.perf_counter()
+        s = self.monitor.collect()
+        self.times.append((time.perf_counter() - started) * 1000)
+        if s.counts is not None and s.counts.lag_s is not None:
+            self.lags.append(s.counts.lag_s)
 
-        collect_ms = median_ms(poll, max(runs, 3))
-        snap = monitor.collect()
-        reference = sql.SQL(REFERENCE).format(jobs=sql.Identifier(schema, "jobs"))
+    def report(self, conn: psycopg.Connection, runs: int) -> tuple[float, float, str, str]:
+        snap = self.monitor.collect()
+        reference = sql.SQL(REFERENCE).format(jobs=sql.Identifier(self.schema, "jobs"))
         ref_ms = median_ms(lambda: conn.execute(reference).fetchall(), max(3, runs // 5))
         q0 = snap.queues[0]
         sample = f"{q0.queue}: " + " ".join(
             f"{f} {health.fmt_figure(getattr(q0, f), q0.accuracy(f))}"
             for f in ("ready", "scheduled", "running", "expired", "failed", "done")
         )
-        c = snap.counts
+        c, lags = snap.counts, self.lags
         if c is None or c.background == "idle":
             background = "background count: idle (every count under the cap)"
-        elif not landed or c.cost_ms is None:
+        elif not self.landed or c.cost_ms is None:
             background = f"background count: none landed within 120 s ({c.error or c.background})"
         else:
             background = (
                 f"background count: {c.cost_ms:.0f} ms per count (own connection), first landed "
-                f"{first_s:.1f} s after the first poll; figures {statistics.median(lags):.1f} s behind "
+                f"{self.first_s:.1f} s after the first poll; figures {statistics.median(lags):.1f} s behind "
                 f"the poll (median), {max(lags):.1f} s at most over {len(lags)} polls; stated bound "
                 f"{c.max_lag_s:.1f} s"
             )
-    return collect_ms, ref_ms, sample, background
+        return statistics.median(self.times), ref_ms, sample, background
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,19 +138,32 @@ def main(argv: list[str] | None = None) -> int:
             f"PostgreSQL {version}; count cap {args.count_cap}; collect() median of {args.runs} runs; "
             f"reference: {REFERENCE.format(jobs='jobs')}"
         )
-        results: dict[int, tuple[float, float]] = {}
-        for n in sizes:
-            schema = f"bench_{n}"
+        built: dict[int, float] = {}
+        for n in sizes:  # every size first, then all timed in turns: load falls on each alike
             started = time.perf_counter()
-            build(dsn, schema, n)
-            built_s = time.perf_counter() - started
-            collect_ms, ref_ms, sample, background = measure(dsn, schema, args.runs, args.count_cap)
-            results[n] = (collect_ms, ref_ms)
-            print(
-                f"{n:>10,} rows  collect() {collect_ms:7.2f} ms   full-scan reference {ref_ms:9.2f} ms   "
-                f"(built in {built_s:.0f} s; {sample})\n{'':>16}{background}",
-                flush=True,
-            )
+            build(dsn, f"bench_{n}", n)
+            built[n] = time.perf_counter() - started
+        polled = {n: Size(dsn, f"bench_{n}", args.count_cap) for n in sizes}
+        try:
+            for _ in range(2):  # warm-ups
+                for size in polled.values():
+                    size.monitor.collect()
+            for _ in range(max(args.runs, 3)):
+                for size in polled.values():
+                    size.poll()
+            results: dict[int, tuple[float, float]] = {}
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                for n, size in polled.items():
+                    collect_ms, ref_ms, sample, background = size.report(conn, args.runs)
+                    results[n] = (collect_ms, ref_ms)
+                    print(
+                        f"{n:>10,} rows  collect() {collect_ms:7.2f} ms   full-scan reference "
+                        f"{ref_ms:9.2f} ms   (built in {built[n]:.0f} s; {sample})\n{'':>16}{background}",
+                        flush=True,
+                    )
+        finally:
+            for size in polled.values():
+                size.monitor.close()
         small, large = min(sizes), max(sizes)
         ratio = results[large][0] / results[small][0]
         ref_ratio = results[large][1] / results[small][1]

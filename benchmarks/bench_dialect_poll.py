@@ -5,7 +5,7 @@
 Builds the seed's table per size (schema `dialect_<size>`): the seed's own partial index
 (queue, run_at) WHERE status = 'pending' plus the one the dashboard asks for, (queue, locked_until)
 WHERE status = 'running'; 90% done, 8% pending (a tenth scheduled), 2% running (a fifth expired),
-over 10 queues; VACUUM ANALYZE. Times DialectMonitor.collect() on every size in turn (median of
+over 10 queues; VACUUM ANALYZE. Times Monitor.collect() on every size in turn (median of
 --runs rounds after two warm-ups, once the background exact count above the cap has landed), and the
 full-scan `SELECT queue, status, count(*) ... GROUP BY` a naive dashboard runs. Prints the
 largest/smallest ratio of collect() (the issue asks for < 2).
@@ -24,7 +24,7 @@ from common import measured_server
 from psycopg import sql
 
 from pgq_tui.detection import find_queues
-from pgq_tui.monitor.dialect_monitor import DialectMonitor
+from pgq_tui.monitor.collect import Monitor
 
 TABLE = """
 CREATE TABLE {jobs} (id bigserial PRIMARY KEY, queue text, payload jsonb, status text DEFAULT 'pending',
@@ -73,7 +73,7 @@ def main() -> int:
         for n in sizes:
             build(dsn, f"dialect_{n}", n)
             (target,) = find_queues(dsn, kind="seed-jobs", schema=f"dialect_{n}", table="jobs")
-            monitor = stack.enter_context(DialectMonitor(dsn, target.model, read_only=True))
+            monitor = stack.enter_context(Monitor(dsn, target.model, read_only=True))
             snap = monitor.collect()
             assert not snap.errors, snap.errors
             monitor.settle(120)  # the background exact count above the cap has landed once

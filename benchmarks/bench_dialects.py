@@ -9,7 +9,7 @@ it; the GIN indexes on args/metadata, which no poll reads, are left out of the 5
 ANALYZE. The active set is the same at every size (2,000 ready, 1,000 scheduled, 150 running, 50 stuck);
 10% of the rows are dead and the rest done, as in a busy queue that keeps finished jobs.
 
-It times DialectMonitor.collect() (every count statement, the lease and dead lists, the table and
+It times Monitor.collect() (every count statement, the lease and dead lists, the table and
 session panels; median of --runs, the sizes polled in turn, once the background exact count that counts above
 the cap ask for has landed: its own cost, on its own connection, is printed beside) and, in the same
 run, the full-scan reference a naive dashboard runs (`SELECT queue, state, count(*) ... GROUP BY 1, 2`).
@@ -34,7 +34,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from pgq_tui.detection import find_queues
-from pgq_tui.monitor.dialect_monitor import DialectMonitor
+from pgq_tui.monitor.collect import Monitor
 
 DDL = Path(__file__).resolve().parent.parent / "tests" / "dialect_cases" / "ddl"
 ACTIVE = {"ready": 2_000, "scheduled": 1_000, "running": 150, "stuck": 50}
@@ -200,7 +200,7 @@ def polls_in_turn(targets: dict[int, str], fw: Framework, runs: int) -> dict[int
     monitors = {}
     for n, dsn in targets.items():
         (target,) = find_queues(dsn, kind=fw.kind)
-        monitors[n] = DialectMonitor(
+        monitors[n] = Monitor(
             dsn, target.model, statement_timeout_ms=60_000, count_budget_ms=600_000, count_interval_s=86_400
         )
     try:
@@ -247,7 +247,7 @@ def main() -> int:
     worst = 0.0
     with measured_server(args.dsn) as (dsn, version):
         print(
-            f"PostgreSQL {version}; DialectMonitor.collect() median of {args.runs} runs, sizes polled in"
+            f"PostgreSQL {version}; Monitor.collect() median of {args.runs} runs, sizes polled in"
             f" turn; active set {ACTIVE}"
         )
         for fw in chosen:

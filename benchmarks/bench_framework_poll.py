@@ -13,7 +13,7 @@ scheduled, 1-2% running (a fifth stuck), 1% dead. Then the indexes the
 dialect's own advice names are created, VACUUM ANALYZE, CHECKPOINT, and timed, median of --runs after
 five warm-ups, the sizes timed in turns (all built first, so load on the machine falls on each alike):
 
-- the whole DialectMonitor.collect(), what the user waits for each refresh: the queue statements plus
+- the whole Monitor.collect(), what the user waits for each refresh: the queue statements plus
   the server-wide panels (table health, vacuum progress, sessions), with its background exact count
   running beside it as it does in the dashboard;
 - each of the dialect's queue statements (counts, leases, dead jobs) on a monitor's own session, as
@@ -54,8 +54,7 @@ from frameworks.pgqueuer_client import Pgqueuer
 from frameworks.procrastinate_client import Procrastinate
 
 from pgq_tui.detection import find_queues
-from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP
-from pgq_tui.monitor.dialect_monitor import DialectMonitor
+from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP, Monitor
 
 QUEUES = tuple(f"q{i}" for i in range(10))
 
@@ -100,7 +99,7 @@ def interleaved_median_ms(fns: Mapping[K, Callable[[], object]], runs: int) -> d
     return {key: statistics.median(ts) for key, ts in times.items()}
 
 
-def statement_runs(monitor: DialectMonitor) -> dict[str, Callable[[], object]]:
+def statement_runs(monitor: Monitor) -> dict[str, Callable[[], object]]:
     """Each queue statement of the monitor's dialect, run the way its collect() runs it."""
     model = monitor.model
     statements = [s for s in (*model.counts, model.leases, model.dead) if s is not None]
@@ -160,7 +159,7 @@ def main() -> int:
                 with ExitStack() as stack:
                     polls: dict[int, Callable[[], object]] = {}
                     for n, dsn in dsns.items():
-                        monitor = stack.enter_context(DialectMonitor(dsn, targets[n].model, **options))
+                        monitor = stack.enter_context(Monitor(dsn, targets[n].model, **options))
                         snap = monitor.collect()
                         assert not snap.errors, snap.errors
                         polls[n] = monitor.collect
@@ -171,7 +170,7 @@ def main() -> int:
                     each: dict[tuple[int, str], Callable[[], object]] = {}
                     refs: dict[int, float] = {}
                     for n, dsn in dsns.items():
-                        monitor = stack.enter_context(DialectMonitor(dsn, targets[n].model, **options))
+                        monitor = stack.enter_context(Monitor(dsn, targets[n].model, **options))
                         for name, fn in statement_runs(monitor).items():
                             each[(n, name)] = fn
                         conn = stack.enter_context(psycopg.connect(dsn, autocommit=True))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import psycopg
+from psycopg import errors as pg_errors
 from psycopg import sql
 
 from pgq_tui.db.connect import connect
@@ -21,9 +22,24 @@ from pgq_tui.dialects.contract import Dialect, Match, QueueModel
 from pgq_tui.dialects.detect import DetectionError, choose, detect
 from pgq_tui.dialects.mapping import MappingError, from_file
 from pgq_tui.dialects.pgq.dialect import REQUIRED_COLUMNS
-from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, EXIT_USAGE, PgqError, describe
+from pgq_tui.errors import EXIT_ERROR, EXIT_PRIVILEGE, EXIT_SCHEMA, EXIT_USAGE, PgqError, describe
 
 APPLICATION_NAME = "pgq-top detect"
+DETECT_LOCK_TIMEOUT_MS = 2_000
+
+# Sessions holding an ACCESS EXCLUSIVE lock on a table of this database (what blocks detection).
+_EXCLUSIVE_HOLDERS = """
+SELECT l.pid, format('%I.%I', n.nspname, c.relname) AS relation,
+       left(regexp_replace(coalesce(a.query, ''), '[[:space:]]+', ' ', 'g'), 80) AS query
+FROM pg_locks l
+JOIN pg_class c ON c.oid = l.relation
+JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'relation' AND l.granted AND l.mode = 'AccessExclusiveLock'
+  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND c.relkind IN ('r', 'p')
+ORDER BY l.pid LIMIT 3
+"""
 
 
 @dataclass(frozen=True)
@@ -107,11 +123,51 @@ def find_queues(
     """Connect once, read the catalog once, and return the queues that fit the flags."""
     known = dialects(mapping)
     try:
-        with connect(conninfo, application_name=APPLICATION_NAME, statement_timeout_ms=10_000) as conn:
-            catalog = read_catalog(conn, known)
+        # Reading an index's definition takes the table's ACCESS SHARE lock: behind a VACUUM FULL or
+        # an ALTER TABLE, say who holds the lock instead of waiting out the statement timeout.
+        with connect(
+            conninfo,
+            application_name=APPLICATION_NAME,
+            statement_timeout_ms=10_000,
+            lock_timeout_ms=DETECT_LOCK_TIMEOUT_MS,
+        ) as conn:
+            try:
+                catalog = read_catalog(conn, known)
+            except pg_errors.LockNotAvailable:
+                raise _locked(conn) from None
     except psycopg.Error as exc:
         raise describe(exc) from None
     return queues_in(catalog, known, kind=kind, schema=schema, table=table)
+
+
+def _locked(conn: psycopg.Connection) -> PgqError:
+    """The one line for a catalog read that waited on a table lock: who holds it, doing what."""
+    holders = conn.execute(_EXCLUSIVE_HOLDERS).fetchall()
+    who = "; ".join(f"pid {pid} on {rel} ({query!r})" for pid, rel, query in holders)
+    return PgqError(
+        "a table is locked ACCESS EXCLUSIVE by another session, so its definition cannot be read"
+        + (f": {who}" if who else "")
+        + " (wait for it, or end it with: SELECT pg_cancel_backend(pid))",
+        EXIT_ERROR,
+    )
+
+
+def single_queue(
+    conninfo: str,
+    *,
+    kind: str | None = None,
+    schema: str | None = None,
+    table: str | None = None,
+    mapping: str | None = None,
+) -> QueueTarget:
+    """The one queue the flags name; several found is a usage error (for commands with nobody to ask)."""
+    targets = find_queues(conninfo, kind=kind, schema=schema, table=table, mapping=mapping)
+    if len(targets) > 1:
+        found = "; ".join(t.label for t in targets)
+        raise PgqError(
+            f"several queues found ({found}): pick one with --kind, --schema or --table", EXIT_USAGE
+        )
+    return targets[0]
 
 
 def relation_label(schema: str, table: str) -> str:

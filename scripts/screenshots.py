@@ -27,6 +27,7 @@ from pgq_tui.demo.embedded import EmbeddedPostgres
 from pgq_tui.detection import find_queues
 from pgq_tui.fleet.poller import FleetPoller
 from pgq_tui.monitor.collect import Monitor
+from pgq_tui.monitor.detecting import DetectingMonitor
 from pgq_tui.queue import JobQueue
 from pgq_tui.targets import Target
 from pgq_tui.tui.app import PgqTopApp
@@ -58,8 +59,8 @@ WHERE id = 3;
 
 async def shoot(session: DemoSession, out: Path, name: str, size: tuple[int, int], press: list[str]) -> None:
     controller = session.controller
-    monitor = Monitor(session.dsn, probe_interval_s=1.0)  # a few claim-cost probes in 3 polls
     (target,) = find_queues(session.dsn, kind="pgq")
+    monitor = Monitor(session.dsn, target.model, probe_interval_s=1.0)  # a few claim-cost probes in 3 polls
     actions = Actions(session.dsn, target.model)
     app = PgqTopApp(monitor, actions=actions, demo=controller, interval=1.0)
     try:
@@ -82,7 +83,7 @@ def wait_for_stuck_jobs(session: DemoSession, timeout: float = 60) -> int:
     """Crash workers until the monitor sees expired leases (a crash can hit a worker holding none)."""
     controller = session.controller
     deadline = time.monotonic() + timeout
-    with Monitor(session.dsn) as monitor:
+    with DetectingMonitor(session.dsn, kind="pgq") as monitor:
         while time.monotonic() < deadline:
             controller.crash_worker()
             controller.add_worker()
@@ -115,7 +116,6 @@ async def shoot_dialect(out: Path) -> None:
     import psycopg
 
     from pgq_tui.demo.embedded import EmbeddedPostgres
-    from pgq_tui.monitor.dialect_monitor import DialectMonitor
 
     server = EmbeddedPostgres()
     try:
@@ -130,7 +130,7 @@ async def shoot_dialect(out: Path) -> None:
             ("seed-jobs-120x32", (120, 32), []),
             ("seed-jobs-detail-120x32", (120, 32), ["2", "enter"]),
         ):
-            monitor = DialectMonitor(dsn, target.model)
+            monitor = Monitor(dsn, target.model)
             actions = Actions(dsn, target.model)
             app = PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0)
             try:

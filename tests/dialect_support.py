@@ -17,7 +17,7 @@ from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.detection import find_queues
 from pgq_tui.dialects.contract import QueueModel
 from pgq_tui.errors import EXIT_OK
-from pgq_tui.monitor.dialect_monitor import DialectMonitor
+from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.snapshot import AT_LEAST, EXACT, STALE, Snapshot
 
 # Snapshot.QueueStats field -> canonical state word
@@ -40,7 +40,7 @@ def snapshot_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, A
 def collect(dsn: str, kind: str, *, count_cap: int = 500, settle: bool = False) -> Snapshot:
     """One poll through the dialect; with `settle`, the poll after the background exact count landed."""
     (target,) = find_queues(dsn, kind=kind)
-    with DialectMonitor(
+    with Monitor(
         dsn, target.model, count_cap=count_cap, statement_timeout_ms=30_000, count_interval_s=0.1
     ) as monitor:
         snap = monitor.collect()

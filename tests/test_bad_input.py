@@ -206,6 +206,23 @@ def test_table_with_the_wrong_columns(dsn: str, sql: psycopg.Connection, fingerp
     assert fingerprint() == before
 
 
+def test_a_table_locked_by_another_session_names_the_holder(dsn: str) -> None:
+    # VACUUM FULL or ALTER TABLE holds ACCESS EXCLUSIVE: reading the table's index definitions waits
+    # on it. Say who holds it, quickly, instead of "cannot connect" after the statement timeout.
+    with psycopg.connect(dsn) as holder:
+        holder.execute("LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE")
+        pid = holder.info.backend_pid
+        started = time.monotonic()
+        proc = run_cli(["snapshot", "--json", "--dsn", dsn])
+        took = time.monotonic() - started
+        holder.rollback()
+    line = one_line(proc.stderr)
+    assert proc.returncode == 1, proc.stderr
+    assert f"pid {pid} on public.jobs" in line and "LOCK TABLE jobs" in line, line
+    assert took < 8, took  # the 2 s lock timeout, not the 10 s statement timeout
+    assert run_cli(["snapshot", "--json", "--dsn", dsn]).returncode == 0  # released: it opens
+
+
 def test_dashboard_without_a_terminal_points_to_snapshot(dsn: str) -> None:
     proc = run_cli(["--dsn", dsn])
     assert proc.returncode == 6

@@ -10,13 +10,13 @@ import time
 import psycopg
 import pytest
 from actions_support import pgq_actions
+from monitor_support import pgq_monitor
 
 from pgq_tui.actions import Actions
 from pgq_tui.cli import main
 from pgq_tui.detection import find_queues
 from pgq_tui.monitor.advice import advise
 from pgq_tui.monitor.bloat import BloatReport, ClaimCost, Pacing
-from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue import JobQueue
 from pgq_tui.tui.screens.advice import AdviceScreen
@@ -46,7 +46,7 @@ def measured(snap: Snapshot, rate: float, vacuum_s: float = 2.0, slope: float = 
 @pytest.fixture
 def snap(dsn: str, queue: JobQueue) -> Snapshot:
     queue.enqueue("q", [{}] * 10)
-    with Monitor(dsn) as monitor:
+    with pgq_monitor(dsn) as monitor:
         return monitor.collect()
 
 

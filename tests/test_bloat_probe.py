@@ -7,6 +7,7 @@ import threading
 import time
 
 import psycopg
+from monitor_support import pgq_monitor
 from psycopg import sql
 
 from pgq_tui.monitor import queries
@@ -123,7 +124,7 @@ def test_concurrent_claim_loop_sees_no_lock_waits(dsn: str, queue: JobQueue) -> 
 def test_probe_writes_nothing_and_runs_read_only(dsn: str, queue: JobQueue, sql: psycopg.Connection) -> None:
     queue.enqueue("q", [{}] * 10)
     before = sql.execute("SELECT status, count(*) FROM jobs GROUP BY 1").fetchall()
-    with Monitor(dsn, read_only=True, probe_interval_s=0.01) as monitor:
+    with pgq_monitor(dsn, read_only=True, probe_interval_s=0.01) as monitor:
         snap = monitor.collect()
         snap = probed_again(monitor, snap)
     assert "bloat" not in snap.errors
@@ -141,7 +142,7 @@ def test_probe_sees_dead_entries_in_front_of_the_ready_jobs(
     sql.execute("ALTER TABLE jobs SET (autovacuum_enabled = false)")
     queue.enqueue("q", [{}] * 20_000)
     sql.execute("VACUUM ANALYZE jobs")
-    with Monitor(dsn, probe_interval_s=0.01) as monitor:
+    with pgq_monitor(dsn, probe_interval_s=0.01) as monitor:
         healthy = monitor.collect().bloat
         assert healthy is not None and healthy.probe.level == "ok"
         with JobQueue(dsn, worker_id="drain") as q:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import psycopg
+from monitor_support import pgq_monitor
 
 from pgq_tui.monitor import health
 from pgq_tui.monitor.collect import Monitor
@@ -35,7 +36,7 @@ def test_idle_in_transaction_blocks_vacuum_and_is_named(
     try:
         holder.execute("SELECT txid_current()")  # idle in transaction from here on, holding its xid
         _delete_all(dsn)
-        with Monitor(dsn) as monitor:
+        with pgq_monitor(dsn) as monitor:
             _settled(monitor, 2000)
             sql.execute("VACUUM jobs")
             snap = monitor.collect()
@@ -65,7 +66,7 @@ def test_vacuum_that_removes_rows_is_not_blamed_on_anyone(
     sql.execute("ALTER TABLE jobs SET (autovacuum_enabled = false)")
     queue.enqueue("q", [{}] * 2000)
     _delete_all(dsn)
-    with Monitor(dsn) as monitor:
+    with pgq_monitor(dsn) as monitor:
         _settled(monitor, 2000)
         sql.execute("VACUUM jobs")
         snap = monitor.collect()

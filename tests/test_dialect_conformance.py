@@ -10,17 +10,22 @@ exactly the rows its preview promised.
 from __future__ import annotations
 
 import ast
+import sys
 import time
 from collections import Counter
+from datetime import datetime, timezone
 from pathlib import Path
 
 import psycopg
 import pytest
 from dialect_cases import DialectCase, TruthJob, all_cases
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from pgq_tui.db.introspect import DEFAULTS, read_catalog, run
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import (
+    ACTIVITY_COLUMNS,
     CANONICAL_STATES,
     COUNT_KEY,
     OLDEST_READY,
@@ -34,7 +39,11 @@ from pgq_tui.dialects.contract import (
     lease_row,
 )
 from pgq_tui.dialects.detect import detect
-from pgq_tui.monitor.probe import EXPLAIN, check_probe_text
+from pgq_tui.monitor.collect import Monitor
+from pgq_tui.monitor.probe import EXPLAIN, check_probe_text, run_probe
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from delay_proxy import DelayProxy
 
 CASES = [pytest.param(c, id=c.id, marks=c.marks) for c in all_cases()]
 
@@ -85,10 +94,15 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
     assert model.stuck_rule
     for statement in model.counts:
         assert COUNT_KEY in statement.columns and set(statement.columns) <= allowed, statement.name
-    listed = [s for s in (*model.counts, model.leases, model.dead, model.job) if s is not None]
+    if model.activity is not None:
+        assert model.activity.columns == ACTIVITY_COLUMNS
+    listed = [
+        s for s in (*model.counts, model.leases, model.dead, model.job, model.activity) if s is not None
+    ]
     for statement in listed:
         with conn.cursor() as cur:
-            cur.execute(statement.compose(), {"cap1": None, "rows": 50, "id": _any_id(conn, case)})
+            params = {"cap1": None, "rows": 50, "id": _any_id(conn, case), **_activity(after=0)}
+            cur.execute(statement.compose(), params)
             got = tuple(d.name for d in cur.description or ())
         assert got == statement.columns, statement.name
     for action in model.actions:
@@ -99,6 +113,52 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
             assert set(previewed[2:]) <= set(PREVIEW_OPTIONAL), action.preview.name
             assert tuple(previewed) == action.preview.columns, action.preview.name
             assert _describe(conn, action.statement)[0] == "id", action.statement.name
+
+
+def _activity(after: int | None) -> dict[str, object]:
+    """The activity statement's parameters, as the monitor passes them (monitor/rates.py)."""
+    return {"after": after, "max_span": 200_000, "gap_rows": 1000, "lo": [], "hi": []}
+
+
+def test_activity_counts_the_new_jobs_per_queue_through_the_primary_key(populated) -> None:
+    """QueueModel.activity (per-queue rates for any writer): the first poll learns the max id; the
+    next counts, per queue (the counts' queue key), exactly the rows with higher ids, reading the
+    primary key's range of new ids, never the table."""
+    case, conn, model = populated
+    if model.activity is None:
+        pytest.skip(str(model.support(Capability.RATES).reason))
+    jobs = case.truth(conn)
+    ids = sorted(int(j.id) for j in jobs)
+    (top,) = [r["n"] for r in run(conn, model.activity, **_activity(None)) if r["kind"] == "top"]
+    assert top >= ids[-1]
+    cut = ids[len(ids) // 2]
+    rows = run(conn, model.activity, **_activity(cut))
+    got = Counter({r["queue"]: r["n"] for r in rows if r["kind"] == "new"})
+    assert got == Counter(str(j.queue) for j in jobs if int(j.id) > cut)
+    with conn.transaction(force_rollback=True):
+        conn.execute("SET LOCAL enable_seqscan = off")
+        conn.execute("SET LOCAL enable_bitmapscan = off")  # as the monitor's session (monitor/collect.py)
+        (doc,) = conn.execute(
+            psycopg.sql.SQL("EXPLAIN (FORMAT JSON) ") + model.activity.compose(), _activity(cut)
+        ).fetchone()
+    scans = [n for n in _plan_nodes(doc[0]["Plan"]) if n.get("Relation Name") == case.table]
+    assert scans and all(n["Node Type"] in ("Index Scan", "Index Only Scan") for n in scans), scans
+
+
+def test_a_poll_is_two_round_trips(populated) -> None:
+    """The one Monitor runs any dialect's statements with the server-wide panels in one pipeline:
+    the server row and the relation check, then everything else. Counted by a proxy on the link."""
+    case, conn, model = populated
+    proxy = DelayProxy({k: str(v) for k, v in conninfo_to_dict(conn.info.dsn).items()})
+    via = make_conninfo(conn.info.dsn, host="127.0.0.1", port=str(proxy.port), password=conn.info.password)
+    # a cap above every count (no background count on the link) and no claim-cost probe
+    with Monitor(via, model, count_cap=100_000, probe_interval_s=0) as monitor:
+        monitor.collect()  # connects and prepares
+        for _ in range(3):
+            before = proxy.round_trips
+            snap = monitor.collect()
+            assert proxy.round_trips - before == 2, case.id
+            assert snap.errors == {} and snap.queues, case.id
 
 
 def _describe(conn: psycopg.Connection, statement) -> list[str]:
@@ -223,12 +283,24 @@ def _plan_nodes(plan: dict) -> list[dict]:
     return [plan, *(n for child in plan.get("Plans", ()) for n in _plan_nodes(child))]
 
 
+def _job_tables(conn: psycopg.Connection, model: QueueModel) -> set[str]:
+    """The queue's own tables and their partitions (pg-boss): the ones that grow with the jobs."""
+    names: set[str] = set()
+    for schema, table in model.relations:
+        rows = conn.execute(
+            "SELECT c.relname FROM pg_partition_tree(%s::regclass) p JOIN pg_class c ON c.oid = p.relid",
+            (sql.Identifier(schema, table).as_string(conn),),
+        ).fetchall()
+        names |= {r[0] for r in rows}
+    return names
+
+
 def test_claim_probe_finds_a_ready_job_through_an_index(populated) -> None:
-    """The claim-cost probe (monitor/probe.py) is the framework's own claim scan: a plain SELECT that,
-    for every queue with ready jobs, finds one walking an index, never the table."""
+    """The claim-cost probe (monitor/probe.py) is the framework's own claim scan: a plain SELECT that
+    every dialect supplies, and that, for every queue with ready jobs, finds one walking an index,
+    never the table; and it runs as the monitor runs it (READ ONLY, its own statement timeout)."""
     case, conn, model = populated
-    if model.claim_probe is None:
-        pytest.skip(f"{model.title} supplies no claim probe")
+    assert model.claim_probe is not None, f"{model.title} supplies no claim probe"
     check_probe_text(model.claim_probe.shown())
     ready = {j.queue for j in case.truth(conn) if j.state == State.READY.value}
     assert ready, "the case has ready jobs"
@@ -237,5 +309,14 @@ def test_claim_probe_finds_a_ready_job_through_an_index(populated) -> None:
             conn.execute("SET LOCAL enable_seqscan = off")
             (doc,) = conn.execute(EXPLAIN + model.claim_probe.compose(), {"queue": queue}).fetchone()
         plan = doc[0]["Plan"]
+        nodes = _plan_nodes(plan)
         assert plan["Actual Rows"] == 1, (queue, plan)
-        assert not [n for n in _plan_nodes(plan) if n["Node Type"] == "Seq Scan"], (queue, plan)
+        # never a scan of the queue's own tables (a lookup in a small one, e.g. Graphile's named
+        # queues, may be a scan: it has an index only on what the claim does not ask)
+        scanned = {n["Relation Name"] for n in nodes if n["Node Type"] == "Seq Scan"}
+        assert not scanned & _job_tables(conn, model), (queue, plan)
+        assert [n["Index Name"] for n in nodes if "Index Name" in n], (queue, plan)
+        point = run_probe(
+            conn, model.claim_probe.compose(), {"queue": queue}, at=datetime.now(timezone.utc), dead_tuples=0
+        )
+        assert point.found and point.buffers > 0, (queue, point)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import psycopg
 import pytest
 
@@ -11,7 +13,7 @@ from pgq_tui.dialects import registry
 from pgq_tui.dialects.catalog import Catalog, Index, Relation, VersionMarker, table
 from pgq_tui.dialects.contract import Capability, Match
 from pgq_tui.dialects.detect import DetectionError, choose, detect
-from pgq_tui.dialects.mapping import MappingError, parse
+from pgq_tui.dialects.mapping import MappingDialect, MappingError, parse
 from pgq_tui.errors import EXIT_SCHEMA, EXIT_USAGE, PgqError
 
 SEED = {"id": "bigint", "queue": "text", "payload": "jsonb", "status": "text", "run_at": "timestamptz",
@@ -144,8 +146,56 @@ def test_a_missing_index_becomes_advice_not_a_scan() -> None:
             },
             "needs a \\[stuck\\] rule",
         ),
+        (
+            {
+                "kind": "x",
+                "columns": {"id": "i", "status": "s"},
+                "states": {"ready": ["a"], "running": ["b"]},
+                "claim": {"order": "priority DESC id"},
+            },
+            "claim\\]\\.order: 'priority DESC id' is not a column name",
+        ),
+        (
+            {
+                "kind": "x",
+                "columns": {"id": "i", "status": "s"},
+                "states": {"ready": ["a"], "running": ["b"]},
+                "claim": {"by": "id"},
+            },
+            "\\[claim\\]: needs order",
+        ),
     ],
 )
 def test_mapping_errors_name_the_key(doc: dict, message: str) -> None:
     with pytest.raises(MappingError, match=message):
         parse(doc, "m.toml")
+
+
+def test_claim_order_names_columns_the_table_must_have() -> None:
+    """[claim] order: its columns join the table's shape (a table without them is not this queue),
+    and the probe walks the mapped ready condition in that order."""
+    spec = parse(
+        {
+            "kind": "x",
+            "columns": {"id": "id", "status": "state"},
+            "states": {"ready": ["a"], "running": ["b"]},
+            "claim": {"order": "prio DESC NULLS LAST, id"},
+        },
+        "m.toml",
+    )
+    assert [(t.column, t.descending, t.nulls) for t in spec.claim_order] == [
+        ("prio", True, "LAST"),
+        ("id", False, None),
+    ]
+    assert spec.shape == ("id", "state", "prio")
+    ready = Index("t_ready", ("prio",), "(state = 'a'::text)", "CREATE INDEX ...", True)
+    without = table("public", "t", {"id": "bigint", "state": "text"})
+    assert MappingDialect(spec).detect(Catalog((without,))) == []
+    rel = replace(table("public", "t", {"id": "bigint", "state": "text", "prio": "int"}), indexes=(ready,))
+    (match,) = MappingDialect(spec).detect(Catalog((rel,)))
+    probe = MappingDialect(spec).model(match, Catalog((rel,))).claim_probe
+    assert probe is not None
+    assert " ".join(probe.shown().split()) == (
+        'SELECT "id" AS id FROM "public"."t" WHERE "state" IN (\'a\')'
+        ' AND \'default\'::text = %(queue)s::text ORDER BY "prio" DESC NULLS LAST, "id" LIMIT 1'
+    )

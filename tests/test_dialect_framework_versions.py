@@ -121,7 +121,7 @@ def test_a_per_queue_cap_binds_only_the_queue_that_reached_it() -> None:
     """`bulk` reached the cap for scheduled jobs; `small` has none: its 0 is exact, not "at least"."""
     from datetime import datetime, timezone
 
-    from pgq_tui.monitor.dialect_panels import queue_stats
+    from pgq_tui.monitor.counting import queue_stats
 
     model = RiverDialect().model(*_river_match())
     rows = [{"queue": "bulk", "ready": 3, "scheduled": 11}, {"queue": "small", "ready": 2, "scheduled": 0}]

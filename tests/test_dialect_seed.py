@@ -309,13 +309,13 @@ def test_counts_above_the_cap_come_from_the_background_count(
 ) -> None:
     """Over the cap a count is first a lower bound, then the background's exact count (stale)."""
     from pgq_tui.detection import find_queues
-    from pgq_tui.monitor.dialect_monitor import DialectMonitor
+    from pgq_tui.monitor.collect import Monitor
 
     conn.execute(JOB_QUEUE)
     conn.execute(JOB_QUEUE_ADVISED)
     conn.execute("INSERT INTO job_queue (payload) SELECT '{}' FROM generate_series(1, 40)")
     (target,) = find_queues(empty_dsn)
-    with DialectMonitor(empty_dsn, target.model, count_cap=10, count_interval_s=0.1) as monitor:
+    with Monitor(empty_dsn, target.model, count_cap=10, count_interval_s=0.1) as monitor:
         (q,) = monitor.collect().queues
         # a proven lower bound: the cap, or the rows read when the cap is over all queues (this shape)
         assert q.accuracy("ready") == "at_least" and 10 <= q.ready < 40

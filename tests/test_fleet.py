@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from monitor_support import pgq_monitor
 
 import pgq_tui.dialects.mapping as seed_mappings
 from pgq_tui.cli import main
@@ -22,7 +23,6 @@ from pgq_tui.demo.embedded import FAST_UNSAFE_SETTINGS, EmbeddedPostgres
 from pgq_tui.errors import EXIT_CONNECT, EXIT_USAGE, PgqError
 from pgq_tui.fleet import rows as fleet_rows
 from pgq_tui.fleet.poller import FleetPoller
-from pgq_tui.monitor.collect import Monitor
 from pgq_tui.queue import JobQueue
 from pgq_tui.targets import Pins, Target, load_targets_file, resolve_targets
 from pgq_tui.tui.app import BACK, PgqTopApp
@@ -141,7 +141,7 @@ async def test_enter_opens_a_target_and_escape_comes_back(servers: list[Embedded
         assert app.return_value == "billing"
     finally:
         poller.stop()
-    with Monitor(servers[1].dsn()) as monitor:
+    with pgq_monitor(servers[1].dsn()) as monitor:
         dashboard = PgqTopApp(monitor, back=True, poll=False, initial=monitor.collect())
         async with dashboard.run_test(size=(80, 24)) as pilot:
             await pilot.press("slash", "e", "m", "enter")  # a filter: the first escape clears it

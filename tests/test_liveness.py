@@ -7,8 +7,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 from actions_support import pgq_actions
+from monitor_support import pgq_monitor
 
-from pgq_tui.monitor.collect import Monitor
 from pgq_tui.queue import JobQueue
 from pgq_tui.queue.jobqueue import fit_worker_id
 
@@ -27,7 +27,7 @@ def test_worker_id_is_exactly_the_sessions_application_name(
             "SELECT application_name FROM pg_stat_activity WHERE pid = %s", (worker.conn.info.backend_pid,)
         ).fetchone()
         assert locked_by == app == worker.worker_id
-        with Monitor(dsn) as monitor:
+        with pgq_monitor(dsn) as monitor:
             (lease,) = monitor.collect().leases.rows
         assert lease.holder_connected and lease.holder_pid == worker.conn.info.backend_pid
         sql.execute("UPDATE jobs SET locked_until = now() - interval '1 second' WHERE id = %s", (job.id,))

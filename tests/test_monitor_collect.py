@@ -8,9 +8,10 @@ from datetime import datetime, timedelta, timezone
 
 import psycopg
 import pytest
+from monitor_support import pgq_monitor
 
 from pgq_tui.errors import EXIT_SCHEMA, PgqError
-from pgq_tui.monitor.collect import Monitor, collect
+from pgq_tui.monitor.collect import collect
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue import JobQueue
 
@@ -55,7 +56,7 @@ def test_queue_counts_and_run_at_aware_latency(dsn: str, seeded: dict[str, objec
 def test_counts_above_the_cap_are_lower_bounds_until_the_background_count(
     dsn: str, seeded: dict[str, object]
 ) -> None:
-    with Monitor(dsn, count_cap=2) as monitor:
+    with pgq_monitor(dsn, count_cap=2) as monitor:
         snap = monitor.collect()
         a = snap.queues[0]
         assert (a.ready, a.accuracy("ready")) == (2, "at_least")  # "≥2", never a guess
@@ -130,8 +131,9 @@ def test_table_health_uses_reloptions_over_settings(
 def test_a_failing_panel_does_not_fail_the_poll(dsn: str, sql: psycopg.Connection) -> None:
     locker = psycopg.connect(dsn, application_name="test-locker")
     try:
-        locker.execute("LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE")
-        snap = collect(dsn, lock_timeout_ms=100)
+        with pgq_monitor(dsn, lock_timeout_ms=100) as monitor:  # detected before the lock is taken
+            locker.execute("LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE")
+            snap = monitor.collect()
         assert {"queues", "leases", "dead", "table"} <= set(snap.errors)
         assert "lock timeout" in snap.errors["queues"]
         assert snap.queues == () and snap.leases.total == 0
@@ -162,6 +164,7 @@ def test_json_round_trip(dsn: str, seeded: dict[str, object]) -> None:
         "stuck_rule",
         "unsupported",
         "bloat",
+        "stuck_label",
     ]
     assert set(data["queues"][0]) >= {"queue", "ready", "scheduled", "running", "expired", "failed", "done",
                                       "oldest_ready_age_s"}  # fmt: skip
@@ -170,7 +173,7 @@ def test_json_round_trip(dsn: str, seeded: dict[str, object]) -> None:
 
 
 def test_reconnects_after_the_connection_is_lost(dsn: str, sql: psycopg.Connection) -> None:
-    with Monitor(dsn) as monitor:
+    with pgq_monitor(dsn) as monitor:
         assert monitor.pid is None  # connects lazily
         first = monitor.collect().server.monitor_pid
         assert monitor.pid == first

@@ -14,6 +14,7 @@ from datetime import datetime
 import psycopg
 import pytest
 from actions_support import pgq_actions
+from monitor_support import pgq_monitor
 
 from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP, Monitor
 from pgq_tui.monitor.snapshot import APPROXIMATE, AT_LEAST, EXACT, STALE, QueueStats, Snapshot
@@ -80,7 +81,7 @@ def test_four_queues_every_count_right_in_five_polls(dsn: str, sql: psycopg.Conn
     sql.execute("VACUUM ANALYZE jobs")
     real = truth(sql)
     assert real["big"]["ready"] == 200_000 and real["tiny"]["failed"] == 30
-    with Monitor(dsn) as monitor:
+    with pgq_monitor(dsn) as monitor:
         first = monitor.collect()
         assert set(check_counts(first, real, DEFAULT_COUNT_CAP)) <= {EXACT, AT_LEAST}  # nothing known yet
         assert first.counts is not None and first.counts.background == "waiting"
@@ -119,7 +120,7 @@ def test_requeued_expired_leases_catch_up_within_the_stated_lag(dsn: str, sql: p
     def big(snap: Snapshot) -> QueueStats:
         return next(q for q in snap.queues if q.queue == "big")
 
-    with Monitor(dsn, count_interval_s=1.0) as monitor, pgq_actions(dsn, batch=50_000) as actions:
+    with pgq_monitor(dsn, count_interval_s=1.0) as monitor, pgq_actions(dsn, batch=50_000) as actions:
         monitor.collect()
         assert monitor.settle(60)
         before = monitor.collect()
@@ -238,7 +239,7 @@ def test_rates_see_foreign_writers(dsn: str, sql: psycopg.Connection) -> None:
         w.start()
     checked = 0
     try:
-        with Monitor(dsn, rate_window_s=4) as monitor:
+        with pgq_monitor(dsn, rate_window_s=4) as monitor:
             deadline = time.monotonic() + 12
             while time.monotonic() < deadline:
                 snap = monitor.collect()
@@ -293,7 +294,7 @@ def test_a_deep_queue_drained_by_a_foreign_worker_shows_its_completions(
     drain = Writer(dsn, delete_drain("deep", 25), 0.05)  # ~500 jobs/s
     drain.start()
     try:
-        with Monitor(dsn, count_interval_s=2.0) as monitor:
+        with pgq_monitor(dsn, count_interval_s=2.0) as monitor:
             deadline, rates = time.monotonic() + 20, None
             while time.monotonic() < deadline:
                 snap = monitor.collect()

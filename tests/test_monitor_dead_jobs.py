@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 import psycopg
+from monitor_support import pgq_monitor
 from psycopg import sql as pgsql
 
 from pgq_tui.monitor import queries
-from pgq_tui.monitor.collect import Monitor
 
 ROWS = 20
 
@@ -37,7 +37,7 @@ def expected_ids(conn: psycopg.Connection) -> list[int]:
 
 def test_most_recent_dead_jobs_are_the_most_recent(dsn: str, sql: psycopg.Connection) -> None:
     add_dead(sql, 600)  # 200 per queue: ten times the rows listed
-    with Monitor(dsn, lease_rows=ROWS) as monitor:
+    with pgq_monitor(dsn, lease_rows=ROWS) as monitor:
         snap = monitor.collect()
     assert [d.id for d in snap.dead.rows] == expected_ids(sql)
     assert snap.dead.total == 600

@@ -8,21 +8,22 @@ from typing import Any
 
 import psycopg
 import pytest
+from monitor_support import pgq_monitor
 from psycopg import sql
 
-from pgq_tui.monitor import queries
-from pgq_tui.monitor.collect import Monitor
+from pgq_tui.db.introspect import DEFAULTS
 
-# queue_counts_background.sql is left out on purpose: it is the background exact count, which does
-# read every row of the states it counts (its own connection and statement_timeout).
+# The pgq dialect's statements a poll runs (its counts with the poll's cap: the background exact
+# count runs the same ones with no cap, reading every row of the states it counts, on its own
+# connection and statement_timeout).
 STATEMENTS = (
-    "queue_pending",
-    "queue_states",
-    "queue_done",
-    "queue_activity",
-    "leases",
-    "dead_jobs",
-    "claim_probe",
+    "pgq.count_pending",
+    "pgq.count_states",
+    "pgq.count_done",
+    "pgq.activity",
+    "pgq.leases",
+    "pgq.dead",
+    "pgq.claim_probe",
 )
 
 
@@ -50,11 +51,14 @@ def big(dsn: str, sql: psycopg.Connection) -> None:
 
 @pytest.mark.parametrize("name", STATEMENTS)
 def test_no_sequential_scan_of_the_jobs_table(dsn: str, big: None, name: str) -> None:
-    with Monitor(dsn, count_cap=50) as monitor:
+    with pgq_monitor(dsn, count_cap=50) as monitor:
         monitor.collect()  # opens the connection with the monitor's session settings
         conn = monitor._connection()
-        query = queries.query(name, conn.info.server_version, "jobs", "public")
-        params = {"cap1": 51, "rows": 50, "after": 20_000, "max_span": 200_000, "gap_rows": 1000}
+        model = monitor.model
+        polled = (*model.counts, model.activity, model.leases, model.dead, model.claim_probe)
+        (statement,) = [s for s in polled if s is not None and s.name == name]
+        query = statement.compose()
+        params = {**DEFAULTS, "cap1": 51, "rows": 50, "after": 20_000, "max_span": 200_000, "gap_rows": 1000}
         params["queue"] = "q1"  # claim_probe
         params |= {"lo": [5, 100], "hi": [9, 120]}  # the previous window's gaps, looked up again
         (row,) = conn.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + query, params).fetchall()
@@ -67,5 +71,5 @@ def test_no_sequential_scan_of_the_jobs_table(dsn: str, big: None, name: str) ->
         "jobs_lease_idx",
         "jobs_dead_idx",
         "jobs_done_idx",
-        "jobs_pkey",  # queue_activity: ids above the previous poll's max(id)
+        "jobs_pkey",  # activity: ids above the previous poll's max(id)
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from pgq_tui.monitor.background import BackgroundCount
-from pgq_tui.monitor.rates import Activity, merge, table_rates
+from pgq_tui.monitor.rates import Activity, merge, source_of, table_rates, with_counts
 from pgq_tui.monitor.snapshot import APPROXIMATE, AT_LEAST, EXACT, STALE, Figure, Rates, TableRates
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -33,6 +33,33 @@ def test_ids_never_seen_make_a_bound_and_unknown_depth_no_rate() -> None:
     assert rates["b"].completed is None and "completed" not in rates["b"].figures
 
 
+def test_a_queue_first_seen_after_an_empty_poll_has_exact_rates() -> None:
+    """A poll that counted and found no queue at all knows every depth is 0, not unknown."""
+    window = [act(0, {}, {}), act(2, {"a": 6}, {"a": 6})]
+    r = table_rates(window)["a"]
+    assert (r.enqueued, r.completed, r.failed) == (3.0, 0.0, 0.0)
+    assert r.figures["completed"].accuracy == r.figures["failed"].accuracy == EXACT
+
+
+def test_a_kind_without_a_dead_state_still_has_completions() -> None:
+    """The seed shapes record no dead jobs: their depth is ready + scheduled + running + stuck, so
+    completed/s is known; failed/s, which that state would give, is not (not a made-up 0)."""
+    from pgq_tui.monitor.snapshot import QueueStats
+
+    seen = {"ready", "scheduled", "running", "expired"}
+
+    def poll(s: float, new: dict[str, int], ready: int) -> Activity:
+        figures = {n: Figure(EXACT, T0, "poll") for n in seen}
+        q = QueueStats("a", ready, 0, 0, 0, 0, 0, None, figures)
+        bare = Activity(T0 + timedelta(seconds=s), 0, new, 0, 0, ())
+        return with_counts(bare, [q], None, frozenset(seen))
+
+    rates = table_rates([poll(0, {}, 10), poll(4, {"a": 20}, 14)])["a"]
+    assert (rates.enqueued, rates.completed, rates.failed) == (5.0, 4.0, None)
+    assert rates.figures["completed"].accuracy == EXACT and "failed" not in rates.figures
+    assert source_of({"a": rates}) == "table"  # an unknown rate comes from no counters
+
+
 def test_counters_are_kept_unless_the_table_shows_more() -> None:
     ids = {"enqueued": Figure(EXACT, T0, "ids"), "completed": Figure(EXACT, T0, "depth")}
     table = {"a": Rates(30.0, 30.0, 0.0, 0.0, ids), "b": Rates(10.0, 9.0, 0.0, 0.0, ids)}
@@ -51,7 +78,7 @@ def test_deep_queue_completions_from_two_background_counts() -> None:
     def bg(
         s: float, ready: int, max_id: int, new: dict[str, int] | None, prev: BackgroundCount | None
     ) -> BackgroundCount:
-        groups = frozenset(("pending", "running", "failed"))
+        groups = frozenset(("ready", "scheduled", "running", "expired", "failed"))  # the depth
         return BackgroundCount(
             T0 + timedelta(seconds=s), 300.0, groups, {("a", "ready"): ready}, max_id, new, prev
         )

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from monitor_support import pgq_monitor
 
-from pgq_tui.monitor.collect import Monitor, collect
+from pgq_tui.monitor.collect import collect
 from pgq_tui.queue import JobQueue
 
 
@@ -84,7 +85,7 @@ def test_blocked_session_and_its_blocker(
 def test_pgq_top_sessions_are_labelled_not_hidden(dsn: str, background: list[psycopg.Connection]) -> None:
     ours = open_bg(dsn, background, "pgq-top action")
     ours.execute("SELECT txid_current()")
-    with Monitor(dsn) as monitor:
+    with pgq_monitor(dsn) as monitor:
         snap = monitor.collect()
         assert snap.server.monitor_pid == monitor.pid
     (s,) = [s for s in snap.sessions.idle_in_transaction if s.pid == ours.info.backend_pid]

@@ -7,8 +7,8 @@ import time
 from datetime import timedelta
 
 import psycopg
+from monitor_support import pgq_monitor
 
-from pgq_tui.monitor.collect import Monitor
 from pgq_tui.queue import JobQueue
 from pgq_tui.queue.pool import WorkerPool
 from pgq_tui.queue.worker import WorkerConfig
@@ -19,7 +19,7 @@ JOBS = 1500
 def test_throughput_matches_the_pool(dsn: str, queue: JobQueue) -> None:
     queue.enqueue("tp", [{"n": i} for i in range(JOBS)])
     config = WorkerConfig(conninfo=dsn, queues=("tp",), batch=10, lease=30.0, idle_sleep=0.05)
-    with Monitor(dsn, history_s=120) as monitor:
+    with pgq_monitor(dsn, history_s=120) as monitor:
         pool = WorkerPool(config, concurrency=2, reap_interval=0).start()
         try:
             deadline = time.monotonic() + 60
@@ -62,7 +62,7 @@ def test_steady_load_rate_within_five_percent(dsn: str, queue: JobQueue, sql: ps
                 time.sleep(max(0.0, next_at - time.monotonic()))
 
     config = WorkerConfig(conninfo=dsn, queues=("steady",), batch=10, idle_sleep=0.02, keep=True)
-    with WorkerPool(config, concurrency=2, reap_interval=0), Monitor(dsn, rate_window_s=3) as monitor:
+    with WorkerPool(config, concurrency=2, reap_interval=0), pgq_monitor(dsn, rate_window_s=3) as monitor:
         thread = threading.Thread(target=produce, daemon=True)
         thread.start()
         time.sleep(seconds)

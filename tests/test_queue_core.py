@@ -358,9 +358,9 @@ def test_install_upgrades_a_table_made_from_the_seed_schema(
     )
     with pytest.raises(psycopg.errors.CheckViolation):
         sql.execute("UPDATE seedjobs SET status = 'exploded'")
-    from pgq_tui.monitor.collect import Monitor
+    from monitor_support import pgq_monitor
 
-    with Monitor(dsn, table="seedjobs") as monitor:
+    with pgq_monitor(dsn, table="seedjobs") as monitor:
         snap = monitor.collect()
     assert [(q.queue, q.done) for q in snap.queues] == [("old", 3)] and not snap.errors
 

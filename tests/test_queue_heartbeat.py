@@ -86,13 +86,13 @@ def test_kill_9_mid_job_is_reaped_within_a_lease_and_a_reaper_period(
 
 
 def test_the_monitor_shows_when_each_lease_was_last_renewed(queue: JobQueue) -> None:
-    from pgq_tui.monitor.collect import Monitor
+    from monitor_support import pgq_monitor
 
     queue.enqueue("long", [{}, {}])
     renewed, idle = queue.claim("long", limit=2, lease=60)
     time.sleep(1.0)
     assert queue.renew([renewed], 60) == {renewed.id}
-    with Monitor(queue.conninfo) as monitor:
+    with pgq_monitor(queue.conninfo) as monitor:
         ages = {lease.id: lease.heartbeat_age for lease in monitor.collect().leases.rows}
     assert ages[renewed.id] < 0.5 and ages[idle.id] is None, ages  # idle: claimed, never renewed
 

@@ -76,15 +76,15 @@ async def test_dashboard_and_pool_ride_out_a_real_server_restart() -> None:
     is lost."""
     import asyncio
 
+    from monitor_support import pgq_monitor
     from test_tui_app import plain
 
-    from pgq_tui.monitor.collect import Monitor
     from pgq_tui.tui.app import PgqTopApp
     from pgq_tui.tui.widgets.status import Banner
 
     interval = 1.0
     with busy_server(1500, ms=5) as (server, dsn, config):
-        monitor = Monitor(dsn)
+        monitor = pgq_monitor(dsn)
         app = PgqTopApp(monitor, interval=interval)
         try:
             with WorkerPool(config, concurrency=2, reap_interval=0.5):

@@ -10,12 +10,12 @@ from contextlib import asynccontextmanager
 
 import psycopg
 from actions_support import pgq_actions, pgq_model
+from monitor_support import pgq_monitor
 from psycopg.conninfo import make_conninfo
 from rich.console import Console
 
 from pgq_tui.actions import Actions
 from pgq_tui.errors import PgqError
-from pgq_tui.monitor.collect import Monitor
 from pgq_tui.queue import JobQueue
 from pgq_tui.tui import keys
 from pgq_tui.tui.app import PgqTopApp
@@ -50,7 +50,7 @@ async def settle(pilot, app: PgqTopApp, polls: int = 1, timeout: float = 10.0) -
 
 @asynccontextmanager
 async def dashboard(dsn: str, *, size=(160, 48), read_only=False, interval=1.0) -> AsyncIterator:  # type: ignore[no-untyped-def]
-    monitor = Monitor(dsn, read_only=read_only)
+    monitor = pgq_monitor(dsn, read_only=read_only)
     actions = pgq_actions(dsn, read_only=read_only)
     app = PgqTopApp(monitor, actions=actions, interval=interval, read_only=read_only)
     try:
@@ -273,7 +273,7 @@ async def test_a_role_without_privileges_gets_a_message_not_a_crash(
     sql.execute(psycopg.sql.SQL("CREATE ROLE {} NOLOGIN").format(ident))
     sql.execute(psycopg.sql.SQL("GRANT SELECT ON jobs TO {}").format(ident))
     seed_stuck(dsn, n=1)
-    monitor = Monitor(dsn)
+    monitor = pgq_monitor(dsn)
     weak = Actions(make_conninfo(dsn, options=f"-c role={role}"), pgq_model(dsn))
     app = PgqTopApp(monitor, actions=weak, interval=5)
     try:

@@ -31,3 +31,27 @@ def test_the_dashboard_imports_no_database_driver() -> None:
                 names = [node.module]
             offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] == "psycopg"]
     assert offenders == []
+
+
+PACKAGE = TUI.parent
+
+
+def _kinds() -> frozenset[str]:
+    from pgq_tui.dialects import registry
+
+    return frozenset(d.kind for d in registry.builtin())
+
+
+def test_no_branch_on_a_dialect_name_outside_the_dialects() -> None:
+    """What differs per framework is data in its QueueModel, not `if kind == "pgq"` in the engine
+    (monitor, actions, CLI, TUI)."""
+    kinds, offenders = _kinds(), []
+    for path in PACKAGE.rglob("*.py"):
+        if "dialects" in path.relative_to(PACKAGE).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                parts = [node.left, *node.comparators]
+                named = [p.value for p in parts if isinstance(p, ast.Constant) and p.value in kinds]
+                offenders += [f"{path.name}:{node.lineno}: {n!r}" for n in named]
+    assert offenders == []

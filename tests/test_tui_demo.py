@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 from actions_support import pgq_actions
+from monitor_support import pgq_monitor
 from test_tui_app import plain, settle
 
 from pgq_tui.demo import DemoSession
-from pgq_tui.monitor.collect import Monitor
 from pgq_tui.tui.app import PgqTopApp
 from pgq_tui.tui.screens.confirm import ConfirmScreen
 from pgq_tui.tui.screens.help import HelpScreen
@@ -23,7 +23,7 @@ def demo() -> Iterator[DemoSession]:
 
 
 async def test_demo_keys_idle_transaction_then_terminate_it(demo: DemoSession) -> None:
-    monitor, actions = Monitor(demo.dsn), pgq_actions(demo.dsn)
+    monitor, actions = pgq_monitor(demo.dsn), pgq_actions(demo.dsn)
     app = PgqTopApp(monitor, actions=actions, demo=demo.controller, interval=0.5)
     try:
         async with app.run_test(size=(160, 48)) as pilot:

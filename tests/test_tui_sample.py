@@ -235,6 +235,7 @@ def make_snapshot(**overrides: object) -> Snapshot:
             cost_ms=370.0,
             lag_s=4.0,
         ),
+        stuck_label="lease expired",  # pgq-top's own table, as its dialect says
     )
     values.update(overrides)
     return Snapshot(**values)  # type: ignore[arg-type]

@@ -35,6 +35,13 @@ imports `pgq_tui.monitor`, `pgq_tui.actions`, `pgq_tui.tui` or another dialect. 
        throughput (optional) -> queue, bucket, enqueued, completed, failed, dead per second.
        claim_probe (optional) -> the SELECT inside the framework's claim (same WHERE and ORDER BY),
                    LIMIT 1, no locking clause, `%(queue)s`: the claim-cost probe EXPLAINs it.
+       activity (optional) -> contract.ACTIVITY_COLUMNS: new jobs per queue since the previous poll
+                   (per-queue rates for any writer). Only for increasing integer ids: build it with
+                   `dialects.activity.activity_statement(name, jobs=, id=, queue_of_j=)` (one template
+                   reading the primary key above the previous poll's max id). Leave it out for uuids.
+   - `required_columns`, `setup_hint`, `stuck_label` (optional): the main table's columns the monitor
+     checks at each poll (one clear error instead of failing panels), what to tell a user whose table
+     is missing or lacks them, and the stuck rule in a few words for one-line verdicts.
      Cost must stay flat: every statement walks an index and stops at a LIMIT. Where the table lacks
      the index a panel needs, leave that statement out and add `IndexAdvice(capability, "CREATE INDEX
      CONCURRENTLY ...", why)`: the dashboard shows the advice instead of scanning.

@@ -65,6 +65,7 @@ class Capability(str, Enum):
     DEAD = "dead"  # dead jobs listed with their error
     DETAIL = "detail"  # one job in full
     THROUGHPUT = "throughput"  # exact per-second rates from the framework's own counters
+    RATES = "rates"  # per-queue rates derived from the table (QueueModel.activity), for any writer
 
 
 # -- statements ------------------------------------------------------------------------------------
@@ -84,6 +85,7 @@ class Statement:
                          same transaction): a write may bound its guard with it, e.g.
                          `locked_until < %(before)s`, to touch only jobs that were stuck when the
                          operator confirmed, never one that became stuck while the dialog was open
+    The activity statement (QueueModel.activity) takes its own: after, max_span, gap_rows, lo, hi.
     `columns` declares the result columns; the conformance suite checks them against the server.
     """
 
@@ -147,6 +149,11 @@ LEASE_COLUMNS = (
     "stuck",  # bool: stuck by the framework's rule
     "payload_preview",  # first 200 characters of the payload as text; NULL when large
 )
+# Optional lease columns a dialect may add after LEASE_COLUMNS (declared in its statement's columns).
+LEASE_EXTRA_COLUMNS = ("heartbeat_age",)  # seconds since the holder last renewed the lease
+# QueueModel.activity: the rows new since the previous poll, per queue (dialects/sql/activity.sql):
+# kind 'new'/'late' (queue, n rows), 'gap' (lo, hi ids), 'top' (n = the max id).
+ACTIVITY_COLUMNS = ("kind", "queue", "n", "lo", "hi")
 DEAD_COLUMNS = ("id", "queue", "attempts", "max_attempts", "finished_at", "error", "payload_preview")
 JOB_COLUMNS = (
     "id",
@@ -184,6 +191,7 @@ class LeaseRow:
     seconds_left: float | None
     stuck: bool
     payload_preview: str | None
+    heartbeat_age: float | None = None  # LEASE_EXTRA_COLUMNS, when the dialect supplies it
 
 
 @dataclass(frozen=True)
@@ -229,6 +237,7 @@ def lease_row(r: Mapping[str, Any]) -> LeaseRow:
         seconds_left=float(r["seconds_left"]) if r["seconds_left"] is not None else None,
         stuck=bool(r["stuck"]),
         payload_preview=r["payload_preview"],
+        heartbeat_age=float(r["heartbeat_age"]) if r.get("heartbeat_age") is not None else None,
     )
 
 
@@ -329,6 +338,10 @@ class QueueModel:
     dead: Statement | None = None
     job: Statement | None = None
     throughput: Statement | None = None  # rows: queue, bucket, enqueued, completed, failed, dead
+    # New jobs per queue since the previous poll (ACTIVITY_COLUMNS), for per-queue rates whoever
+    # writes: a key-range scan of the primary key above the previous poll's max id. Only for ids that
+    # are increasing integers (None for uuids: the rates are then table-wide, from pg_stat).
+    activity: Statement | None = None
     # The claim-cost probe (monitor/probe.py): the SELECT inside the framework's claim, same WHERE and
     # ORDER BY, `LIMIT 1`, no locking clause; param `queue`. None: the table-health panel says so.
     claim_probe: Statement | None = None
@@ -341,10 +354,23 @@ class QueueModel:
     advice: tuple[IndexAdvice, ...] = ()
     unsupported: tuple[tuple[Capability, str], ...] = ()  # capability -> why, beyond missing indexes
     relations: tuple[tuple[str, str], ...] = ()  # (schema, table) whose health is shown; main first
+    # The monitor's check of the main relation at each poll: the columns its statements read (a table
+    # without them gets one clear error, not failing panels) and what to tell a user whose table is
+    # missing or lacks them (e.g. "create it with: pgq-top init --dsn DSN").
+    required_columns: tuple[str, ...] = ()
+    setup_hint: str | None = None
+    # The stuck rule in a few words for one-line verdicts ("lease expired"); "" -> "stuck by the
+    # queue's rule", with the full rule in stuck_rule.
+    stuck_label: str = ""
 
     @property
     def kind(self) -> str:
         return self.match.kind
+
+    @property
+    def main_relation(self) -> tuple[str, str]:
+        """(schema, table) the table-health panel and the relation check watch."""
+        return self.relations[0] if self.relations else (self.match.schema, self.match.table)
 
     def count_columns(self) -> frozenset[str]:
         return frozenset(c for s in self.counts for c in s.columns)
@@ -366,7 +392,10 @@ class QueueModel:
             Capability.DEAD: self.dead is not None,
             Capability.DETAIL: self.job is not None,
             Capability.THROUGHPUT: self.throughput is not None,
+            Capability.RATES: self.activity is not None,
         }[cap]
+        if cap == Capability.RATES and not ok:
+            return Support(False, "job ids are not increasing integers: table-wide rates only (pg_stat)")
         return Support(True) if ok else Support(False, f"{self.title} does not record this")
 
     def action(self, kind: ActionKind) -> ActionSpec | None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from pgq_tui.detection import QueueTarget, find_queues
 from pgq_tui.errors import EXIT_CONNECT, PgqError, describe
-from pgq_tui.monitor.dialect_monitor import open_monitor
+from pgq_tui.monitor import open_monitor
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.targets import Target
 

@@ -1,0 +1,22 @@
+"""The monitor: `open_monitor(conninfo, model)` -> a Monitor whose collect() returns a Snapshot.
+
+Imported lazily, so that `pgq_tui.monitor.snapshot` and the other pure modules stay light to import.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["DetectingMonitor", "Monitor", "open_monitor"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Monitor", "open_monitor"):
+        from pgq_tui.monitor import collect
+
+        return getattr(collect, name)
+    if name == "DetectingMonitor":
+        from pgq_tui.monitor.detecting import DetectingMonitor
+
+        return DetectingMonitor
+    raise AttributeError(name)

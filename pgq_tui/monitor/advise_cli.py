@@ -21,8 +21,7 @@ from rich.text import Text
 from pgq_tui.db import resolve_dsn
 from pgq_tui.errors import EXIT_OK
 from pgq_tui.monitor.advice import Advice, advise
-from pgq_tui.monitor.collect import Monitor
-from pgq_tui.monitor.dialect_monitor import open_monitor
+from pgq_tui.monitor.collect import Monitor, open_monitor
 from pgq_tui.monitor.health import bloat_verdicts
 from pgq_tui.monitor.report import single_target
 from pgq_tui.monitor.snapshot import Snapshot

@@ -1,11 +1,13 @@
 """The background exact count: what the poll cannot afford, counted on the side.
 
 A poll counts each queue-and-state only up to the cap (its cost must stay bounded by the cap, not the
-table). When a count passes the cap, the poll asks this counter for the states involved; a daemon
-thread then runs one `count(*)` statement (queue_counts_background.sql) on its own connection, with
-its own statement_timeout (the time budget), so a slow count never delays a poll and never holds the
-poll's connection. Its results are exact as of the statement's snapshot and are shown as stale, with
-their age, until the next one lands.
+table). When a count passes the cap, the poll asks this counter for the count names involved; a
+daemon thread then runs the dialect's own count statements that read them with no cap (`cap1` NULL),
+in one REPEATABLE READ transaction (every count from one snapshot), on its own connection with its
+own statement_timeout (the time budget), so a slow count never delays a poll and never holds the
+poll's connection. The same snapshot reads the activity statement's max id and the rows new since
+the previous count (for completion rates of queues too deep to count every poll). Its results are
+exact as of the snapshot and are shown as stale, with their age, until the next one lands.
 
 Pacing: after a count that took `cost`, the next waits max(min_interval_s, cost * (1 - duty) / duty),
 so the counter keeps at most `duty` of one backend busy. A new state passing the cap is counted at once.
@@ -19,7 +21,6 @@ import dataclasses
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -27,28 +28,15 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
+from pgq_tui.db.introspect import DEFAULTS
+from pgq_tui.dialects.contract import COUNT_KEY, OLDEST_READY, QueueModel, Statement
 from pgq_tui.errors import PgqError, first_line
-from pgq_tui.monitor import queries
+from pgq_tui.monitor.counting import DEPTH, FIELD, BackgroundCount, depth_of, names_of
 
-GROUPS = ("pending", "running", "failed", "done")  # what one branch of the statement counts
-DEPTH_GROUPS = frozenset(("pending", "running", "failed"))  # counted together: one consistent depth
+__all__ = ["BackgroundCount", "BackgroundCounter", "pacing_wait", "parse", "statements_for"]
+
 APPLICATION_NAME = "pgq-top counts"
-
-
-@dataclass(frozen=True)
-class BackgroundCount:
-    """One background count: exact values as of `as_of` for the states in `groups`."""
-
-    as_of: datetime
-    cost_ms: float
-    groups: frozenset[str]
-    counts: dict[tuple[str, str], int]  # (queue, field) -> rows; absent with its group counted: 0
-    max_id: int
-    new: dict[str, int] | None = None  # rows per queue with ids above the previous count's max_id
-    previous: BackgroundCount | None = field(default=None, repr=False)  # for rates over two counts
-
-    def value(self, queue: str, name: str, group: str) -> int | None:
-        return self.counts.get((queue, name), 0) if group in self.groups else None
+ALL_IDS = 1 << 62  # the activity statement's max_span when the background reads every new id
 
 
 def pacing_wait(cost_s: float, min_interval_s: float, duty: float) -> float:
@@ -60,20 +48,38 @@ def pacing_wait(cost_s: float, min_interval_s: float, duty: float) -> float:
     return max(min_interval_s, cost_s * (1.0 - duty) / duty)
 
 
-def parse(rows: Iterable[dict[str, Any]], groups: frozenset[str], cost_ms: float) -> BackgroundCount:
-    """The statement's rows (as_of, field, queue, n) as a BackgroundCount (pure)."""
+def statements_for(model: QueueModel, names: frozenset[str]) -> tuple[tuple[Statement, ...], frozenset[str]]:
+    """The count statements that read any of `names` (all of the depth when any depth state is
+    wanted: one snapshot for the whole depth, so depth deltas are exact), and every name they read."""
+    if names & DEPTH:
+        names |= DEPTH
+    chosen = tuple(s for s in model.counts if names_of(s) & names)
+    return chosen, frozenset(n for s in chosen for n in names_of(s))
+
+
+def parse(
+    rows: Iterable[dict[str, Any]],
+    groups: frozenset[str],
+    as_of: datetime,
+    cost_ms: float,
+    activity: Iterable[dict[str, Any]] = (),
+) -> BackgroundCount:
+    """Uncapped count rows (and the activity rows of the same snapshot) -> a BackgroundCount keyed by
+    (queue, count name). Pure."""
     counts: dict[tuple[str, str], int] = {}
-    new: dict[str, int] = {}
-    max_id, as_of = 0, None
     for r in rows:
-        as_of = r["as_of"]
-        if r["field"] == "max_id":
+        for key, value in r.items():
+            if key in (COUNT_KEY, OLDEST_READY) or value is None:
+                continue
+            k = (str(r[COUNT_KEY]), FIELD.get(key, key))
+            counts[k] = counts.get(k, 0) + int(value)
+    new: dict[str, int] = {}
+    max_id = 0
+    for r in activity:
+        if r["kind"] == "top":
             max_id = int(r["n"])
-        elif r["field"] == "new":
-            new[r["queue"]] = int(r["n"])
-        else:
-            counts[(r["queue"], r["field"])] = int(r["n"])
-    assert as_of is not None, "the max_id row is always there"
+        elif r["kind"] == "new":
+            new[str(r["queue"])] = new.get(str(r["queue"]), 0) + int(r["n"])
     return BackgroundCount(as_of, cost_ms, groups, counts, max_id, new)
 
 
@@ -83,15 +89,14 @@ class BackgroundCounter:
     def __init__(
         self,
         conninfo: str,
-        table: str,
-        schema: str,
+        model: QueueModel,
         *,
         budget_ms: int = 20_000,
         min_interval_s: float = 2.0,
         duty: float = 0.25,
         read_only: bool = False,
     ) -> None:
-        self.table, self.schema = table, schema
+        self.model = model
         self.budget_ms = budget_ms
         self.min_interval_s = min_interval_s
         self.duty = duty
@@ -118,9 +123,9 @@ class BackgroundCounter:
 
     # -- the poll's side --------------------------------------------------------------------------
     def want(self, groups: frozenset[str]) -> None:
-        """The states whose counts passed the cap at this poll (empty: the counter idles)."""
-        if groups & DEPTH_GROUPS:
-            groups |= DEPTH_GROUPS  # one snapshot for the whole depth, so depth deltas are exact
+        """The count names that passed the cap at this poll (empty: the counter idles)."""
+        if groups:
+            groups = statements_for(self.model, groups)[1] | groups
         with self._cond:
             if groups - self._wanted:
                 self._next_at = 0.0  # a state newly over the cap: count it now
@@ -218,14 +223,23 @@ class BackgroundCounter:
 
     def _count(self, groups: frozenset[str], previous: BackgroundCount | None) -> BackgroundCount:
         conn = self._active = self._session.conn
-        version = conn.info.server_version
-        params: dict[str, Any] = {g: g in groups for g in GROUPS}
-        params["after"] = previous.max_id if previous is not None else None
+        statements, names = statements_for(self.model, groups)
+        activity = self.model.activity
         started = time.perf_counter()
-        with conn.cursor(row_factory=dict_row) as cur:
-            cur.execute(queries.query("queue_counts_background", version, self.table, self.schema), params)
-            rows = cur.fetchall()
-        result = parse(rows, groups, (time.perf_counter() - started) * 1000)
+        rows: list[dict[str, Any]] = []
+        seen: list[dict[str, Any]] = []
+        with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
+            for statement in statements:
+                cur.execute(statement.compose(), {**DEFAULTS, "cap1": None})
+                rows += cur.fetchall()
+            if activity is not None:
+                after = previous.max_id if previous is not None else None
+                params = {"after": after, "max_span": ALL_IDS, "gap_rows": 0, "lo": [], "hi": []}
+                seen = cur.execute(activity.compose(), params).fetchall()
+        result = parse(rows, names, as_of, (time.perf_counter() - started) * 1000, seen)
+        result = dataclasses.replace(result, depth=depth_of(self.model))
         # Keep one count back (rates need two), not the whole chain.
         back = dataclasses.replace(previous, previous=None) if previous is not None else None
         return dataclasses.replace(result, new=result.new if back is not None else None, previous=back)

@@ -1,12 +1,19 @@
-"""`Monitor.collect() -> Snapshot`: one cheap poll of the queue and the server.
+"""`Monitor.collect() -> Snapshot`: one cheap poll of a queue, through its dialect, and of the server.
 
-Cost is proportional to the active jobs, never to the table: every count walks a partial index and
-stops at `count_cap`; above it a background thread keeps an exact count on its own connection
-(monitor/background.py; the figure is then stale, with its age, or "≥cap" until the first count
-lands: monitor/counting.py). Distinct queues come from recursive skip-scans, lists are taken per queue
-with LIMIT, rates come from the ids and depths the polls see (monitor/rates.py) and from the counters
-table where it exists. The connection is autocommit, so no transaction or snapshot survives a poll (a
-monitor must not pin the xmin horizon it watches).
+One Monitor serves every dialect, pgq-top's own table included: the queue panels run the statements
+the dialect's QueueModel supplies (counts, leases, dead jobs, the activity and counters statements),
+the server-wide panels (server, table health of the queue's main relation, vacuum, sessions) are the
+files in `pgq_tui/db/sql/`. A poll is two round trips whatever the dialect: the server row and the
+relation check, then every other statement in one pipeline (monitor/pipeline.py).
+
+Cost is proportional to the active jobs, never to the table: every count walks an index and stops at
+`count_cap` (monitor/counting.py); above it a background thread keeps exact counts on its own
+connection (monitor/background.py). Rates come from the new ids per queue since the last poll (the
+dialect's activity statement) and the depths the polls see (monitor/rates.py), and from the
+framework's own counters where it has them. Panels a dialect cannot serve are listed in
+`Snapshot.unsupported` with the reason (e.g. the index it wants), never run. The connection is
+autocommit, so no transaction or snapshot survives a poll (a monitor must not pin the xmin horizon it
+watches).
 
 Each panel is one or a few statements; if one fails (statement_timeout, lock_timeout, a missing
 privilege) its panel is left empty and `Snapshot.errors[panel]` says why, while the others carry on.
@@ -17,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -25,6 +32,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
+from pgq_tui.db.introspect import DEFAULTS
+from pgq_tui.dialects.contract import Capability, QueueModel, Statement
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
 from pgq_tui.monitor import counting, panels, pipeline, queries, rates
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
@@ -56,20 +65,17 @@ def _tune_session(conn: psycopg.Connection) -> None:
     conn.execute("SET jit = off")
 
 
-# fmt: off
-REQUIRED_COLUMNS = frozenset(("id", "queue", "status", "priority", "run_at", "attempts", "max_attempts",
-                              "locked_until", "locked_by", "finished_at", "last_error", "heartbeat_at"))
-# fmt: on
 # Measured (benchmarks/bench_collect.py): 1,000 keeps the 5M-row poll under 2x the 10k-row poll;
 # 2,000 did not (each capped count walks up to cap index entries, 10 queues x 5 states of them).
 DEFAULT_COUNT_CAP = 1000
 PANELS = ("queues", "leases", "throughput", "table", "sessions", "dead")
 
 T = TypeVar("T")
+Key = tuple[str, str, str]  # ("sql" | "model", statement name, its parameters): one pipelined result
 
 
 class Monitor:
-    """Polls one jobs table. Not thread-safe: give each thread its own Monitor.
+    """Polls one queue through its dialect's QueueModel. Not thread-safe: give each thread its own.
 
     count_cap: each poll counts every queue and state exactly up to this many rows (each count walks
     up to count_cap index entries, so the cap bounds a poll's cost). Above it the background counter
@@ -83,8 +89,7 @@ class Monitor:
     def __init__(
         self,
         conninfo: str,
-        table: str = "jobs",
-        schema: str = "public",
+        model: QueueModel,
         *,
         statement_timeout_ms: int = 2000,
         lock_timeout_ms: int = 500,
@@ -99,8 +104,8 @@ class Monitor:
         probe_interval_s: float = 10.0,
     ) -> None:
         self.conninfo = conninfo
-        self.table = table
-        self.schema = schema
+        self.model = model
+        self.schema, self.table = model.main_relation
         self.statement_timeout_ms = statement_timeout_ms
         self.lock_timeout_ms = lock_timeout_ms
         self.read_only = read_only
@@ -109,11 +114,14 @@ class Monitor:
         self.history_s = history_s
         self.rate_window_s = rate_window_s
         self.session_rows = session_rows
-        # Claim-cost probe and autovacuum pacing (monitor/bloatwatch.py); the probe is the claim's own
-        # candidate scan (db/sql/claim_probe.sql), at most once per probe_interval_s.
-        self.bloat = BloatWatch(
-            queries.query("claim_probe", 0, table, schema), probe_interval_s=probe_interval_s
-        )
+        # panels the dialect cannot serve: listed with the reason, never run
+        self.unsupported = counting.unsupported(model)
+        self._depth = counting.depth_of(model)  # the unfinished states its completed/s is derived from
+        self._counters_statement = model.throughput if model.support(Capability.THROUGHPUT).ok else None
+        # Claim-cost probe and autovacuum pacing (monitor/bloatwatch.py); the probe is the framework's
+        # own claim candidate scan (None: not supplied), at most once per probe_interval_s.
+        probe = model.claim_probe.compose() if model.claim_probe is not None else None
+        self.bloat = BloatWatch(probe, probe_interval_s=probe_interval_s)
         self._session = Session(
             conninfo,
             setup=_tune_session,
@@ -125,14 +133,14 @@ class Monitor:
         )
         self._counter = BackgroundCounter(
             conninfo,
-            table,
-            schema,
+            model,
             budget_ms=count_budget_ms,
             min_interval_s=count_interval_s,
             read_only=read_only,
         )
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
-        self._prefetched: dict[Any, pipeline.Outcome] = {}  # sent together, read by _rows()
+        self._prefetched: dict[Hashable, pipeline.Outcome] = {}  # sent together, read by _rows/_run
+        self._version = 0
 
     # -- connection -------------------------------------------------------------------------------
     @property
@@ -163,16 +171,38 @@ class Monitor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _rows(self, name: str, version: int, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        sent = self._prefetched.pop(_key(name, params), None)
+    # -- statements: pipelined first, run alone when a panel asks for something else ----------------
+    def _server_sql(self, name: str, params: dict[str, Any] | None) -> tuple[Key, Any, Any]:
+        return (
+            ("sql", name, repr(sorted((params or {}).items()))),
+            queries.server_query(name, self._version),
+            params,
+        )
+
+    def _model_sql(self, statement: Statement, params: dict[str, Any]) -> tuple[Key, Any, Any]:
+        bound = {**DEFAULTS, **params}
+        return ("model", statement.name, repr(sorted(bound.items()))), statement.compose(), bound
+
+    def _fetch(self, key: Key, query: Any, params: Any) -> list[dict[str, Any]]:
+        sent = self._prefetched.pop(key, None)
         if isinstance(sent, psycopg.Error):
             raise sent
         if sent is not None:
             return sent
-        conn = self._connection()
-        with conn.cursor(row_factory=dict_row) as cur:
-            cur.execute(queries.query(name, version, self.table, self.schema), params, prepare=True)
-            return cur.fetchall()
+        with self._connection().cursor(row_factory=dict_row) as cur:
+            cur.execute(query, params, prepare=True)
+            return cur.fetchall() if cur.description else []
+
+    def _rows(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """A server-wide panel's rows (db/sql/<name>.sql)."""
+        return self._fetch(*self._server_sql(name, params))
+
+    def _run(self, statement: Statement, **params: Any) -> list[dict[str, Any]]:
+        """One of the dialect's statements' rows (unset standard parameters are NULL)."""
+        return self._fetch(*self._model_sql(statement, params))
+
+    def _prefetch(self, plan: list[tuple[Key, Any, Any]]) -> None:
+        self._prefetched = pipeline.run(self._connection(), plan)
 
     def _guard(self, panel: str, errors: dict[str, str], fallback: T, fn: Callable[[], T]) -> T:
         """Run one panel; a failed statement empties the panel, a lost connection fails the poll."""
@@ -189,61 +219,64 @@ class Monitor:
     def collect(self) -> Snapshot:
         """One Snapshot. Raises PgqError when the server is unreachable or the table unusable."""
         started = time.perf_counter()
+        model = self.model
         try:
-            version = self._connection().info.server_version  # picks each file's version band
+            self._version = self._connection().info.server_version  # picks each file's version band
             check = {"schema": self.schema, "table": self.table}
-            self._prefetch(version, [("server", None), ("check_table", check)])
-            server = self._rows("server", version)[0]
-            target = self._check(version)
+            self._prefetch([self._server_sql("server", None), self._server_sql("check_table", check)])
+            server = self._rows("server")[0]
+            rel = self._check(self._rows("check_table", check)[0])
         except psycopg.Error as exc:
             if not self._session.usable:
                 self.close()
             raise describe(exc, table=self.qualified) from None
         now = server["now"]
         errors: dict[str, str] = {}
-        jobs_oid = target["jobs_oid"]
+        oid = rel["oid"]
         try:
-            self._prefetch(version, self._plan(now, target))
+            self._prefetch(self._plan(now, oid))
         except psycopg.Error as exc:  # the connection went away mid-poll
             self.close()
             raise describe(exc, table=self.qualified) from None
 
-        counters = self._guard("throughput", errors, None, lambda: self._counters(version, now, target))
-        active = self._guard("throughput", errors, None, lambda: self._activity(version, now))
-        queue_rows = self._guard("queues", errors, None, lambda: self._queue_rows(version))
+        cap1 = self.count_cap + 1
+        counters = self._guard("throughput", errors, None, lambda: self._counters(now))
+        active = self._guard("throughput", errors, None, lambda: self._activity(now))
+        count_rows = self._guard(
+            "queues", errors, None, lambda: [r for s in model.counts for r in self._run(s, cap1=cap1)]
+        )
         bg = self._counter.latest()
         seen = {q for a in self._polls for q in a.new} | set(counters.per_queue if counters else ())
-        queues = counting.queue_stats(queue_rows or [], self.count_cap, now, bg, also=seen)
-        if queue_rows is not None:
-            self._counter.want(counting.over_cap(counting.poll_counts(queue_rows), self.count_cap))
-        leases, expired = self._guard(
-            "leases",
-            errors,
-            (LeaseList((), 0), LeaseList((), 0)),
-            lambda: panels.lease_lists(
-                self._rows("leases", version, {"rows": self.lease_rows}), queues, "queues" in errors
-            ),
-        )
-        dead = self._guard(
-            "dead",
-            errors,
-            DeadList((), 0),
-            lambda: panels.dead_list(self._rows("dead_jobs", version, {"rows": self.lease_rows}), queues),
-        )
-        table = self._guard(
-            "table", errors, panels.empty_table(self.qualified), lambda: self._table(version, jobs_oid)
-        )
+        queues = counting.queue_stats(count_rows or [], model, cap1, now, bg, also=seen)
+        if count_rows is not None:
+            self._counter.want(counting.over_cap(counting.poll_reads(count_rows)[0], model, cap1))
+        leases, expired = self._leases(errors, queues)
+        dead = DeadList((), 0)
+        if model.dead is not None:
+            statement = model.dead
+            dead = self._guard(
+                "dead",
+                errors,
+                dead,
+                lambda: panels.dead_list(self._run(statement, rows=self.lease_rows), queues),
+            )
+        table = self._guard("table", errors, panels.empty_table(self.qualified), lambda: self._table(oid))
+        pg = None if "table" in errors else (table.inserted, table.updated, table.deleted)
         if active is not None:
-            pg = None if "table" in errors else (table.inserted, table.updated, table.deleted)
-            self._remember(rates.with_counts(active, queues if queue_rows is not None else (), pg))
+            self._remember(
+                rates.with_counts(active, queues if count_rows is not None else None, pg, self._depth)
+            )
+        elif model.activity is None and pg is not None:
+            # no per-queue ids to follow (e.g. uuid ids): the table-wide pg_stat rates only
+            self._remember(rates.Activity(now, 0, {}, 0, 0, (), pg=pg))
         throughput = rates.throughput(
             counters, self._window(now), tuple(self._polls), bg, self.rate_window_s, self.history_s, now
         )
-        sessions = self._guard("sessions", errors, Sessions((), (), (), 0), lambda: self._sessions(version))
-        bloat = self._bloat_report(version, errors, jobs_oid, table, sessions, queues, now)
+        sessions = self._guard("sessions", errors, Sessions((), (), (), 0), self._sessions)
+        bloat = self._bloat_report(errors, oid, table, sessions, queues, now)
         info = ServerInfo(
             version=server["version"],
-            version_num=version,
+            version_num=self._version,
             now=now,
             database=server["database"],
             in_recovery=server["in_recovery"],
@@ -260,71 +293,65 @@ class Monitor:
             sessions=sessions,
             errors=errors,
             dead=dead,
-            bloat=bloat,
             counts=self._count_status(now, bg),
+            kind=model.kind,
+            target=model.match.label,
+            stuck_rule=model.stuck_rule,
+            stuck_label=model.stuck_label,
+            unsupported=dict(self.unsupported),
+            bloat=bloat,
         )
 
-    def _bloat_report(
-        self,
-        version: int,
-        errors: dict[str, str],
-        jobs_oid: int,
-        table: TableHealth,
-        sessions: Sessions,
-        queues: tuple[QueueStats, ...],
-        now: Any,
-    ) -> BloatReport | None:
-        """Claim-cost probe and autovacuum pacing as one guarded panel ("bloat" in errors). A monitor
-        for another queue kind sets `self.bloat.probe` to its own claim's candidate SELECT (or None)."""
-        return self._guard(
-            "bloat",
-            errors,
-            None,
-            lambda: self.bloat.poll(
-                self._connection(),
-                lambda name, params: self._rows(name, version, params),
-                jobs_oid,
-                table,
-                sessions,
-                queues,
-                now,
-            ),
-        )
-
-    def _plan(self, now: Any, target: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:
+    def _plan(self, now: Any, oid: int) -> list[tuple[Key, Any, Any]]:
         """Every statement the rest of this poll runs, with the parameters the panels below pass:
         sent in one pipeline (one round trip). A statement a panel then asks for with other
-        parameters is simply run on its own, so a mismatch costs a round trip, never a wrong figure."""
+        parameters is simply run on its own, so a mismatch costs a round trip, never a wrong figure.
+        The counters statement goes last: a failing statement aborts the ones after it in the
+        pipeline (they are sent again), and a missing grant on a counters table is the likely one."""
+        model = self.model
         cap1 = {"cap1": self.count_cap + 1}
         lists, sessions = {"rows": self.lease_rows}, {"rows": self.session_rows}
-        jobs = {"jobs_oid": target["jobs_oid"]}
-        plan: list[tuple[str, dict[str, Any] | None]] = []
-        if target["stats_oid"] is not None and not target["stats_problem"]:
-            until, since = panels.window(now, max(self.history_s, self.rate_window_s))
-            plan.append(("throughput", {"since": since, "until": until}))
+        rel = {"jobs_oid": oid}
+        plan = [self._model_sql(s, cap1) for s in model.counts]
+        if model.activity is not None:
+            plan.append(self._model_sql(model.activity, self._activity_params()))
+        plan += [self._model_sql(s, lists) for s in (model.leases, model.dead) if s is not None]
         plan += [
-            ("queue_activity", rates.activity_params(self._polls[-1] if self._polls else None)),
-            ("queue_pending", cap1),
-            ("queue_states", cap1),
-            ("queue_done", cap1),
-            ("leases", lists),
-            ("dead_jobs", lists),
-            ("table_health", jobs),
-            ("vacuum_progress", jobs),
-            ("autovacuum_pacing", jobs),  # the bloat report's (bloatwatch.py); the probe runs apart
-            ("idle_in_transaction", sessions),
-            ("xmin_holders", sessions),
-            ("blocked", sessions),
-            ("backends", None),
+            self._server_sql("table_health", rel),
+            self._server_sql("vacuum_progress", rel),
+            self._server_sql("autovacuum_pacing", rel),  # the bloat report's; the probe runs apart
+            self._server_sql("idle_in_transaction", sessions),
+            self._server_sql("xmin_holders", sessions),
+            self._server_sql("blocked", sessions),
+            self._server_sql("backends", None),
         ]
+        if self._counters_statement is not None:
+            plan.append(self._model_sql(self._counters_statement, self._counters_params(now)))
         return plan
 
-    def _prefetch(self, version: int, plan: list[tuple[str, dict[str, Any] | None]]) -> None:
-        statements = [
-            (_key(name, params), queries.query(name, version, self.table, self.schema), params)
-            for name, params in plan
-        ]
-        self._prefetched = pipeline.run(self._connection(), statements)
+    def _check(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The queue's main table exists, is readable and has the columns the dialect reads."""
+        hint = f"; {self.model.setup_hint}" if self.model.setup_hint else ""
+        if row["oid"] is None:
+            raise PgqError(
+                f"table {self.qualified} does not exist (or is not visible to role {row['role']}){hint}",
+                EXIT_SCHEMA,
+            )
+        if not row["can_select"]:
+            raise PgqError(
+                f"permission denied: role {row['role']} cannot read {self.qualified}; grant it "
+                f"with: GRANT SELECT ON {self.qualified} TO {row['role']}; GRANT pg_monitor TO "
+                f"{row['role']}",
+                EXIT_PRIVILEGE,
+            )
+        missing = sorted(set(self.model.required_columns) - set(row["columns"]))
+        if missing:
+            raise PgqError(
+                f"table {self.qualified} is not a {self.model.title} jobs table: missing columns "
+                f"{', '.join(missing)}{hint}",
+                EXIT_SCHEMA,
+            )
+        return row
 
     def _count_status(self, now: Any, bg: BackgroundCount | None) -> CountStatus:
         """The counter as this poll used it (`bg`: the count the figures were built from)."""
@@ -343,52 +370,42 @@ class Monitor:
             error=counter.error,
         )
 
-    def _check(self, version: int) -> dict[str, Any]:
-        """The jobs table exists, is readable and has our columns; the stats table is optional."""
-        row = self._rows("check_table", version, {"schema": self.schema, "table": self.table})[0]
-        if row["jobs_oid"] is None:
-            raise PgqError(
-                f"table {self.qualified} does not exist (or is not visible to role {row['role']}); "
-                "create it with: pgq-top init --dsn DSN",
-                EXIT_SCHEMA,
-            )
-        if not row["can_select"]:
-            raise PgqError(
-                f"permission denied: role {row['role']} cannot read {self.qualified}; grant it "
-                f"with: GRANT SELECT ON {self.qualified} TO {row['role']}; GRANT pg_monitor TO "
-                f"{row['role']}",
-                EXIT_PRIVILEGE,
-            )
-        missing = sorted(REQUIRED_COLUMNS - set(row["columns"]))
-        if missing:
-            raise PgqError(
-                f"table {self.qualified} is not a pgq-top jobs table: missing columns {', '.join(missing)} "
-                "(pgq-top init adds them to a table from an older pgq-top or the seed schema)",
-                EXIT_SCHEMA,
-            )
-        if row["stats_oid"] is None:
-            row["stats_problem"] = f"no counters table {self.qualified}_stats (create it with: pgq-top init)"
-        elif not row["can_select_stats"]:
-            row["stats_problem"] = (
-                f"permission denied for {self.qualified}_stats "
-                f"(GRANT SELECT ON {self.qualified}_stats TO {row['role']})"
-            )
-        else:
-            row["stats_problem"] = None
-        return row
-
     # -- panels -----------------------------------------------------------------------------------
-    def _queue_rows(self, version: int) -> list[dict[str, Any]]:
-        cap1 = {"cap1": self.count_cap + 1}
-        rows = [{"kind": "pending", **r} for r in self._rows("queue_pending", version, cap1)]
-        rows += [{"kind": "states", **r} for r in self._rows("queue_states", version, cap1)]
-        rows += [{"kind": "done", **r} for r in self._rows("queue_done", version, cap1)]
-        return rows
+    def _leases(self, errors: dict[str, str], queues: tuple[QueueStats, ...]) -> tuple[LeaseList, LeaseList]:
+        empty = (LeaseList((), 0), LeaseList((), 0))
+        statement = self.model.leases
+        if statement is None:
+            return empty
+        return self._guard(
+            "leases",
+            errors,
+            empty,
+            lambda: panels.lease_lists(
+                self._run(statement, rows=self.lease_rows), queues, "queues" in errors
+            ),
+        )
 
-    def _activity(self, version: int, now: Any) -> rates.Activity:
+    def _activity_params(self) -> dict[str, Any]:
+        return rates.activity_params(self._polls[-1] if self._polls else None)
+
+    def _activity(self, now: Any) -> rates.Activity | None:
+        """New ids per queue since the previous poll; None when the dialect cannot follow ids."""
+        if self.model.activity is None:
+            return None
         prev = self._polls[-1] if self._polls else None
-        rows = self._rows("queue_activity", version, rates.activity_params(prev))
-        return rates.activity(rows, prev, now)
+        return rates.activity(self._run(self.model.activity, **self._activity_params()), prev, now)
+
+    def _counters_params(self, now: Any) -> dict[str, Any]:
+        until, since = panels.window(now, max(self.history_s, self.rate_window_s))
+        return {"since": since, "until": until}
+
+    def _counters(self, now: Any) -> Throughput | None:
+        """The framework's own counters' rates; None without them (the rates then come from the table)."""
+        if self._counters_statement is None:
+            return None
+        params = self._counters_params(now)
+        rows = self._run(self._counters_statement, **params)
+        return panels.throughput(rows, params["until"], self.history_s, self.rate_window_s)
 
     def _remember(self, active: rates.Activity) -> None:
         self._polls.append(active)
@@ -403,41 +420,56 @@ class Monitor:
         first = max((i for i, a in enumerate(polls) if a.at <= start), default=0)
         return polls[first:]
 
-    def _counters(self, version: int, now: Any, target: dict[str, Any]) -> Throughput | None:
-        """The counters table's rates; None without one (the rates then come from the table)."""
-        if target["stats_oid"] is None:
-            return None
-        if target["stats_problem"]:
-            raise _PanelProblem(target["stats_problem"])
-        until, since = panels.window(now, max(self.history_s, self.rate_window_s))
-        rows = self._rows("throughput", version, {"since": since, "until": until})
-        return panels.throughput(rows, until, self.history_s, self.rate_window_s)
-
-    def _table(self, version: int, jobs_oid: int) -> TableHealth:
-        row = self._rows("table_health", version, {"jobs_oid": jobs_oid})[0]
-        progress = self._rows("vacuum_progress", version, {"jobs_oid": jobs_oid})
+    def _table(self, oid: int) -> TableHealth:
+        row = self._rows("table_health", {"jobs_oid": oid})[0]
+        progress = self._rows("vacuum_progress", {"jobs_oid": oid})
         return panels.table_health(row, progress, self.qualified)
 
-    def _sessions(self, version: int) -> Sessions:
+    def _sessions(self) -> Sessions:
         rows = {"rows": self.session_rows}
         return panels.sessions(
-            self._rows("idle_in_transaction", version, rows),
-            self._rows("xmin_holders", version, rows),
-            self._rows("blocked", version, rows),
-            self._rows("backends", version)[0]["total"],
+            self._rows("idle_in_transaction", rows),
+            self._rows("xmin_holders", rows),
+            self._rows("blocked", rows),
+            self._rows("backends")[0]["total"],
+        )
+
+    def _bloat_report(
+        self,
+        errors: dict[str, str],
+        oid: int,
+        table: TableHealth,
+        sessions: Sessions,
+        queues: tuple[QueueStats, ...],
+        now: Any,
+    ) -> BloatReport | None:
+        """Claim-cost probe and autovacuum pacing as one guarded panel ("bloat" in errors)."""
+        return self._guard(
+            "bloat",
+            errors,
+            None,
+            lambda: self.bloat.poll(self._connection(), self._rows, oid, table, sessions, queues, now),
         )
 
 
-def _key(name: str, params: dict[str, Any] | None) -> tuple[str, str]:
-    """A prefetched result's key: the statement and its exact parameters."""
-    return name, repr(sorted((params or {}).items()))
+def open_monitor(conninfo: str, model: QueueModel, **kw: Any) -> Monitor:
+    """The monitor of a detected queue (`model`: `QueueTarget.model` from detection.find_queues)."""
+    return Monitor(conninfo, model, **kw)
 
 
-class _PanelProblem(psycopg.Error):
-    """A panel that cannot run at all (e.g. no SELECT on the counters table): reported, not raised."""
+def collect(
+    conninfo: str,
+    *,
+    kind: str | None = None,
+    schema: str | None = None,
+    table: str | None = None,
+    mapping: str | None = None,
+    **kw: Any,
+) -> Snapshot:
+    """One Snapshot of the one queue detection finds (for scripts; a dashboard keeps a Monitor).
+    Several queues that fit the flags are a usage error here: name one with kind/schema/table."""
+    from pgq_tui.detection import single_queue
 
-
-def collect(conninfo: str, **kw: Any) -> Snapshot:
-    """One Snapshot from a fresh connection (for scripts; a dashboard keeps a Monitor)."""
-    with Monitor(conninfo, **kw) as monitor:
+    target = single_queue(conninfo, kind=kind, schema=schema, table=table, mapping=mapping)
+    with open_monitor(conninfo, target.model, **kw) as monitor:
         return monitor.collect()

@@ -1,128 +1,223 @@
 """Counts per queue and state, each with how it was obtained. Pure: rows in, QueueStats out.
 
-The poll reads every count through a partial index and stops at cap + 1 rows, so a count of at most
-`cap` is exact at this poll. Above the cap the poll only knows "more than cap"; the figure is then the
-background counter's exact value (stale, with its as_of), when it has one that still agrees with the
-poll (above the cap), else the lower bound `cap` (at_least, shown "≥cap"). Nothing is ever sampled or
-extrapolated: a number is exact, exact as of a stated time, or a stated lower bound.
-
-Done rows (kept finished jobs) are read through the done index (finished_at), which has no queue
-column: the poll reads at most cap + 1 of them over all queues, exact per queue when fewer came back.
+The poll runs the dialect's count statements (QueueModel.counts), each reading at most cap1 rows per
+queue and state through an index, or cap1 over all queues for the states a dialect marks
+`capped_overall` (e.g. pgq-top's done index has no queue column). A count below cap1 is exact at
+this poll. Above it the poll only knows "at least"; the figure is then the background counter's exact
+value (stale, with its as_of) when it has one that still agrees with the poll, else the proven lower
+bound (at_least, shown "≥cap"). Nothing is ever sampled or extrapolated: a number is exact, exact as
+of a stated time, or a stated lower bound.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pgq_tui.monitor.background import BackgroundCount
+from pgq_tui.dialects.contract import COUNT_KEY, OLDEST_READY, Capability, QueueModel, State, Statement
 from pgq_tui.monitor.snapshot import AT_LEAST, EXACT, STALE, Figure, QueueStats
 
 Row = Mapping[str, Any]
 
-# Each count, the background group that counts it, and the poll row kind that reads it.
-GROUP = {
-    "ready": "pending",
-    "scheduled": "pending",
-    "running": "running",
-    "expired": "running",
-    "failed": "failed",
-    "done": "done",
+# canonical state -> the QueueStats field it fills (the Snapshot keeps its established names)
+FIELD = {
+    State.READY.value: "ready",
+    State.SCHEDULED.value: "scheduled",
+    State.RUNNING.value: "running",
+    State.STUCK.value: "expired",
+    State.DEAD.value: "failed",
+    State.DONE.value: "done",
 }
-DEPTH = ("ready", "scheduled", "running", "expired", "failed")  # every row not finished
+DEPTH = frozenset(("ready", "scheduled", "running", "expired", "failed"))  # every row not finished
 POLL = "poll"  # capped index walk in this poll
 BACKGROUND = "background"  # the background exact count
+# the panel (or figure) each capability feeds, for Snapshot.unsupported. A framework without its own
+# counters still has a throughput panel when the rates come from its ids (RATES): "counters" says
+# what is missing; "throughput" is unsupported only when neither serves it.
+PANEL = {
+    Capability.COUNTS: "queues",
+    Capability.LEASES: "leases",
+    Capability.DEAD: "dead",
+    Capability.THROUGHPUT: "counters",
+    Capability.RATES: "rates",
+    Capability.OLDEST_READY: "oldest_ready",
+    Capability.DONE: "done",
+    Capability.DETAIL: "detail",
+}
 
 
-def poll_counts(rows: Iterable[Row]) -> dict[str, dict[str, int]]:
-    """queue -> count name -> rows read by this poll (at most cap + 1 per queue and state, except
-    done, whose cap + 1 is over all queues)."""
-    out: dict[str, dict[str, int]] = defaultdict(dict)
+@dataclass(frozen=True)
+class BackgroundCount:
+    """One background count: exact values as of `as_of` for the count names in `groups`."""
+
+    as_of: datetime
+    cost_ms: float
+    groups: frozenset[str]  # the QueueStats fields (or extra labels) this count covered
+    counts: dict[tuple[str, str], int]  # (queue, field) -> rows; absent with its name counted: 0
+    max_id: int  # the activity statement's max id in the same snapshot (0 without one)
+    new: dict[str, int] | None = None  # rows per queue with ids above the previous count's max_id
+    previous: BackgroundCount | None = field(default=None, repr=False)  # for rates over two counts
+    depth: frozenset[str] = DEPTH  # the unfinished states this queue's kind has (depth_of)
+
+    def value(self, queue: str, name: str) -> int | None:
+        return self.counts.get((queue, name), 0) if name in self.groups else None
+
+
+def names_of(statement: Statement) -> frozenset[str]:
+    """The count names (QueueStats fields, or extra labels) one count statement reads."""
+    return frozenset(FIELD.get(c, c) for c in statement.columns if c not in (COUNT_KEY, OLDEST_READY))
+
+
+def poll_reads(rows: Sequence[Row]) -> tuple[dict[str, dict[str, int]], dict[str, float]]:
+    """queue -> count name -> rows read (several statements summed), and queue -> oldest ready age."""
+    reads: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    oldest: dict[str, float] = {}
     for r in rows:
-        if r["kind"] == "done":
-            out[r["queue"]]["done"] = int(r["n"])
-            continue
-        for name in ("ready", "scheduled", "running", "expired", "failed"):
-            if r.get(name) is not None:
-                out[r["queue"]][name] = int(r[name])
-    return out
+        queue = str(r[COUNT_KEY])
+        _ = reads[queue]
+        for key, value in r.items():
+            if key == COUNT_KEY or value is None:
+                continue
+            if key == OLDEST_READY:
+                oldest[queue] = float(value)
+            else:
+                reads[queue][FIELD.get(key, key)] += int(value)
+    return reads, oldest
 
 
-def over_cap(counts: Mapping[str, Mapping[str, int]], cap: int) -> frozenset[str]:
-    """The background groups some count of which passed the cap at this poll.
+def over_cap(reads: Mapping[str, Mapping[str, int]], model: QueueModel, cap1: int) -> frozenset[str]:
+    """The count names that reached cap1 at this poll (per queue, or in sum for capped_overall).
 
-    >>> sorted(over_cap({"a": {"ready": 11, "failed": 3}, "b": {"done": 6}}, 10))
-    ['pending']
-    >>> sorted(over_cap({"a": {"done": 6}, "b": {"done": 5}}, 10))
+    >>> from pgq_tui.dialects.contract import Match
+    >>> m = QueueModel(Match("k", "s", "t"), "K", "", (), (), capped_overall=("done",))
+    >>> sorted(over_cap({"a": {"ready": 11, "failed": 3}, "b": {"done": 6}}, m, 11))
+    ['ready']
+    >>> sorted(over_cap({"a": {"done": 6}, "b": {"done": 5}}, m, 11))
     ['done']
     """
-    groups = {GROUP[n] for c in counts.values() for n, v in c.items() if n != "done" and v > cap}
-    if sum(c.get("done", 0) for c in counts.values()) > cap:
-        groups.add("done")
-    return frozenset(groups)
+    overall = {FIELD.get(s, s) for s in model.capped_overall}
+    out = {n for c in reads.values() for n, v in c.items() if n not in overall and v >= cap1}
+    out |= {n for n in overall if sum(c.get(n, 0) for c in reads.values()) >= cap1}
+    return frozenset(out)
 
 
-def figure_for(
-    name: str, read: int, cap: int, done_over: bool, bg: BackgroundCount | None, queue: str, now: datetime
+def figure(
+    name: str,
+    read: int,
+    capped: bool,
+    overall: bool,
+    cap1: int,
+    bg: BackgroundCount | None,
+    queue: str,
+    now: datetime,
 ) -> tuple[int, Figure]:
-    """One count: the poll's exact read, else the background's stale value, else a lower bound.
+    """The poll's exact read; above the cap the background's exact count when it agrees, else the
+    proven lower bound (cap1 - 1 per queue, or the rows seen when the cap is over all queues).
 
     >>> from datetime import datetime, timezone
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    >>> value, figure = figure_for("ready", 7, 10, False, None, "q", t); value, figure.accuracy
+    >>> value, f = figure("ready", 7, False, False, 11, None, "q", t); value, f.accuracy
     (7, 'exact')
-    >>> value, figure = figure_for("ready", 11, 10, False, None, "q", t); value, figure.accuracy
+    >>> value, f = figure("ready", 11, True, False, 11, None, "q", t); value, f.accuracy
     (10, 'at_least')
     """
-    capped = done_over if name == "done" else read > cap
     if not capped:
         return read, Figure(EXACT, now, POLL)
-    floor = read if name == "done" else cap  # what the poll proved: done rows seen, or cap + 1 > cap
-    value = bg.value(queue, name, GROUP[name]) if bg is not None else None
-    if value is not None and value > floor:
-        return value, Figure(STALE, bg.as_of, BACKGROUND)  # type: ignore[union-attr]
+    floor = read if overall else cap1 - 1
+    value = bg.value(queue, name) if bg is not None else None
+    if value is not None and bg is not None and value > floor:
+        return value, Figure(STALE, bg.as_of, BACKGROUND)
     return floor, Figure(AT_LEAST, now, POLL)
 
 
 def queue_stats(
     rows: Sequence[Row],
-    cap: int,
+    model: QueueModel,
+    cap1: int,
     now: datetime,
-    bg: BackgroundCount | None,
+    bg: BackgroundCount | None = None,
     also: Iterable[str] = (),
 ) -> tuple[QueueStats, ...]:
-    """Every queue seen by the poll (plus `also`, e.g. queues seen only in the rate window, listed
-    with zeros), each count with its Figure."""
-    counts = poll_counts(rows)
-    done_over = sum(c.get("done", 0) for c in counts.values()) > cap
-    oldest = {r["queue"]: r["oldest_ready_age_s"] for r in rows if r["kind"] == "pending"}
-    queues = set(counts) | set(also)
-    if done_over and bg is not None and "done" in bg.groups:
-        queues |= {q for q, n in bg.counts if n == "done"}  # queues whose done rows the poll missed
+    """Sum the count statements' rows per queue, each count with its Figure. Every queue seen by the
+    poll is listed, plus `also` (e.g. queues seen only in the rate window, listed with zeros)."""
+    reads, oldest = poll_reads(rows)
+    capped = over_cap(reads, model, cap1)
+    overall = {FIELD.get(s, s) for s in model.capped_overall}
+    queues = set(reads) | set(also)
+    if bg is not None:
+        queues |= {q for q, n in bg.counts if n in capped}  # queues the capped reads did not reach
+    served = {FIELD.get(c, c) for c in model.count_columns()} - {COUNT_KEY, OLDEST_READY}
     out = []
     for q in sorted(queues):
-        values: dict[str, int] = {}
+        values: dict[str, int] = dict.fromkeys(FIELD.values(), 0)
+        extra: dict[str, int] = {}
         figures: dict[str, Figure] = {}
-        for name in GROUP:
-            values[name], figures[name] = figure_for(
-                name, counts.get(q, {}).get(name, 0), cap, done_over, bg, q, now
-            )
-        out.append(QueueStats(queue=q, **values, oldest_ready_age_s=oldest.get(q), figures=figures))
+        for name in sorted(served):
+            read = reads.get(q, {}).get(name, 0)
+            # a per-queue cap binds only the queues whose read reached it (others are exact)
+            capped_here = name in capped and (name in overall or read >= cap1)
+            n, f = figure(name, read, capped_here, name in overall, cap1, bg, q, now)
+            figures[name] = f
+            if name in values:
+                values[name] = n
+            else:
+                extra[name] = n
+        out.append(
+            QueueStats(queue=q, **values, oldest_ready_age_s=oldest.get(q), figures=figures, extra=extra)
+        )
     return tuple(out)
 
 
-def exact_depth(q: QueueStats) -> int | None:
-    """Rows of the queue not finished (ready + scheduled + running + expired + failed), when every
-    part is exact at this poll; None otherwise."""
-    if any(q.accuracy(n) != EXACT for n in DEPTH):
+def depth_of(model: QueueModel) -> frozenset[str]:
+    """The unfinished states (of DEPTH) this queue's kind has: those it counts, or would count with
+    the index it advises. A state it does not record at all (the seed shapes have no dead state) is
+    not part of its depth; one it cannot count for want of an index is, and makes the depth unknown.
+
+    >>> from pgq_tui.dialects.contract import Match
+    >>> counts = Statement.of("c", "", ("queue", "ready", "scheduled", "running", "stuck"))
+    >>> sorted(depth_of(QueueModel(Match("k", "s", "t"), "K", "", (), (counts,))))
+    ['expired', 'ready', 'running', 'scheduled']
+    """
+    served = {FIELD.get(c, c) for c in model.count_columns()}
+    advised = {FIELD.get(s, s) for a in model.advice for s in a.states}
+    return DEPTH & frozenset(served | advised)
+
+
+def exact_depth(q: QueueStats, states: frozenset[str] = DEPTH) -> int | None:
+    """Rows of the queue not finished (the sum of its kind's unfinished `states`), when every one is
+    counted and exact at this poll; None otherwise (one the dialect cannot count without an index,
+    or one above the cap). A hand-built QueueStats (no figures) is exact."""
+    if q.figures and not set(q.figures) >= states:
         return None
-    return sum(getattr(q, n) for n in DEPTH)
+    if any(q.accuracy(n) != EXACT for n in states):
+        return None
+    return sum(getattr(q, n) for n in states)
 
 
 def background_depth(bg: BackgroundCount, queue: str) -> int | None:
     """The queue's depth in one background count, when that count covered every state of it."""
-    if not {"pending", "running", "failed"} <= bg.groups:
+    if not bg.groups >= bg.depth:
         return None
-    return sum(bg.counts.get((queue, n), 0) for n in DEPTH)
+    return sum(bg.counts.get((queue, n), 0) for n in bg.depth)
+
+
+def unsupported(model: QueueModel) -> dict[str, str]:
+    """Panel -> why this dialect cannot serve it (shown as unsupported, never as an error)."""
+    out: dict[str, str] = {}
+    for capability, panel in PANEL.items():
+        support = model.support(capability)
+        if not support.ok:
+            out[panel] = str(support.reason)
+    if "counters" in out and "rates" in out:
+        out["throughput"] = out["counters"]
+    for advice in model.advice:
+        for state in advice.states:
+            out.setdefault(FIELD.get(state, state), f"needs an index: {advice.definition}")
+    counted = model.count_columns()
+    for state, name in FIELD.items():  # a count the dialect cannot give is shown as n/a, not as 0
+        if state not in counted:
+            out.setdefault(name, f"{model.title} does not record {state} jobs")
+    return out

@@ -165,8 +165,8 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
         extra = f" ({orphaned} with no live holder)" if orphaned else ""
         if unknown:
             extra += f" ({unknown} whose holder cannot be known)"
-        # pgq-top's own words; another queue's rule is in its help (`?`) and in snapshot.stuck_rule
-        what = "lease expired" if snap.kind == "pgq" else "stuck by the queue's rule (see ?)"
+        # the dialect's few words for its rule; the whole rule is in the help (`?`) and snapshot.stuck_rule
+        what = snap.stuck_label or "stuck by the queue's rule (see ?)"
         out.append(
             Verdict(
                 CRIT if orphaned or unknown else WARN,

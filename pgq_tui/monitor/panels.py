@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from pgq_tui.dialects.contract import dead_row, lease_row
 from pgq_tui.monitor import health
 from pgq_tui.monitor.snapshot import (
     Blocker,
@@ -30,47 +31,57 @@ Row = Mapping[str, Any]
 
 # -- leases and dead letters -------------------------------------------------------------------------
 def _lease(r: Row) -> Lease:
+    row = lease_row(r)
     return Lease(
-        id=r["id"],
-        queue=r["queue"],
-        locked_by=r["locked_by"],
-        attempts=r["attempts"],
-        max_attempts=r["max_attempts"],
-        locked_until=r["locked_until"],
-        seconds_left=float(r["seconds_left"]) if r["seconds_left"] is not None else 0.0,
-        holder_connected=bool(r["holder_connected"]),
-        holder_pid=r["holder_pid"],
-        payload_preview=r.get("payload_preview"),
-        heartbeat_age=r.get("heartbeat_age"),
+        id=row.id,  # type: ignore[arg-type]  # any job id type
+        queue=str(row.queue),
+        locked_by=row.holder,
+        attempts=row.attempts or 0,
+        max_attempts=row.max_attempts or 0,
+        locked_until=row.expires_at,
+        seconds_left=row.seconds_left if row.seconds_left is not None else 0.0,
+        holder_connected=row.liveness.value == "alive",
+        holder_pid=row.holder_pid,
+        payload_preview=row.payload_preview,
+        heartbeat_age=row.heartbeat_age,
+        liveness=row.liveness.value,
     )
 
 
 def lease_lists(
     rows: Sequence[Row], queues: Sequence[QueueStats], counts_missing: bool
 ) -> tuple[LeaseList, LeaseList]:
-    """Valid leases (least time left first) and expired ones (longest expired first), each with its
-    true total from the queue counts (or the rows seen, when the counts panel failed)."""
-    valid = tuple(_lease(r) for r in rows if not r["expired"])
-    gone = tuple(_lease(r) for r in rows if r["expired"])
-    running = len(valid) if counts_missing else max(len(valid), sum(q.running for q in queues))
-    expired = len(gone) if counts_missing else max(len(gone), sum(q.expired for q in queues))
-    return LeaseList(valid, running), LeaseList(gone, expired)
+    """Running jobs (least time left first) and stuck ones (longest stuck first), from the dialect's
+    LEASE_COLUMNS rows, each with its true total from the queue counts (or the rows seen, when the
+    counts panel failed)."""
+    leases = [(_lease(r), bool(r["stuck"])) for r in rows]
+    running = tuple(lease for lease, stuck in leases if not stuck)
+    stuck = tuple(lease for lease, is_stuck in leases if is_stuck)
+    if counts_missing:
+        return LeaseList(running, len(running)), LeaseList(stuck, len(stuck))
+    return (
+        LeaseList(running, max(len(running), sum(q.running for q in queues))),
+        LeaseList(stuck, max(len(stuck), sum(q.expired for q in queues))),
+    )
 
 
 def dead_list(rows: Sequence[Row], queues: Sequence[QueueStats]) -> DeadList:
-    jobs = tuple(
-        DeadJob(
-            id=r["id"],
-            queue=r["queue"],
-            attempts=r["attempts"],
-            max_attempts=r["max_attempts"],
-            finished_at=r["finished_at"],
-            last_error=r["last_error"],
-            payload_preview=r.get("payload_preview"),
+    """Dead jobs from the dialect's DEAD_COLUMNS rows, newest first, with the true total."""
+    jobs = []
+    for r in rows:
+        d = dead_row(r)
+        jobs.append(
+            DeadJob(
+                id=d.id,  # type: ignore[arg-type]
+                queue=str(d.queue),
+                attempts=d.attempts or 0,
+                max_attempts=d.max_attempts or 0,
+                finished_at=d.finished_at,
+                last_error=d.error,
+                payload_preview=d.payload_preview,
+            )
         )
-        for r in rows
-    )
-    return DeadList(jobs, max(len(jobs), sum(q.failed for q in queues)))
+    return DeadList(tuple(jobs), max(len(jobs), sum(q.failed for q in queues)))
 
 
 # -- throughput --------------------------------------------------------------------------------------

@@ -1,8 +1,11 @@
 """The monitor's SQL, loaded from `pgq_tui/db/sql/*.sql`: one file per concern, one more per version
 band where the catalogs differ (`name_pre_170000.sql` serves servers older than 17.0).
 
-Object names are bound with psycopg.sql (the files use `{jobs}` and `{stats}` placeholders); values
-stay parameters. An operator can read exactly what pgq-top runs against their database in that folder.
+The server-wide panels (server, table health, vacuum, sessions) run these files as they are; the
+queue's own reads come from its dialect (pgq-top's own table: `dialects/pgq/statements.py` wraps the
+files here with `{jobs}` and `{stats}` placeholders, bound with psycopg.sql; `query()` binds them too,
+for tests and EXPLAIN checks). Values stay parameters. An operator can read exactly what pgq-top runs
+against their database in that folder.
 """
 
 from __future__ import annotations
@@ -42,6 +45,12 @@ def filename(name: str, version_num: int) -> str:
 
 def text(name: str, version_num: int) -> str:
     return _files()[filename(name, version_num)]
+
+
+@cache
+def server_query(name: str, version_num: int) -> sql.Composed:
+    """A server-wide panel's statement for this server version (no object names to bind)."""
+    return sql.SQL(text(name, version_num)).format()
 
 
 @cache

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from pgq_tui.monitor import health
 from pgq_tui.monitor.background import BackgroundCount
+from pgq_tui.monitor.counting import DEPTH as DEPTH_STATES
 from pgq_tui.monitor.counting import background_depth, exact_depth
 from pgq_tui.monitor.snapshot import (
     APPROXIMATE,
@@ -59,14 +60,16 @@ class Activity:
     holes: int  # ids of this window not seen (looked up again next poll)
     unresolved: int  # ids of the previous window still unseen: deleted before seen, or rolled back
     gaps: tuple[tuple[int, int], ...]  # id ranges to look up next poll
-    depth: dict[str, int | None] = field(default_factory=dict)  # exact depth per queue, None unknown
-    failed: dict[str, int | None] = field(default_factory=dict)  # exact dead letters, None unknown
+    # exact depth and dead letters per queue (a queue not listed has none; a value None: not exact);
+    # None: this poll has no counts (its queues panel failed, or they were not asked for)
+    depth: dict[str, int | None] | None = None
+    failed: dict[str, int | None] | None = None
     pg: tuple[int, int, int] | None = None  # pg_stat_user_tables n_tup_ins, n_tup_upd, n_tup_del
     first: bool = False  # the first poll: it only learned the watermark
 
 
 def activity_params(prev: Activity | None) -> dict[str, Any]:
-    """Parameters of queue_activity.sql for the poll after `prev`."""
+    """Parameters of the activity statement (dialects/sql/activity.sql) for the poll after `prev`."""
     gaps = prev.gaps if prev is not None else ()
     return {
         "after": prev.max_id if prev is not None else None,
@@ -78,7 +81,8 @@ def activity_params(prev: Activity | None) -> dict[str, Any]:
 
 
 def activity(rows: Iterable[Row], prev: Activity | None, at: datetime) -> Activity:
-    """queue_activity.sql's rows as an Activity (depth, failed and pg filled in by the caller).
+    """The activity statement's rows (dialects/sql/activity.sql) as an Activity (depth, failed and
+    pg filled in by the caller).
 
     >>> from datetime import datetime, timezone
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -121,17 +125,32 @@ def activity(rows: Iterable[Row], prev: Activity | None, at: datetime) -> Activi
     )
 
 
-def with_counts(a: Activity, queues: Sequence[QueueStats], pg: tuple[int, int, int] | None) -> Activity:
-    """The Activity with this poll's exact depths and dead-letter counts (None where not exact)."""
-    depth = {q.queue: exact_depth(q) for q in queues}
-    failed = {q.queue: q.failed if q.accuracy("failed") == EXACT else None for q in queues}
+def with_counts(
+    a: Activity,
+    queues: Sequence[QueueStats] | None,
+    pg: tuple[int, int, int] | None,
+    depth_states: frozenset[str] = DEPTH_STATES,
+) -> Activity:
+    """The Activity with this poll's exact depths (over `depth_states`, the unfinished states the
+    queue's kind has: counting.depth_of) and dead-letter counts (None where not exact or not counted;
+    `queues` None: the poll has no counts). A queue with no unfinished rows is not listed: its 0 is
+    exact, also on a poll that saw no queue at all."""
+    if queues is None:
+        return Activity(a.at, a.max_id, a.new, a.holes, a.unresolved, a.gaps, None, None, pg, a.first)
+    depth = {q.queue: exact_depth(q, depth_states) for q in queues}
+    failed = {q.queue: q.failed if _counted(q, "failed") else None for q in queues}
     return Activity(a.at, a.max_id, a.new, a.holes, a.unresolved, a.gaps, depth, failed, pg, a.first)
 
 
-def _at(table: Mapping[str, int | None], queue: str) -> int | None:
+def _counted(q: QueueStats, name: str) -> bool:
+    """The count is exact at this poll and the dialect counts it (a hand-built QueueStats: all)."""
+    return (not q.figures or name in q.figures) and q.accuracy(name) == EXACT
+
+
+def _at(table: Mapping[str, int | None] | None, queue: str) -> int | None:
     """A queue's figure at one poll. A queue the poll did not list has no unfinished rows (exact 0);
-    an empty table means the poll had no counts at all (its queues panel failed)."""
-    return table.get(queue, 0) if table else None
+    no table means the poll had no counts at all (its queues panel failed)."""
+    return table.get(queue, 0) if table is not None else None
 
 
 def table_rates(window: Sequence[Activity]) -> dict[str, Rates]:
@@ -144,7 +163,7 @@ def table_rates(window: Sequence[Activity]) -> dict[str, Rates]:
     if dt <= 0:
         return {}
     unresolved = sum(a.unresolved for a in polls)
-    queues = {q for a in window for q in (*a.new, *a.depth)}
+    queues = {q for a in window for q in (*a.new, *(a.depth or ()))}
     out = {}
     for q in sorted(queues):
         enq = sum(a.new.get(q, 0) for a in polls)
@@ -258,10 +277,11 @@ def totals(per_queue: Mapping[str, Rates], fallback: Rates) -> Rates:
 
 def source_of(per_queue: Mapping[str, Rates]) -> str:
     """ "counters", "table" or "mixed": where this poll's per-queue rates came from."""
-    kinds = {
-        "counters" if (f is None or f.source == COUNTERS) else "table"
+    kinds = {  # a rate not known this poll (no figure) comes from neither
+        "counters" if f.source == COUNTERS else "table"
         for r in per_queue.values()
         for f in (r.figures.get(n) for n in ("enqueued", "completed", "failed"))
+        if f is not None
     }
     return kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else "counters")
 

@@ -17,10 +17,10 @@ from rich.table import Table
 from rich.text import Text
 
 from pgq_tui.db import resolve_dsn
-from pgq_tui.detection import QueueTarget, find_queues
-from pgq_tui.errors import EXIT_OK, EXIT_USAGE, PgqError
+from pgq_tui.detection import QueueTarget, single_queue
+from pgq_tui.errors import EXIT_OK
 from pgq_tui.monitor import health, provenance
-from pgq_tui.monitor.dialect_monitor import open_monitor
+from pgq_tui.monitor.collect import open_monitor
 from pgq_tui.monitor.snapshot import LeaseList, Snapshot
 
 _STYLE = {health.WARN: "yellow", health.CRIT: "bold red"}
@@ -55,19 +55,13 @@ def run_snapshot(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def single_target(dsn: str, args: argparse.Namespace) -> QueueTarget:
     """The one queue the flags name; several found is a usage error here (nobody to ask)."""
-    targets = find_queues(
+    return single_queue(
         dsn,
         kind=getattr(args, "kind", None),
         schema=args.schema,
         table=args.table,
         mapping=getattr(args, "mapping", None),
     )
-    if len(targets) > 1:
-        found = "; ".join(t.label for t in targets)
-        raise PgqError(
-            f"several queues found ({found}): pick one with --kind, --schema or --table", EXIT_USAGE
-        )
-    return targets[0]
 
 
 def _t(value: object, style: str = "") -> Text:

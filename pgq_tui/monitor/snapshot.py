@@ -282,6 +282,7 @@ class Snapshot:
     unsupported: dict[str, str] = field(default_factory=dict)
     # Claim-cost probe, autovacuum pacing and xmin block (monitor/bloat.py); None when not collected.
     bloat: BloatReport | None = None
+    stuck_label: str = ""  # the stuck rule in a few words for one-line verdicts ("lease expired"), or ""
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(dataclasses.asdict(self))

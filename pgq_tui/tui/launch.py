@@ -90,7 +90,7 @@ def open_dashboard(
 ) -> int:
     """Check the connection and table with one real poll, then run the app on a monitor and actions."""
     from pgq_tui.actions import Actions
-    from pgq_tui.monitor.dialect_monitor import open_monitor
+    from pgq_tui.monitor import open_monitor
     from pgq_tui.tui.app import PgqTopApp
     from pgq_tui.tui.source import close_quietly
 

@@ -64,10 +64,12 @@ def crash_during_slow_job(fw: Driver, procs: Processes, *, holder_lifetime_s: fl
     wait_for("the failing job to be dead", lambda: "fail" in phases(fw.dsn, "fail") and fw.is_dead(failing))
     wait_for("the slow job to start", lambda: phases(fw.dsn, "slow") == ["start"])
     worker.kill9()
-    fw.make_stuck(slow)
-    holder = fw.start_worker(procs, fixed=False, queues=("hold",), lifetime_s=holder_lifetime_s)
+    # The live worker's job waits before it starts (a Graphile holder runs once: see its driver); the
+    # slow job is made stuck last, once every worker that will be alive during the checks is up.
     held = fw.enqueue("hold", "hold")
+    holder = fw.start_worker(procs, fixed=False, queues=("hold",), lifetime_s=holder_lifetime_s)
     wait_for("the live worker to start its job", lambda: phases(fw.dsn, "hold") == ["start"])
+    fw.make_stuck(slow)
     return Crashed(fast, later, failing, slow, held, holder)
 
 

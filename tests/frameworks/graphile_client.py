@@ -28,6 +28,7 @@ class Graphile:
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
         self.env = {"PGQ_TEST_PG": json.dumps(node_connection(dsn))}
+        self.continuous: list[Worker] = []  # pools that clear expired locks (see make_stuck)
 
     @staticmethod
     def version() -> str:
@@ -47,13 +48,20 @@ class Graphile:
         queues: Iterable[str] | None = None,
         lifetime_s: float | None = None,
     ) -> Worker:
-        return procs.start(
+        """A continuous pool (`graphile-worker`), except the live worker of the `hold` queue: that one
+        runs once (`graphile-worker --once`), so that it never clears the lock make_stuck backdates.
+        Its job must be waiting when it starts (a run-once pool exits when nothing is due)."""
+        once = tuple(queues or ()) == ("hold",)
+        worker = procs.start(
             "graphile-worker",
-            ["node", str(NODE_DIR / "graphile.js"), "worker"],
+            ["node", str(NODE_DIR / "graphile.js"), "once" if once else "worker"],
             ready="READY",
             **worker_env(fixed=fixed, queues=queues, lifetime_s=lifetime_s),
             **self.env,
         )
+        if not once:
+            self.continuous.append(worker)
+        return worker
 
     def enqueue(self, queue: str, key: str, *, in_seconds: int | None = None) -> str:
         """queue is the task identifier (fast, slow, fail, later); a failing job gets one attempt."""
@@ -77,13 +85,22 @@ class Graphile:
 
     def make_stuck(self, job_id: str) -> None:
         """Graphile's lock expiry is a fixed 4 hours: simulated by backdating locked_at (and the
-        lock of its named queue, if any) by SQL, the one thing in this flow not done by the clock."""
-        scalar(
+        lock of its named queue, if any) by SQL, the one thing in this flow not done by the clock.
+
+        Every continuous pool clears locks past that expiry once at a random moment in its first
+        minute, then every 8-10 minutes (graphile.js logs it as RESET-LOCKED): one alive now would
+        unlock this job partway through the test, which then sees it ready instead of stuck (the
+        flake this guard replaces). So no continuous pool may be alive here; the live worker beside
+        the stuck job runs once, and a run-once pool never clears locks."""
+        alive = [w.pid for w in self.continuous if w.alive()]
+        assert not alive, f"continuous Graphile pools {alive} would clear the backdated lock within a minute"
+        backdated = scalar(
             self.dsn,
             "UPDATE graphile_worker._private_jobs SET locked_at = locked_at - interval '4 hours 1 minute'"
             " WHERE id = %s AND locked_at IS NOT NULL RETURNING id",
             (int(job_id),),
         )
+        assert backdated == int(job_id), f"job {job_id} is not locked: nothing to make stuck"
 
     def truth(self, conn: psycopg.Connection | None = None) -> list[tuple[Any, str, str]]:
         """Each job's (id, task, canonical state), by a full scan written from Graphile's documented rules."""

@@ -133,13 +133,16 @@ class Procrastinate:
         return status == "failed"
 
     def make_stuck(self, job_id: str) -> None:
-        """Wait until the killed worker's heartbeat is older than the stalled threshold."""
+        """Wait until the killed worker's job is stalled by procrastinate's own rule: its worker's
+        heartbeat older than the stalled threshold, or its worker row gone (a worker starting up,
+        such as the live one beside it, prunes stalled workers' rows, which nulls worker_id)."""
         wait_for(
-            "the killed worker's heartbeat to go stale",
+            "the killed worker's job to be stalled",
             lambda: scalar(
                 self.dsn,
-                "SELECT w.last_heartbeat < now() - make_interval(secs => %s) FROM procrastinate_jobs j"
-                " JOIN procrastinate_workers w ON w.id = j.worker_id WHERE j.id = %s",
+                "SELECT w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => %s)"
+                " FROM procrastinate_jobs j LEFT JOIN procrastinate_workers w ON w.id = j.worker_id"
+                " WHERE j.id = %s AND j.status = 'doing'",
                 (STALLED_S, int(job_id)),
             ),
         )

@@ -28,7 +28,7 @@ from pgq_tui.exporter.cache import SnapshotCache
 from pgq_tui.exporter.server import serve
 from pgq_tui.fleet.poll import TargetWatch
 from pgq_tui.fleet.poller import FleetPoller
-from pgq_tui.monitor.dialect_monitor import open_monitor
+from pgq_tui.monitor import open_monitor
 from pgq_tui.queue import JobQueue
 from pgq_tui.targets import Target
 from pgq_tui.tui.app import BACK, PgqTopApp

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from psycopg import sql
 
+from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
@@ -123,6 +124,14 @@ class GraphileDialect:
         preview_dead = s("preview_dead", PREVIEW_COLUMNS)
         return QueueModel(
             match=match,
+            # new jobs per task (the counts' queue), the task's identifier looked up by its primary key
+            activity=activity_statement(
+                "graphile.activity",
+                jobs=idents["jobs"],
+                id="id",
+                queue_of_j="(SELECT t.identifier FROM {tasks} t WHERE t.id = j.task_id)",
+                tasks=idents["tasks"],
+            ),
             title=self.title,
             stuck_rule=STUCK_RULE,
             states=(
@@ -140,6 +149,7 @@ class GraphileDialect:
             leases=s("leases", LEASE_COLUMNS) if has_lock_index else None,
             dead=s("dead", DEAD_COLUMNS) if has_dead_index else None,
             job=s("job", JOB_COLUMNS),
+            claim_probe=s("claim_probe", ("id",)),
             actions=(
                 ActionSpec(
                     kind=ActionKind.REQUEUE,

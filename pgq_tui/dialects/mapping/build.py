@@ -13,6 +13,7 @@ wants (`IndexAdvice`), so the dashboard says so instead of scanning the user's t
 
 from __future__ import annotations
 
+from pgq_tui.dialects.activity import INTEGER_IDS, activity_statement
 from pgq_tui.dialects.catalog import Relation
 from pgq_tui.dialects.contract import (
     DEAD_COLUMNS,
@@ -149,6 +150,28 @@ class Builder:
         return (
             f"(%(ids)s::{idtype}[] IS NULL OR {{c_id}}{cast} = ANY(%(ids)s::{idtype}[]))"
             f" AND (%(queue)s::text IS NULL OR {queue} = %(queue)s::text)"
+        )
+
+    def activity(self) -> Statement | None:
+        """New jobs per queue since the last poll (the per-queue rates), when the id column is an
+        integer with a plain index led by it (its primary key): a key-range scan of the new ids.
+        None for other ids (uuid, text): the rates are then table-wide."""
+        id_column = self.spec.columns["id"]
+        column = self.rel.column(id_column)
+        if column is None or column.type not in INTEGER_IDS:
+            return None
+        if not any(
+            ix.valid and ix.columns[:1] == (id_column,) and not ix.predicate for ix in self.rel.indexes
+        ):
+            return None
+        idents = {"c_queue": self.idents["c_queue"]} if self.has("queue") else {}
+        return activity_statement(
+            f"{self.spec.kind}.activity",
+            jobs=self.idents["jobs"],
+            id=id_column,
+            queue_of_j=self.queue.replace("{c_queue}", "j.{c_queue}"),
+            literals=self.literals,
+            **idents,
         )
 
     def statement(self, name: str, text: str, columns: tuple[str, ...], **more: tuple[str, ...]) -> Statement:
@@ -294,6 +317,30 @@ UNION ALL
 SELECT '(null)', {oldest % "{c_queue} IS NULL"}
 WHERE EXISTS (SELECT 1 FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NULL)"""
         return self.statement("oldest_ready", text, ("queue", OLDEST_READY))
+
+    def claim_probe(self) -> Statement | None:
+        """The claim's candidate scan for the claim-cost probe (monitor/probe.py): the mapped ready
+        status values, due, of one queue, in the mapping's [claim] order, LIMIT 1, no locking clause.
+        None without a [claim] order, or without an index on the ready rows (it would scan)."""
+        order = self.spec.claim_order
+        if not order or not self.indexed("ready"):
+            return None
+        where = [self.in_state("ready")]
+        if self.has("run_at"):
+            where.append("{c_run_at} <= now()")
+        # no queue column: the table is one queue, and only its name finds anything
+        where.append("{c_queue} = %(queue)s" if self.has("queue") else "{queue_name}::text = %(queue)s::text")
+        keys = ", ".join(
+            f"{{o{i}}}" + (" DESC" if t.descending else "") + (f" NULLS {t.nulls}" if t.nulls else "")
+            for i, t in enumerate(order)
+        )
+        text = f"""
+SELECT {{c_id}} AS id FROM {{jobs}}
+WHERE {" AND ".join(where)}
+ORDER BY {keys}
+LIMIT 1"""
+        keyed = {f"o{i}": (t.column,) for i, t in enumerate(order)}
+        return self.statement("claim_probe", text, ("id",), **keyed)
 
     def leases(self, per_queue: bool) -> Statement:
         """The most urgent stuck and running jobs, at most `rows` of each; per queue by a skip-scan

@@ -40,7 +40,7 @@ class MappingDialect:
     def detect(self, catalog: Catalog) -> list[Match]:
         spec = self.spec
         out = []
-        for rel in catalog.with_columns(spec.columns.values()):
+        for rel in catalog.with_columns(spec.shape):
             if rel.kind not in ("r", "p"):
                 continue
             if (spec.table and rel.name != spec.table) or (spec.schema and rel.schema != spec.schema):
@@ -50,8 +50,7 @@ class MappingDialect:
                     kind=spec.kind,
                     schema=rel.schema,
                     table=rel.name,
-                    evidence=f"columns {', '.join(sorted(set(spec.columns.values())))} "
-                    f"(mapping {spec.source})",
+                    evidence=f"columns {', '.join(sorted(spec.shape))} (mapping {spec.source})",
                     # a named table is the user's explicit choice: it outranks any shape match
                     score=len(spec.columns) + (100 if spec.table else 0),
                     tables=(rel.name,),
@@ -119,6 +118,7 @@ class MappingDialect:
         ]
         return QueueModel(
             match=match,
+            activity=b.activity(),
             title=spec.title,
             stuck_rule=spec.stuck_rule,
             states=tuple(words),
@@ -126,6 +126,7 @@ class MappingDialect:
             leases=b.leases(b.queue_indexed("running")) if leases_ok else None,
             dead=b.dead() if dead_ok else None,
             job=b.job(),
+            claim_probe=b.claim_probe(),
             actions=b.actions(leases_ok, dead_ok),
             extra_states=tuple(spec.extra),
             capped_overall=tuple(overall),

@@ -39,6 +39,8 @@ The format (README "Mapping file"), every key but `kind`, `columns.id`, `columns
     reset_attempts = true
     [discard]                           # optional: dead jobs may be deleted
     delete = true
+    [claim]                             # optional: your claim's ORDER BY (table columns), for the
+    order = "priority DESC, id"         # claim-cost probe; absent: no probe
 """
 
 from __future__ import annotations
@@ -75,6 +77,10 @@ _INTERVAL = re.compile(r"^\s*\d+(\.\d+)?\s*(second|minute|hour|day)s?\s*$", re.I
 _KIND = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
+# One ORDER BY term of the claim: a column name, then optionally ASC/DESC and NULLS FIRST/LAST.
+_ORDER_TERM = re.compile(r"^\s*(\S+?)(?:\s+(asc|desc))?(?:\s+nulls\s+(first|last))?\s*$", re.IGNORECASE)
+
+
 class MappingError(ValueError):
     """A mapping file that cannot be used: one line naming the file and the key."""
 
@@ -86,6 +92,15 @@ class Handback:
     status: str
     clear: tuple[str, ...] = ()
     reset_attempts: bool = False
+
+
+@dataclass(frozen=True)
+class OrderTerm:
+    """One key of the claim's ORDER BY."""
+
+    column: str  # a column of the table (not a role: e.g. priority, which has no role)
+    descending: bool = False
+    nulls: str | None = None  # "FIRST" | "LAST"; None: PostgreSQL's default for the direction
 
 
 @dataclass(frozen=True)
@@ -103,10 +118,16 @@ class MappingSpec:
     requeue: Handback | None = None
     retry: Handback | None = None
     discard: bool = False
+    claim_order: tuple[OrderTerm, ...] = ()  # the claim's ORDER BY ([claim] order); () = not given
     source: str = ""  # the file it came from
 
     def col(self, role: str) -> str | None:
         return self.columns.get(role)
+
+    @property
+    def shape(self) -> tuple[str, ...]:
+        """Every column the table must have: the mapped ones and the claim order's."""
+        return tuple(dict.fromkeys((*self.columns.values(), *(t.column for t in self.claim_order))))
 
     @property
     def stuck_rule(self) -> str:
@@ -145,6 +166,32 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return tuple(value)
     raise MappingError(f"{where}: expected a string or a list of strings")
+
+
+def claim_order(data: Any, where: str) -> tuple[OrderTerm, ...]:
+    """[claim] order = "priority DESC, id" -> its terms.
+
+    >>> [(t.column, t.descending, t.nulls) for t in claim_order({"order": "prio DESC, at nulls first"}, "")]
+    [('prio', True, None), ('at', False, 'FIRST')]
+    >>> claim_order({"order": "priority DESC id"}, "[claim]")
+    Traceback (most recent call last):
+    pgq_tui.dialects.mapping.spec.MappingError: [claim].order: 'priority DESC id' is not a column name, \
+then ASC or DESC, then NULLS FIRST or LAST
+    """
+    if data is None:
+        return ()
+    if not isinstance(data, dict) or not isinstance(data.get("order"), str):
+        raise MappingError(f'{where}: needs order = "<column> [DESC], ..." (your claim\'s ORDER BY)')
+    terms = []
+    for part in data["order"].split(","):
+        m = _ORDER_TERM.match(part)
+        if m is None:
+            raise MappingError(
+                f"{where}.order: {part.strip()!r} is not a column name, then ASC or DESC,"
+                " then NULLS FIRST or LAST"
+            )
+        terms.append(OrderTerm(m[1], (m[2] or "").lower() == "desc", m[3].upper() if m[3] else None))
+    return tuple(terms)
 
 
 def _handback(data: Any, where: str, columns: Mapping[str, str]) -> Handback | None:
@@ -225,6 +272,7 @@ def parse(data: Mapping[str, Any], source: str = "<mapping>") -> MappingSpec:
                 raise fail(f"clear names columns not mapped in [columns]: {', '.join(bad)}")
             if hb.status not in seen or seen[hb.status] != "ready":
                 raise fail(f"a handback status must be one of states.ready (got {hb.status!r})")
+    order = claim_order(data.get("claim"), f"mapping {source}: [claim]")
     table = data.get("table", {})
     return MappingSpec(
         kind=kind,
@@ -240,5 +288,6 @@ def parse(data: Mapping[str, Any], source: str = "<mapping>") -> MappingSpec:
         requeue=requeue,
         retry=retry,
         discard=discard,
+        claim_order=order,
         source=source,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
@@ -150,6 +151,9 @@ class ObanDialect:
         extras = ("cancelled", "suspended")  # suspended (v14) reads 0 before v14
         return QueueModel(
             match=match,
+            activity=activity_statement(
+                "oban.activity", jobs=(schema, match.table), id="id", queue_of_j="j.queue"
+            ),
             title=self.title,
             stuck_rule=rule,
             states=STATES,

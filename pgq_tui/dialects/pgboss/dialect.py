@@ -192,6 +192,7 @@ class PgBossDialect:
             leases=s("leases", LEASE_COLUMNS) if has_active else None,
             dead=s("dead", DEAD_COLUMNS) if has_failed else None,
             job=s("job", JOB_COLUMNS),
+            claim_probe=s("claim_probe", ("id",)),
             actions=(
                 ActionSpec(
                     kind=ActionKind.REQUEUE,

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from psycopg import sql
 
+from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
     DEAD_COLUMNS,
     JOB_COLUMNS,
     LEASE_COLUMNS,
+    LEASE_EXTRA_COLUMNS,
     OLDEST_READY,
     ActionKind,
     ActionSpec,
@@ -29,6 +31,9 @@ KIND = "pgq"
 REQUIRED_COLUMNS = frozenset(("id", "queue", "status", "priority", "run_at", "attempts", "max_attempts",
                               "locked_until", "locked_by", "finished_at", "last_error"))
 # fmt: on
+# The monitor's statements also read heartbeat_at (added by a later `pgq-top init`): a table detected
+# without it gets the monitor's one-line "missing columns" error with the fix, not failing panels.
+MONITORED_COLUMNS = tuple(sorted(REQUIRED_COLUMNS | {"heartbeat_at"}))
 STUCK_RULE = "running with an expired lease: status 'running' and locked_until < now()"
 
 # The partial indexes `pgq-top init` creates, which keep every monitor read O(active jobs).
@@ -116,10 +121,11 @@ class PgqDialect:
                 s("count_states", st.COUNT_STATES, (COUNT_KEY, "running", "stuck", "dead")),
                 s("count_done", st.COUNT_DONE, (COUNT_KEY, "done")),
             ),
-            leases=s("leases", st.LEASES, LEASE_COLUMNS),
+            leases=s("leases", st.LEASES, LEASE_COLUMNS + LEASE_EXTRA_COLUMNS),
             dead=s("dead", st.DEAD, DEAD_COLUMNS),
             job=s("job", st.JOB, JOB_COLUMNS),
             claim_probe=s("claim_probe", st.CLAIM_PROBE, ("id",)),
+            activity=activity_statement("pgq.activity", jobs=jobs, id="id", queue_of_j="j.queue"),
             throughput=s(
                 "throughput", st.THROUGHPUT, ("queue", "bucket", "enqueued", "completed", "failed", "dead")
             ),
@@ -176,6 +182,9 @@ class PgqDialect:
             advice=advice,
             unsupported=unsupported,
             relations=(jobs,),
+            required_columns=MONITORED_COLUMNS,
+            setup_hint="pgq-top init --dsn DSN creates it, or adds the missing columns",
+            stuck_label="lease expired",
         )
 
 

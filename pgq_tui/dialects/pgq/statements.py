@@ -1,10 +1,10 @@
 """pgq-top's own table through the contract.
 
-The monitor's reads are the files in `pgq_tui/db/sql/` (one per concern, shared with the native
-monitor), wrapped here only to rename their columns into the canonical shapes. The action writes
-carry the same guards as `pgq_tui/queue/statements.py`, generalised to the contract's parameters:
-`ids` NULL means every job the guard admits, `queue` NULL every queue, at most `batch` rows per run,
-only leases expired before `before` (when the operator's plan was made).
+The monitor's reads are the files in `pgq_tui/db/sql/` (one per concern, where an operator reads what
+pgq-top runs on its own table), wrapped here only to rename their columns into the canonical shapes.
+The action writes carry the same guards as `pgq_tui/queue/statements.py`, generalised to the
+contract's parameters: `ids` NULL means every job the guard admits, `queue` NULL every queue, at most
+`batch` rows per run, only leases expired before `before` (when the operator's plan was made).
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ SELECT l.id, l.queue, l.locked_by AS holder,
        CASE WHEN l.holder_connected THEN 'alive' WHEN l.locked_by IS NULL THEN 'unknown' ELSE 'gone' END
            AS liveness,
        l.holder_pid, l.attempts, l.max_attempts, NULL::timestamptz AS started_at,
-       l.locked_until AS expires_at, l.seconds_left, l.expired AS stuck, l.payload_preview
+       l.locked_until AS expires_at, l.seconds_left, l.expired AS stuck, l.payload_preview,
+       l.heartbeat_age
 FROM (
 {monitor_sql("leases")}
 ) l"""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from psycopg import sql
 
+from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
@@ -134,6 +135,10 @@ class PgqueuerDialect:
         preview_failed = s("preview_failed", PREVIEW_COLUMNS)
         return QueueModel(
             match=match,
+            # new jobs per entrypoint (the counts' queue)
+            activity=activity_statement(
+                "pgqueuer.activity", jobs=idents["jobs"], id="id", queue_of_j="j.entrypoint"
+            ),
             title=self.title,
             stuck_rule=rule,
             states=(
@@ -148,6 +153,7 @@ class PgqueuerDialect:
             leases=s("leases", LEASE_COLUMNS),
             dead=s("dead", DEAD_COLUMNS) if has_failed_index else None,
             job=s("job", JOB_COLUMNS),
+            claim_probe=s("claim_probe", ("id",)),
             actions=(
                 ActionSpec(
                     kind=ActionKind.REQUEUE,

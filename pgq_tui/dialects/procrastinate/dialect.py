@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from psycopg import sql
 
+from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
@@ -152,6 +153,9 @@ class ProcrastinateDialect:
         preview_failed = s("preview_failed", PREVIEW_COLUMNS)
         return QueueModel(
             match=match,
+            activity=activity_statement(
+                "procrastinate.activity", jobs=idents["jobs"], id="id", queue_of_j="j.queue_name"
+            ),
             title=self.title,
             stuck_rule=rule,
             states=(
@@ -166,6 +170,7 @@ class ProcrastinateDialect:
             leases=s("leases", LEASE_COLUMNS) if has_workerless_index else None,
             dead=s("dead", DEAD_COLUMNS) if has_failed_index else None,
             job=s("job", JOB_COLUMNS),
+            claim_probe=s("claim_probe", ("id",)),
             actions=(
                 ActionSpec(
                     kind=ActionKind.REQUEUE,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
@@ -152,6 +153,9 @@ class RiverDialect:
         preview_discarded = s("preview_discarded", PREVIEW_COLUMNS)
         return QueueModel(
             match=match,
+            activity=activity_statement(
+                "river.activity", jobs=(schema, match.table), id="id", queue_of_j="j.queue"
+            ),
             title=self.title,
             stuck_rule=rule,
             states=STATES,

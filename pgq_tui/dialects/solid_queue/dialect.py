@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from psycopg import sql
 
+from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
@@ -147,6 +148,9 @@ class SolidQueueDialect:
         preview_failed = s("preview_failed", PREVIEW_COLUMNS)
         return QueueModel(
             match=match,
+            activity=activity_statement(
+                "solid_queue.activity", jobs=idents["jobs"], id="id", queue_of_j="j.queue_name"
+            ),
             title=self.title,
             stuck_rule=rule,
             states=STATES,

@@ -1,13 +1,19 @@
-"""Queues panel: depth by state, oldest-ready latency against thresholds, and a throughput sparkline."""
+"""Queues panel: depth by state, oldest-ready latency against thresholds, and a throughput sparkline.
+
+A dialect's labelled extra states (River's cancelled and pending, Solid Queue's blocked...) appear
+only when the open queue has some: a column each after `done` when the panel has room for them,
+else one shared column ("14c 3p", the letters spelled out in the border), which on a narrow panel
+(80 columns) takes the sparkline's place."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from rich.text import Text
+from textual.events import Resize
 
-from pgq_tui.monitor.health import Thresholds, fmt_figure
-from pgq_tui.monitor.snapshot import EXACT, QueueStats, Rates, Snapshot
+from pgq_tui.monitor.health import COUNT_MARK, Thresholds, fmt_count, fmt_figure
+from pgq_tui.monitor.snapshot import EXACT, STALE, QueueStats, Rates, Snapshot
 from pgq_tui.tui.format import fmt_age, fmt_rate, level, leveled, safe, sparkline
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
 
@@ -16,10 +22,11 @@ LATENCY_WARN_S = Thresholds().latency_warn_s
 LATENCY_CRIT_S = Thresholds().latency_crit_s
 
 
-def _num(q: QueueStats, name: str, style: str = "") -> Text:
-    """A count with its mark: "≥" over the cap and not counted yet, "*" exact as of an earlier
-    background count (its age is in the panel's subtitle), "~" an estimate."""
-    n = getattr(q, name)
+def _num(q: QueueStats, name: str, style: str = "", *, extra: bool = False) -> Text:
+    """A count (a canonical one, or with `extra` a labelled extra state) with its mark: "≥" over the
+    cap and not counted yet, "*" exact as of an earlier background count (its age is in the panel's
+    subtitle), "~" an estimate."""
+    n = q.extra.get(name, 0) if extra else getattr(q, name)
     accuracy = q.accuracy(name)
     shown = style if n or accuracy != EXACT else "dim"
     return Text(
@@ -50,6 +57,44 @@ def count_notes(snap: Snapshot) -> list[str]:
     return notes
 
 
+# -- extra states ----------------------------------------------------------------------------------
+def extra_labels(snap: Snapshot) -> tuple[str, ...]:
+    """The open queue's extra states, in the order the monitor reports them."""
+    return tuple(dict.fromkeys(label for q in snap.queues for label in q.extra))
+
+
+def abbreviations(labels: Sequence[str]) -> dict[str, str]:
+    """Each label's shortest prefix that no other label starts with.
+
+    >>> abbreviations(["cancelled", "pending"]), abbreviations(["cancelled", "canceling", "blocked"])
+    ({'cancelled': 'c', 'pending': 'p'}, {'cancelled': 'cancell', 'canceling': 'canceli', 'blocked': 'b'})
+    """
+    out = {}
+    for label in labels:
+        n = 1
+        while n < len(label) and any(o != label and o.startswith(label[:n]) for o in labels):
+            n += 1
+        out[label] = label[:n]
+    return out
+
+
+def folded(counts: Sequence[tuple[float, str, str]]) -> str:
+    """Several extra counts (value, accuracy, abbreviation) in one cell: those not exactly 0.
+
+    >>> folded([(14, "stale", "c"), (0, "exact", "p"), (1200, "at_least", "b")])
+    '14c* ≥1.2kb'
+    >>> folded([(0, "exact", "c")])
+    '0'
+    """
+    parts = []
+    for n, accuracy, short in counts:
+        if n or accuracy != EXACT:
+            mark = COUNT_MARK.get(accuracy, "?")
+            text = fmt_count(n)
+            parts.append(f"{text}{short}{mark}" if accuracy == STALE else f"{mark}{text}{short}")
+    return " ".join(parts) or "0"
+
+
 _COUNTS = (
     ("ready", ""),
     ("scheduled", ""),
@@ -58,6 +103,8 @@ _COUNTS = (
     ("failed", "yellow"),
     ("done", ""),
 )
+COUNT_COLUMNS = ("ready", "sched", "run", "stuck", "dead", "done")  # their columns, in _COUNTS' order
+FOLDED = "x:folded"  # the key of the shared extra-states column
 
 
 class QueuesTable(PanelTable):
@@ -76,9 +123,59 @@ class QueuesTable(PanelTable):
         Column("in/s", 7, wide_only=True, right=True),
         Column("trend", 8),
     )
+    FOLD_WIDTH = 8  # the sparkline's width: on a narrow panel one gives way to the other
 
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.extras: tuple[str, ...] = ()  # the open queue's extra states (from the last snapshot)
+        self.shown_keys: tuple[str, ...] = ()  # the keys of the columns shown, in order
+
+    # -- columns -----------------------------------------------------------------------------------
+    def visible_columns(self) -> list[Column]:
+        shown = super().visible_columns()
+        if not self.extras:
+            return shown
+        after = [c.label for c in shown].index("done") + 1
+        per_state = [Column(x[:9], max(5, min(9, len(x))), right=True, key=f"x:{x}") for x in self.extras]
+        spare = self.size.width - self._cells(shown)
+        if len(self.extras) > 1 and spare >= self._cells(per_state):
+            return [*shown[:after], *per_state, *shown[after:]]
+        if len(self.extras) == 1:
+            one = Column(self.extras[0][: self.FOLD_WIDTH], self.FOLD_WIDTH, right=True, key=FOLDED)
+        else:
+            one = Column("other", self.FOLD_WIDTH, right=True, key=FOLDED)
+        if spare < self._cells([one]):
+            shown = [c for c in shown if c.label != "trend"]
+        return [*shown[:after], one, *shown[after:]]
+
+    def _cells(self, columns: Sequence[Column]) -> int:
+        """Cells the columns take, with a vertical scrollbar's worth to spare (as full_width)."""
+        return sum((c.width or 20) + 2 * self.cell_padding for c in columns) + 2
+
+    def _set_columns(self) -> None:
+        self.shown_keys = tuple(c.key or c.label for c in self.visible_columns())
+        super()._set_columns()
+
+    def _relayout(self) -> None:
+        if tuple(c.key or c.label for c in self.visible_columns()) != self.shown_keys:
+            self._set_columns()
+
+    def on_resize(self, event: Resize) -> None:
+        # Textual then runs PanelTable.on_resize too (handlers run down the MRO): it re-renders
+        self.set_wide(event.size.width >= self.full_width())
+        self._relayout()  # the extra states' columns depend on the width, not only on `wide`
+
+    def update_from(self, snap: Snapshot, filter_text: str = "") -> None:
+        extras = extra_labels(snap)
+        if extras != self.extras:  # another kind of queue, other extra states
+            self.extras = extras
+            self._relayout()
+        super().update_from(snap, filter_text)
+
+    # -- rows --------------------------------------------------------------------------------------
     def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
         stale_rates = "throughput" in snap.errors
+        short = abbreviations(self.extras)
         out = []
         for q in snap.queues:
             if not matches(filter_text, q.queue):
@@ -86,27 +183,39 @@ class QueuesTable(PanelTable):
             lvl = level(q.oldest_ready_age_s, LATENCY_WARN_S, LATENCY_CRIT_S)
             rates = snap.throughput.per_queue.get(q.queue)
             spark = sparkline(snap.throughput.queue_history.get(q.queue, ()), width=8)
-            cells: list[object] = [
-                safe(q.queue, style="bold", limit=12),
-                *(
-                    Text("n/a", style="dim", justify="right")
-                    if name in snap.unsupported  # this queue's kind cannot count it (see its help)
-                    else _num(q, name, style)
-                    for name, style in _COUNTS
-                ),
-                Text("n/a", style="dim")
+            cells: dict[str, object] = {
+                "queue": safe(q.queue, style="bold", limit=12),
+                "wait": Text("n/a", style="dim")
                 if "oldest_ready" in snap.unsupported
                 else leveled(fmt_age(q.oldest_ready_age_s), lvl)
                 if q.ready
                 else Text("—", style="dim"),
-            ]
-            if self.wide:
-                cells.append(_rate(rates, "completed"))
-                cells.append(_rate(rates, "enqueued"))
-            cells.append(Text(spark, style="dim" if stale_rates else "cyan"))
-            out.append(Row(key=f"q:{q.queue}", cells=tuple(cells), target=q.queue))
+                "done/s": _rate(rates, "completed"),
+                "in/s": _rate(rates, "enqueued"),
+                "trend": Text(spark, style="dim" if stale_rates else "cyan"),
+            }
+            for (name, style), column in zip(_COUNTS, COUNT_COLUMNS, strict=True):
+                cells[column] = (
+                    Text("n/a", style="dim", justify="right")
+                    if name in snap.unsupported  # this queue's kind cannot count it (see its help)
+                    else _num(q, name, style)
+                )
+            for x in self.extras:
+                cells[f"x:{x}"] = _num(q, x, extra=True)
+            if len(self.extras) == 1:
+                cells[FOLDED] = _num(q, self.extras[0], extra=True)
+            elif self.extras:
+                counts = [(q.extra.get(x, 0), q.accuracy(x), short[x]) for x in self.extras]
+                text = folded(counts)
+                cells[FOLDED] = Text(text, style="dim" if text == "0" else "", justify="right")
+            row = tuple(cells[k] for k in self.shown_keys)
+            out.append(Row(key=f"q:{q.queue}", cells=row, target=q.queue))
         return out
 
     def subtitle_notes(self) -> list[str]:
         snap = self._snapshot
-        return count_notes(snap) if snap is not None else []
+        notes = count_notes(snap) if snap is not None else []
+        if FOLDED in self.shown_keys and len(self.extras) > 1:
+            short = abbreviations(self.extras)
+            notes.append("other: " + " ".join(f"{short[x]} {x}" for x in self.extras))
+        return notes

@@ -24,6 +24,7 @@ class Column:
     width: int | None = None  # None: the flexible column, sized to what is left (see flex_width)
     wide_only: bool = False  # dropped when the terminal is narrow
     right: bool = False  # numbers: header aligned with the values
+    key: str | None = None  # the column's key when its label may not be unique (default: the label)
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class PanelTable(DataTable):
             self.add_column(" ", width=1, key="mark")
         for col in self.visible_columns():
             label = Text(col.label, justify="right" if col.right else "left")
-            self.add_column(label, width=col.width, key=col.label)
+            self.add_column(label, width=col.width, key=col.key or col.label)
 
     def flex_width(self) -> int:
         """Room left for the flexible column, so long text is cut with "…" instead of by the border."""

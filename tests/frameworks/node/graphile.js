@@ -3,7 +3,13 @@
 //   node graphile.js migrate          install or migrate the schema (graphile_worker)
 //   node graphile.js add '<json>'     addJob(task, payload, {queueName, runAt, maxAttempts}); prints the id
 //   node graphile.js worker           run a worker pool for the PGQ_TEST_QUEUES tasks until killed
-const { run, makeWorkerUtils } = require('graphile-worker')
+//   node graphile.js once             run once (graphile-worker --once): the due jobs, then exit
+//
+// A continuous pool (`worker`) clears every lock older than 4 hours, Graphile's lock expiry, once at a
+// random moment in its first minute and then every 8-10 minutes (main.js, resetLocked); a run-once
+// pool never does. It logs each RESET-LOCKED, so a test can tell what moved a lock it backdated.
+const { EventEmitter } = require('events')
+const { run, runOnce, makeWorkerUtils } = require('graphile-worker')
 const pg = require('pg')
 const { poolConfig, makeRecorder, perform, ready, queues } = require('./behaviour')
 
@@ -28,20 +34,35 @@ async function main () {
     await pgPool.end()
     return
   }
-  if (command === 'worker') {
+  if (command === 'worker' || command === 'once') {
     const record = makeRecorder(pgPool)
     const task = (payload, helpers) => perform(payload, helpers.job.id, record)
-    const runner = await run({
+    const events = new EventEmitter()
+    events.on('resetLocked:success', ({ delay }) => log(`RESET-LOCKED done; next in ${delay} ms`))
+    events.on('resetLocked:failure', ({ error, delay }) => log(`RESET-LOCKED failed (${error}); next in ${delay} ms`))
+    const options = {
       pgPool,
       concurrency: 4,
       pollInterval: 200,
+      events,
       taskList: Object.fromEntries(queues().map((name) => [name, task]))
-    })
+    }
+    if (command === 'once') {
+      const done = runOnce(options)
+      ready()
+      await done
+      return
+    }
+    const runner = await run(options)
     ready()
     await runner.promise
     return
   }
   throw new Error(`unknown command ${command}`)
+}
+
+function log (line) {
+  console.log(`${new Date().toISOString()} ${line}`)
 }
 
 main().catch((err) => {

@@ -1,0 +1,59 @@
+"""Per-queue rates for any writer, with each framework's real client: jobs enqueued between two polls
+show as that queue's enqueued/s, exactly (from the new ids: the dialect's activity statement), checked
+against ground truth (the driver's own SQL). pg-boss's ids are uuids: it has no activity statement and
+says that its rates are table-wide."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from pgq_tui.detection import single_queue
+from pgq_tui.monitor import open_monitor
+from pgq_tui.monitor.snapshot import EXACT
+
+from .cases import follow_index_advice
+from .graphile_client import Graphile
+from .pgboss_client import PgBoss
+from .pgqueuer_client import Pgqueuer
+from .procrastinate_client import Procrastinate
+
+FRAMEWORKS = [
+    pytest.param(Graphile, "graphile-worker", id="graphile-worker"),
+    pytest.param(PgBoss, "pg-boss", id="pg-boss"),
+    pytest.param(Procrastinate, "procrastinate", id="procrastinate"),
+    pytest.param(Pgqueuer, "pgqueuer", id="pgqueuer"),
+]
+ENQUEUED = {"fast": 5, "later": 3}  # "later": scheduled an hour ahead; no worker runs either
+
+
+@pytest.mark.parametrize(("driver_class", "kind"), FRAMEWORKS)
+def test_per_queue_enqueue_rate_matches_the_jobs_the_client_added(
+    framework_dsn: str, driver_class: type, kind: str
+) -> None:
+    driver_class.version()  # skips (or fails under PGQ_REQUIRE_FRAMEWORKS=1) without the client
+    driver = driver_class(framework_dsn)
+    driver.install()
+    follow_index_advice(framework_dsn, kind)  # so every depth state is counted (completed/s)
+    target = single_queue(framework_dsn, kind=kind)
+    with open_monitor(framework_dsn, target.model, rate_window_s=1) as monitor:
+        monitor.collect()  # the first poll learns where the ids are
+        before = {job_id for job_id, _, _ in driver.truth()}
+        for queue, n in ENQUEUED.items():
+            for i in range(n):
+                driver.enqueue(queue, f"{queue}-{i}", in_seconds=3600 if queue == "later" else None)
+        snap = monitor.collect()
+    added = Counter(queue for job_id, queue, _ in driver.truth() if job_id not in before)
+    assert added == Counter(ENQUEUED)
+    tp = snap.throughput
+    if target.model.activity is None:  # uuid ids: no per-queue rates, and the snapshot says why
+        assert tp.per_queue == {} and "table-wide" in snap.unsupported["rates"]
+        return
+    assert "rates" not in snap.unsupported and tp.window_s is not None and tp.source == "table"
+    for queue, n in added.items():
+        rates = tp.per_queue[queue]
+        assert rates.figures["enqueued"].source == "ids" and rates.figures["enqueued"].accuracy == EXACT
+        assert rates.enqueued is not None and rates.enqueued * tp.window_s == pytest.approx(n, rel=0.02)
+        # nothing ran: every new job is still in the queue, so nothing completed
+        assert rates.completed == pytest.approx(0.0, abs=0.01), (queue, rates)
