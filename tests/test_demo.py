@@ -141,6 +141,10 @@ def test_crash_leaves_expired_leases_that_a_reap_recovers(
     dsn: str, sql: psycopg.Connection, controller: DemoController
 ) -> None:
     controller.toggle_slow()  # each job takes ~1 s: the victim surely dies holding a lease
+    # crash_worker() waits at most 3 s for its victim to hold a lease (the demo's key must not hang);
+    # on a loaded machine the workers may not have claimed yet, so wait until both hold one.
+    holders = "SELECT count(DISTINCT locked_by) FROM jobs WHERE status = 'running'"
+    _wait(lambda: sql.execute(holders).fetchone()[0] == 2, what="both workers to hold a lease")
     pid = controller.crash_worker()
     assert pid is not None and _gone(pid)
     victim = controller.last_crashed
