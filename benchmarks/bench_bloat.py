@@ -44,8 +44,9 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from pgq_tui.demo.embedded import EmbeddedPostgres, bin_dir
+from pgq_tui.detection import single_queue
+from pgq_tui.monitor import open_monitor
 from pgq_tui.monitor.advice import advise
-from pgq_tui.monitor.detecting import DetectingMonitor
 from pgq_tui.monitor.health import bloat_verdicts
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue import JobQueue
@@ -145,7 +146,7 @@ def run(dsn: str, label: str, jobs: int, clients: int, script: Path) -> tuple[di
 
     load_before = os.getloadavg()
     thread = threading.Thread(target=drive)
-    with DetectingMonitor(dsn, kind="pgq", probe_interval_s=1.0) as monitor:
+    with open_monitor(dsn, single_queue(dsn, kind="pgq").model, probe_interval_s=1.0) as monitor:
         start = time.monotonic()
         thread.start()
         while not done.is_set():

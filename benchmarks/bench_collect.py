@@ -26,9 +26,9 @@ import psycopg
 from common import measured_server
 from psycopg import sql
 
-from pgq_tui.monitor import health
+from pgq_tui.detection import single_queue
+from pgq_tui.monitor import health, open_monitor
 from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP
-from pgq_tui.monitor.detecting import DetectingMonitor
 from pgq_tui.queue import schema as queue_schema
 
 FILL = """
@@ -83,7 +83,8 @@ class Size:
 
     def __init__(self, dsn: str, schema: str, cap: int) -> None:
         self.schema = schema
-        self.monitor = DetectingMonitor(dsn, kind="pgq", table="jobs", schema=schema, count_cap=cap)
+        model = single_queue(dsn, kind="pgq", table="jobs", schema=schema).model
+        self.monitor = open_monitor(dsn, model, count_cap=cap)
         snap = self.monitor.collect()
         if snap.errors:
             raise SystemExit(f"collect() reported errors: {snap.errors}")

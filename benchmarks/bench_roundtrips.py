@@ -21,7 +21,8 @@ from common import measured_server
 from delay_proxy import DelayProxy
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from pgq_tui.monitor.detecting import DetectingMonitor
+from pgq_tui.detection import single_queue
+from pgq_tui.monitor import open_monitor
 from pgq_tui.queue import JobQueue
 
 
@@ -58,7 +59,8 @@ def main() -> None:
         print("   RTT   collect()    round trips   SELECT 1 (reference)   collect/SELECT 1")
         for rtt in (float(r) for r in args.rtts.split(",")):
             proxy.one_way_s = rtt / 2000
-            with DetectingMonitor(via, kind="pgq") as monitor, psycopg.connect(via, autocommit=True) as conn:
+            model = single_queue(via, kind="pgq").model
+            with open_monitor(via, model) as monitor, psycopg.connect(via, autocommit=True) as conn:
                 poll_ms, poll_trips = timed(monitor.collect, args.polls, proxy)
                 ref_ms, _ = timed(lambda: conn.execute("SELECT 1").fetchall(), args.polls, proxy)
             print(

@@ -24,10 +24,9 @@ import psycopg
 from pgq_tui.actions import Actions
 from pgq_tui.demo import DemoSession
 from pgq_tui.demo.embedded import EmbeddedPostgres
-from pgq_tui.detection import find_queues
+from pgq_tui.detection import find_queues, single_queue
 from pgq_tui.fleet.poller import FleetPoller
-from pgq_tui.monitor.collect import Monitor
-from pgq_tui.monitor.detecting import DetectingMonitor
+from pgq_tui.monitor.collect import Monitor, open_monitor
 from pgq_tui.queue import JobQueue
 from pgq_tui.targets import Target
 from pgq_tui.tui.app import PgqTopApp
@@ -83,7 +82,7 @@ def wait_for_stuck_jobs(session: DemoSession, timeout: float = 60) -> int:
     """Crash workers until the monitor sees expired leases (a crash can hit a worker holding none)."""
     controller = session.controller
     deadline = time.monotonic() + timeout
-    with DetectingMonitor(session.dsn, kind="pgq") as monitor:
+    with open_monitor(session.dsn, single_queue(session.dsn, kind="pgq").model) as monitor:
         while time.monotonic() < deadline:
             controller.crash_worker()
             controller.add_worker()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DetectingMonitor", "Monitor", "open_monitor"]
+__all__ = ["Monitor", "open_monitor"]
 
 
 def __getattr__(name: str) -> Any:
@@ -15,8 +15,4 @@ def __getattr__(name: str) -> Any:
         from pgq_tui.monitor import collect
 
         return getattr(collect, name)
-    if name == "DetectingMonitor":
-        from pgq_tui.monitor.detecting import DetectingMonitor
-
-        return DetectingMonitor
     raise AttributeError(name)
