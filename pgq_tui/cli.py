@@ -64,10 +64,10 @@ def _counting(p: argparse.ArgumentParser, *, suppress: bool = False) -> None:
     p.add_argument(
         "--count-cap",
         type=_count_cap,
-        default=argparse.SUPPRESS if suppress else DEFAULT_COUNT_CAP,
+        default=argparse.SUPPRESS if suppress else None,
         metavar="ROWS",
         help="count each queue and state exactly up to ROWS per poll; above, a background exact count "
-        f"shown with its age (default: {DEFAULT_COUNT_CAP}; the poll's cost grows with it)",
+        f"shown with its age (default: {DEFAULT_COUNT_CAP}, pg-boss 500; the poll's cost grows with it)",
     )
 
 

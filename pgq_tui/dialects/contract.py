@@ -350,6 +350,9 @@ class QueueModel:
     # states whose count statement caps over all queues together (cap1 rows in total, e.g. a done
     # index without a queue column): exact only while their sum is below cap1
     capped_overall: tuple[str, ...] = ()
+    # the count cap this dialect's poll defaults to (None: the monitor's own), for a framework whose
+    # counts walk more index entries per queue and state; `--count-cap` still overrides it
+    count_cap: int | None = None
     liveness_known: bool = False  # LeaseRow.liveness can be alive/gone (else always unknown)
     advice: tuple[IndexAdvice, ...] = ()
     unsupported: tuple[tuple[Capability, str], ...] = ()  # capability -> why, beyond missing indexes

@@ -77,7 +77,8 @@ Key = tuple[str, str, str]  # ("sql" | "model", statement name, its parameters):
 class Monitor:
     """Polls one queue through its dialect's QueueModel. Not thread-safe: give each thread its own.
 
-    count_cap: each poll counts every queue and state exactly up to this many rows (each count walks
+    count_cap: each poll counts every queue and state exactly up to this many rows (default: the
+    dialect's `QueueModel.count_cap`, else DEFAULT_COUNT_CAP) (each count walks
     up to count_cap index entries, so the cap bounds a poll's cost). Above it the background counter
     (its own connection, statement_timeout count_budget_ms, at least count_interval_s between counts)
     keeps exact counts, shown stale with their age. lease_rows: rows listed per lease and dead-letter
@@ -94,7 +95,7 @@ class Monitor:
         statement_timeout_ms: int = 2000,
         lock_timeout_ms: int = 500,
         read_only: bool = False,
-        count_cap: int = DEFAULT_COUNT_CAP,
+        count_cap: int | None = None,
         count_budget_ms: int = 20_000,
         count_interval_s: float = 2.0,
         lease_rows: int = 50,
@@ -109,7 +110,8 @@ class Monitor:
         self.statement_timeout_ms = statement_timeout_ms
         self.lock_timeout_ms = lock_timeout_ms
         self.read_only = read_only
-        self.count_cap = count_cap
+        # the caller's cap (--count-cap), else the dialect's, else ours
+        self.count_cap = count_cap or model.count_cap or DEFAULT_COUNT_CAP
         self.lease_rows = lease_rows
         self.history_s = history_s
         self.rate_window_s = rate_window_s

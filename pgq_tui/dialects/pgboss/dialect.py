@@ -225,6 +225,10 @@ class PgBossDialect:
                 ),
             ),
             advice=tuple(advice),
+            # Each (queue, state) count walks its own range of pg-boss's indexes; at the monitor's
+            # 1,000 a 5M-row table's poll cost 1.92x the 10k-row one, at 500 1.38x
+            # (benchmarks/bench_framework_poll.py, 2026-11-30). Above it the background count is exact.
+            count_cap=500,
             unsupported=(
                 (Capability.LIVENESS, "pg-boss records no worker for a job"),
                 (Capability.THROUGHPUT, "pg-boss keeps no counters in 10.x"),
