@@ -57,6 +57,11 @@ class QueueTarget:
     def label(self) -> str:
         return self.match.label
 
+    @property
+    def relation(self) -> str:
+        """schema.table of its main relation, as the fleet, `check` and the exporter name it."""
+        return f"{self.match.schema}.{self.match.table}"
+
 
 def dialects(mapping: str | None = None) -> tuple[Dialect, ...]:
     """The built-in dialects, and the user's mapping file first (it outranks shipped shapes)."""

@@ -66,7 +66,7 @@ def run_exporter(args: argparse.Namespace) -> int:
     cache.get()  # detect now, so the line below can say which queues (a database down: pgq_up 0)
     server, thread = serve(cache, args.listen)
     host, port = server.server_address[:2]
-    found = ", ".join(f"{q.kind} {q.match.schema}.{q.match.table}" for q in watch.queues)
+    found = ", ".join(f"{q.kind} {q.relation}" for q in watch.queues)
     print(
         f"pgq-top exporter: serving {found or 'no queue yet (' + str(cache.get().error) + ')'} on "
         f"{target.name} at http://{host}:{port}/metrics (one collect per {args.min_interval:g} s at "

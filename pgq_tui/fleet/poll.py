@@ -43,19 +43,22 @@ class QueueOutcome:
         """Stable and unique within a run: the target's name, and the queue's place when detected."""
         if self.queue is None:
             return self.target.name
-        return f"{self.target.name}\0{self.queue.kind}\0{self.queue.match.schema}.{self.queue.match.table}"
+        return f"{self.target.name}\0{self.queue.kind}\0{self.queue.relation}"
 
     @property
     def table(self) -> str:
-        """schema.table of the queue, or of the pins while undetected ("" when nothing is pinned)."""
-        if self.queue is not None:
-            return f"{self.queue.match.schema}.{self.queue.match.table}"
-        pins = self.target
-        return ".".join(p for p in (pins.schema, pins.table) if p)
+        return place(self.queue, self.target)
 
     @property
     def kind(self) -> str | None:
         return self.queue.kind if self.queue is not None else self.target.kind
+
+
+def place(queue: QueueTarget | None, target: Target) -> str:
+    """schema.table of the queue, or of the target's pins while undetected ("" when nothing is pinned)."""
+    if queue is not None:
+        return queue.relation
+    return ".".join(p for p in (target.schema, target.table) if p)
 
 
 def detect(target: Target) -> list[QueueTarget]:
@@ -82,7 +85,7 @@ def queue_tag(queue: QueueTarget, queues: Sequence[QueueTarget]) -> str:
     """
     if sum(1 for q in queues if q.kind == queue.kind) == 1:
         return queue.kind
-    return f"{queue.kind} {queue.match.schema}.{queue.match.table}"
+    return f"{queue.kind} {queue.relation}"
 
 
 def outcome_name(o: QueueOutcome, outcomes: Sequence[QueueOutcome], several_targets: bool) -> str:
@@ -157,7 +160,7 @@ class TargetWatch:
             try:
                 outcome: Outcome = monitor.collect()
             except Exception as exc:
-                outcome = describe(exc, table=f"{queue.match.schema}.{queue.match.table}")
+                outcome = describe(exc, table=queue.relation)
             out.append(QueueOutcome(self.target, queue, outcome, several))
         return out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pgq_tui.check.rules import UNKNOWN
+from pgq_tui.fleet.poll import place
 from pgq_tui.fleet.poller import FleetEntry
 from pgq_tui.fleet.support import state_served, stuck_total, why_not
 from pgq_tui.monitor import figures, health
@@ -36,7 +37,7 @@ def fleet_row(entry: FleetEntry, now: float) -> FleetRow:
     waiting = now - entry.started_at if entry.started_at is not None else 0.0
     age = now - entry.ok_at if entry.ok_at is not None else None
     q, pins = entry.queue, entry.target
-    table = f"{q.match.schema}.{q.match.table}" if q else ".".join(p for p in (pins.schema, pins.table) if p)
+    table = place(q, pins)
     kind = q.kind if q else pins.kind
     if snap is None:
         state = "waiting" if entry.up is None else "down"
