@@ -114,11 +114,7 @@ class Actions:
     @property
     def relation(self) -> tuple[str, str]:
         """(schema, table) of the queue's main relation: privileges are checked and tuned there."""
-        return (
-            self.model.relations[0]
-            if self.model.relations
-            else (self.model.match.schema, self.model.match.table)
-        )
+        return self.model.main_relation
 
     @property
     def qualified_table(self) -> str:
