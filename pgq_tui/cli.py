@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="start a private PostgreSQL with live load and workers, and watch it",
     )
     parser.add_argument("--demo-dir", default=None, help="keep the demo's data in this directory")
+    parser.add_argument(
+        "--record", metavar="FILE", default=None, help="append every poll the dashboard makes to FILE"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     init = sub.add_parser("init", help="create the jobs table, its indexes and settings (idempotent)")
@@ -137,6 +140,33 @@ def build_parser() -> argparse.ArgumentParser:
     _common(snap, suppress=True, many=True)
     _counting(snap, suppress=True)
     snap.add_argument("--json", action="store_true", help="print JSON (stable keys, see README)")
+    snap.add_argument(
+        "--from", dest="recording", metavar="FILE", default=None, help="read a recording instead of a server"
+    )
+    snap.add_argument(
+        "--at", metavar="TIME", default=None, help="with --from: the last poll at or before TIME (ISO 8601)"
+    )
+    snap.add_argument("--queue", default=None, help="with --from: which recorded queue (when several)")
+
+    from pgq_tui.history.record import parse_span
+
+    rec = sub.add_parser(
+        "record", help="append every poll of the queues to a file, for replay and snapshot --from"
+    )
+    _common(rec, suppress=True, many=True)
+    rec.add_argument("--out", required=True, metavar="FILE", help="the recording (created or appended to)")
+    rec.add_argument("--interval", type=float, default=2.0, help="seconds between polls (default: 2)")
+    rec.add_argument(
+        "--duration", type=parse_span, default=None, metavar="SPAN", help="stop after SPAN (e.g. 90s, 8h)"
+    )
+    rec.add_argument(
+        "--keep", type=parse_span, default=None, metavar="SPAN", help="delete polls older than SPAN (e.g. 7d)"
+    )
+
+    rep = sub.add_parser("replay", help="the dashboard over a recording, with a time cursor")
+    rep.add_argument("file", metavar="FILE", help="a recording made by pgq-top record or --record")
+    rep.add_argument("--queue", default=None, help="which recorded queue (when several)")
+    rep.add_argument("--at", metavar="TIME", default=None, help="start at TIME (default: the last poll)")
 
     from pgq_tui.cli_actions import add_parsers
 
@@ -256,6 +286,10 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
+    if args.recording is not None or args.at is not None:
+        from pgq_tui.monitor.report import run_snapshot_from
+
+        return run_snapshot_from(args)
     if len(args.target_list) > 1:
         from pgq_tui.fleet.report import run_fleet_snapshot
 
@@ -283,6 +317,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return run_check(args, args.target_list)
 
 
+def _cmd_record(args: argparse.Namespace) -> int:
+    from pgq_tui.history.record import run_record
+
+    return run_record(args, args.target_list)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from pgq_tui.tui.launch import run_replay
+
+    return run_replay(args)
+
+
 def _cmd_dashboard(args: argparse.Namespace) -> int:
     from pgq_tui.tui.launch import run_dashboard
 
@@ -302,13 +348,16 @@ COMMANDS = {
     "check": _cmd_check,
     "advise": _cmd_advise,
     "exporter": _cmd_exporter,
+    "record": _cmd_record,
+    "replay": _cmd_replay,
     "requeue": _cmd_action,
     "retry": _cmd_action,
     "discard": _cmd_action,
     "cancel": _cmd_action,
     None: _cmd_dashboard,
 }
-MULTI_TARGET = ("snapshot", "check", None)
+MULTI_TARGET = ("snapshot", "check", "record", None)
+OFFLINE = ("replay",)  # commands that read a file, never a server
 
 
 def _resolve_targets(args: argparse.Namespace) -> None:
@@ -317,6 +366,10 @@ def _resolve_targets(args: argparse.Namespace) -> None:
     Every target is detected (any dialect: pgq_tui.detection); --kind/--schema/--table/--mapping pin
     which of its queues to watch (a targets file's entries may pin their own)."""
     dsns = args.dsn or []
+    if args.command in OFFLINE or getattr(args, "recording", None) is not None:
+        if dsns:
+            raise PgqError("a recording is read without a server: drop --dsn", EXIT_USAGE)
+        return
     if args.command not in (*MULTI_TARGET, "exporter"):
         if len(dsns) > 1:
             raise PgqError(f"pgq-top {args.command} takes one --dsn", EXIT_USAGE)

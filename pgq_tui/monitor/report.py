@@ -43,14 +43,32 @@ def run_snapshot(args: argparse.Namespace, out: TextIO | None = None) -> int:
         monitor.settle(SETTLE_S)
         time.sleep(max(0.0, RATE_GAP_S - (time.monotonic() - started)))
         snap = monitor.collect()
+    _print(snap, args.json, out)
+    return EXIT_OK
+
+
+def run_snapshot_from(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """`snapshot --from FILE --at TIME`: the last recorded poll at or before TIME, printed as a live
+    one is (the JSON is the same shape)."""
+    from pgq_tui.history.replay import choose_queue, snapshot_at
+    from pgq_tui.history.store import Recording, RecordingError
+
+    if args.recording is None or args.at is None:
+        raise RecordingError("snapshot from a recording takes both --from FILE and --at TIME")
+    with Recording(args.recording) as recording:
+        snap = snapshot_at(recording, choose_queue(recording, args.queue), args.at)
+    _print(snap, args.json, out)
+    return EXIT_OK
+
+
+def _print(snap: Snapshot, as_json: bool, out: TextIO | None) -> None:
     stream = out or sys.stdout
-    if args.json:
+    if as_json:
         json.dump(snap.to_dict(), stream, indent=2)
         stream.write("\n")
     else:
         width = None if stream.isatty() else 120  # rich would assume 80 columns for a pipe
         Console(file=stream, highlight=False, soft_wrap=False, width=width).print(render(snap))
-    return EXIT_OK
 
 
 def single_target(dsn: str, args: argparse.Namespace) -> QueueTarget:

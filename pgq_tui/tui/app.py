@@ -22,6 +22,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, Static
 
 from pgq_tui.errors import describe
+from pgq_tui.history.series import WINDOWS, next_window
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.tui import hangup, keys
 from pgq_tui.tui.demo_keys import DemoKeys
@@ -392,6 +393,11 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         fetch = getattr(self.actions, "job_detail", None)
         now = self.snapshot.server.now if self.snapshot is not None else None
         self.push_screen(DetailScreen(row.job_id, fetch, now))
+
+    def action_chart_window(self) -> None:
+        chart = self.query_one(ThroughputChart)
+        chart.cycle_window(next_window(chart.window))
+        self.notify(f"chart window: {WINDOWS[chart.window][0]}", timeout=2)
 
     def action_queue_detail(self) -> None:
         snap = self.snapshot

@@ -11,7 +11,8 @@ VIEW = "View"
 PANELS = "Panels"
 FIX = "Fix (writes, always confirmed)"
 DEMO = "Demo controls"
-SECTIONS = (VIEW, PANELS, FIX, DEMO)
+REPLAY = "Replay (time cursor)"
+SECTIONS = (VIEW, REPLAY, PANELS, FIX, DEMO)
 
 # Actions that write to the database: absent (not just greyed out) with --read-only.
 WRITE_ACTIONS = frozenset({"requeue", "reap", "retry", "discard", "cancel", "terminate"})
@@ -41,6 +42,7 @@ _SECTIONED: list[tuple[str, Binding]] = [
     (VIEW, Binding("minus", "interval(-1)", "Faster refresh", show=False, key_display="-")),
     (VIEW, Binding("f5,ctrl+r", "refresh", "Refresh now", show=False)),
     (VIEW, Binding("v", "queue_detail", "Queue detail: how each figure was obtained", show=False)),
+    (VIEW, Binding("c", "chart_window", "Chart window: 1 min, 10 min, 1 h", show=False)),
     (PANELS, Binding("tab", "cycle_panel(1)", "Next panel", show=False, priority=True)),
     (PANELS, Binding("shift+tab", "cycle_panel(-1)", "Previous panel", show=False, priority=True)),
     *[
@@ -69,8 +71,22 @@ _SECTIONED: list[tuple[str, Binding]] = [
     (DEMO, Binding("s", "demo_slow", "Slow handler on/off", show=False)),
 ]
 
+# Only `pgq-top replay` binds these (tui/replay.py); there the write, demo and refresh keys are absent.
+_REPLAY: list[tuple[str, Binding]] = [
+    (REPLAY, Binding("left_square_bracket", "step(-1)", "Previous poll", key_display="[")),
+    (REPLAY, Binding("right_square_bracket", "step(1)", "Next poll", key_display="]")),
+    (REPLAY, Binding("left_curly_bracket", "jump(-60)", "Back 1 minute", show=False, key_display="{")),
+    (REPLAY, Binding("right_curly_bracket", "jump(60)", "Forward 1 minute", show=False, key_display="}")),
+    (REPLAY, Binding("less_than_sign", "jump(-600)", "Back 10 minutes", show=False, key_display="<")),
+    (REPLAY, Binding("greater_than_sign", "jump(600)", "Forward 10 minutes", show=False, key_display=">")),
+    (REPLAY, Binding("g", "go_to", "Go to a time")),
+]
+# What replay hides: everything that writes, drives the demo, or polls a server.
+NOT_IN_REPLAY = WRITE_ACTIONS | DEMO_ACTIONS | {"advise", "pause", "interval", "refresh"}
+
 BINDINGS: list[Binding] = [b for _, b in _SECTIONED]
-SECTION: dict[str, str] = {b.action: section for section, b in _SECTIONED}
+REPLAY_BINDINGS: list[Binding] = [b for _, b in _REPLAY]
+SECTION: dict[str, str] = {b.action: section for section, b in (*_SECTIONED, *_REPLAY)}
 
 
 def section(binding: Binding) -> str | None:

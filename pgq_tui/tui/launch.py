@@ -87,8 +87,10 @@ def open_dashboard(
     name: str | None = None,
     count_cap: int | None = None,
     probe_interval_s: float = 10.0,
+    record: str | None = None,
 ) -> int:
-    """Check the connection and table with one real poll, then run the app on a monitor and actions."""
+    """Check the connection and table with one real poll, then run the app on a monitor and actions
+    (and append every poll to the recording `record`, when given)."""
     from pgq_tui.actions import Actions
     from pgq_tui.monitor import open_monitor
     from pgq_tui.tui.app import PgqTopApp
@@ -97,14 +99,20 @@ def open_dashboard(
     caps = {} if count_cap is None else {"count_cap": count_cap}
     monitor = open_monitor(dsn, target.model, read_only=read_only, probe_interval_s=probe_interval_s, **caps)
     actions: Any = None
+    source: Any = monitor
+    label = f"{name} · {target.label}" if name else target.label
     try:
-        first = monitor.collect()  # raises PgqError: cannot connect, no such table, no privilege
+        if record is not None:
+            from pgq_tui.history.store import RecordingSource
+
+            source = RecordingSource(monitor, record, label)
+        first = source.collect()  # raises PgqError: cannot connect, no such table, no privilege
         actions = Actions(dsn, target.model, read_only=read_only)
         app = PgqTopApp(
-            monitor,
+            source,
             actions=actions,
             # which queue is open, e.g. "pgq · public.jobs", "seed-jobs · app.jobs" (fleet: "orders · ...")
-            target=f"{name} · {target.label}" if name else target.label,
+            target=label,
             interval=interval,
             read_only=read_only,
             demo=demo,
@@ -118,6 +126,7 @@ def open_dashboard(
         return EXIT_OK if result is None else int(result)
     finally:
         close_quietly(actions)
+        close_quietly(source)
         close_quietly(monitor)
 
 
@@ -210,6 +219,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                 read_only=args.read_only,
                 count_cap=getattr(args, "count_cap", None),
                 probe_interval_s=args.probe_interval,
+                record=args.record,
             )
         from pgq_tui.demo import DemoSession
 
@@ -228,6 +238,27 @@ def run_dashboard(args: argparse.Namespace) -> int:
                     demo=session.controller,
                     count_cap=getattr(args, "count_cap", None),
                     probe_interval_s=args.probe_interval,
+                    record=args.record,
                 )
             finally:
                 print("pgq-top: stopping the demo (workers, load, server)…", file=sys.stderr, flush=True)
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """`pgq-top replay FILE`: the dashboard over a recording (one queue of it)."""
+    from pgq_tui.history.replay import ReplaySource, choose_queue
+    from pgq_tui.history.store import Recording
+    from pgq_tui.tui.replay import ReplayApp
+
+    recording = Recording(args.file)  # a bad file fails before the terminal check: one line either way
+    try:
+        queue = choose_queue(recording, args.queue)
+        source = ReplaySource(recording, queue, args.at)
+        check_terminal()
+        app = ReplayApp(source, target=queue)
+        result = app.run()
+        if app.return_code:
+            return app.return_code
+        return EXIT_OK if result is None else int(result)
+    finally:
+        recording.close()
