@@ -6,14 +6,17 @@ an index instead of a scan, it deletes old polls in place for `--keep`, and ever
 it with `sqlite3` when pgq-top is not there.
 
 Why it is small (benchmarks/bench_record.py: bytes per poll for 10 queues): most of a poll repeats
-the one before it. Every KEYFRAME_EVERY-th poll of a queue is stored whole (compact JSON, zlib); the
-polls between are zlib-compressed with that keyframe's JSON as the preset dictionary (`zdict`), so
-what they repeat costs a back-reference of a few bits. The per-second throughput history and the
-probe's history inside a Snapshot are dropped before storing: they repeat the earlier polls' rates,
-and replay rebuilds its charts from the polls themselves.
+the one before it. Every KEYFRAME_EVERY-th poll of a queue is stored whole (compact JSON, zlib); each
+poll between is zlib-compressed with the previous poll's JSON as the preset dictionary (`zdict`), so
+what it repeats costs a back-reference of a few bits. Reading a poll decodes its group from the
+keyframe on (at most KEYFRAME_EVERY small inflates, a few ms); replay steps reuse the last one.
+Before storing, what repeats earlier polls or is noise is dropped: the per-second throughput history
+and the probe's history (replay rebuilds its charts from the polls themselves), list rows past
+LIST_ROWS (each list keeps its true total), and digits below a millisecond in times and durations.
 
 Format version 1 (meta table): polls(id, queue, at, base, body), at = the server's clock as unix
-seconds, base = the keyframe's id (NULL for a keyframe), body = zlib(JSON of Snapshot.to_dict()).
+seconds, base = the group's keyframe id (NULL for a keyframe), body = zlib(JSON of the slimmed
+Snapshot.to_dict()), compressed against the previous poll of the same group.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import sqlite3
 import threading
 import zlib
@@ -36,6 +40,7 @@ from pgq_tui.monitor.snapshot import Snapshot
 FORMAT = "pgq-top recording"
 VERSION = 1  # the format this code writes; it reads every version up to this one
 KEYFRAME_EVERY = 60  # polls per keyframe: at 2 s, one whole snapshot every 2 minutes
+LIST_ROWS = 25  # rows kept per list (leases, stuck, dead): a screen's worth; the totals stay exact
 PRUNE_EVERY = 100  # polls between two retention passes
 EXIT_RECORDING = 2  # a recording that cannot be read: like a usage error, the input is wrong
 
@@ -59,13 +64,39 @@ class RecordingError(PgqError):
 
 
 def slim(snap: Snapshot) -> dict[str, Any]:
-    """The Snapshot as stored: its JSON shape without the histories that repeat earlier polls."""
+    """The Snapshot as stored: without the histories that repeat earlier polls, lists cut to
+    LIST_ROWS rows, times and durations to the millisecond."""
     tp = dataclasses.replace(snap.throughput, history=(), queue_history={})
     bloat = snap.bloat
     if bloat is not None and len(bloat.probe.history) > 1:
         probe = dataclasses.replace(bloat.probe, history=bloat.probe.history[-1:])
         bloat = dataclasses.replace(bloat, probe=probe)
-    return dataclasses.replace(snap, throughput=tp, bloat=bloat).to_dict()
+    lists = {
+        name: dataclasses.replace(getattr(snap, name), rows=getattr(snap, name).rows[:LIST_ROWS])
+        for name in ("leases", "expired", "dead")
+    }
+    return _rounded(dataclasses.replace(snap, throughput=tp, bloat=bloat, **lists).to_dict())
+
+
+_ISO_MICROS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})\d{3}")
+
+
+def _rounded(value: Any) -> Any:
+    """Floats to 3 decimals and ISO times to milliseconds: what changes below that is noise that
+    would cost bytes at every poll.
+
+    >>> _rounded({"a": [28.0590911, "2026-12-01T14:24:10.134769+00:00", "x.123456"]})
+    {'a': [28.059, '2026-12-01T14:24:10.134+00:00', 'x.123456']}
+    """
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, str):
+        return _ISO_MICROS.sub(r"\1", value)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
 
 
 def _encode(data: dict[str, Any]) -> bytes:
@@ -124,7 +155,8 @@ class Recorder:
             self.conn.execute("COMMIT")
         else:
             check_meta(self.path, found, writing=True)
-        self._keyframes: dict[str, tuple[int, bytes, int]] = {}  # queue -> (id, raw json, polls since)
+        # queue -> (its group's keyframe id, the previous poll's JSON, polls since the keyframe)
+        self._keyframes: dict[str, tuple[int, bytes, int]] = {}
         self._appended = 0
 
     def append(self, queue: str, snap: Snapshot) -> int:
@@ -144,7 +176,7 @@ class Recorder:
                 self._keyframes[queue] = (int(cur.lastrowid or 0), raw, 0)
             else:
                 assert key is not None
-                self._keyframes[queue] = (key[0], key[1], key[2] + 1)
+                self._keyframes[queue] = (key[0], raw, key[2] + 1)
             self._appended += 1
             if self.keep_s is not None and self._appended % PRUNE_EVERY == 0:
                 self._prune(epoch(snap.server.now) - self.keep_s)
@@ -213,7 +245,7 @@ class Recording:
         except sqlite3.DatabaseError as exc:
             raise RecordingError(f"{self.path}: not a pgq-top recording, or damaged ({exc})") from None
         self.version = check_meta(self.path, meta)
-        self._bases: dict[int, bytes] = {}
+        self._last: tuple[int, int, bytes] | None = None  # (group, poll id, its JSON): the last decoded
 
     def queues(self) -> list[str]:
         return [r[0] for r in self._query("SELECT DISTINCT queue FROM polls ORDER BY queue")]
@@ -230,30 +262,39 @@ class Recording:
         return PollRef(int(rows[0][0]), str(rows[0][1]), float(rows[0][2])) if rows else None
 
     def snapshot(self, ref: PollRef) -> Snapshot:
-        rows = self._query("SELECT base, body FROM polls WHERE id = ?", (ref.id,))
-        if not rows:
-            raise RecordingError(f"{self.path}: poll {ref.id} is gone (deleted by --keep while reading)")
-        base, body = rows[0]
         try:
-            raw = _decompress(body, self._base(int(base)) if base is not None else None)
-            return Snapshot.from_dict(json.loads(raw))
-        except (zlib.error, ValueError, TypeError, KeyError) as exc:
+            return Snapshot.from_dict(json.loads(self._raw(ref.id)))
+        except (ValueError, TypeError, KeyError) as exc:
             raise RecordingError(f"{self.path}: poll {ref.id} is damaged ({exc})") from None
 
     def snapshots(self, refs: Sequence[PollRef]) -> Iterator[Snapshot]:
         for ref in refs:
             yield self.snapshot(ref)
 
-    def _base(self, base_id: int) -> bytes:
-        raw = self._bases.get(base_id)
-        if raw is None:
-            rows = self._query("SELECT body FROM polls WHERE id = ?", (base_id,))
-            if not rows:
-                raise RecordingError(f"{self.path}: keyframe {base_id} is missing")
-            raw = _decompress(rows[0][0], None)
-            if len(self._bases) > 8:
-                self._bases.clear()
-            self._bases[base_id] = raw
+    def _raw(self, poll_id: int) -> bytes:
+        """A poll's JSON: inflate its group from the keyframe (or from the last poll decoded, when
+        it is an earlier one of the same group: replay's next step costs one inflate)."""
+        rows = self._query("SELECT COALESCE(base, id) FROM polls WHERE id = ?", (poll_id,))
+        if not rows:
+            raise RecordingError(f"{self.path}: poll {poll_id} is gone (deleted by --keep while reading)")
+        group = int(rows[0][0])
+        start, raw = group, None
+        if self._last is not None and self._last[0] == group and self._last[1] <= poll_id:
+            start, raw = self._last[1], self._last[2]
+            if start == poll_id:
+                return raw
+        chain = self._query(
+            "SELECT id, body FROM polls WHERE (id = ? OR base = ?) AND id > ? AND id <= ? ORDER BY id",
+            (group, group, start if raw is not None else group - 1, poll_id),
+        )
+        try:
+            for pid, body in chain:
+                raw = _decompress(body, raw)
+                self._last = (group, int(pid), raw)
+        except zlib.error as exc:
+            raise RecordingError(f"{self.path}: poll {poll_id} is damaged ({exc})") from None
+        if raw is None or self._last is None or self._last[1] != poll_id:
+            raise RecordingError(f"{self.path}: poll {poll_id} is damaged (its group is incomplete)")
         return raw
 
     def _query(self, text: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
