@@ -8,12 +8,14 @@ decoded once each and kept as small samples.
 from __future__ import annotations
 
 import bisect
+import dataclasses
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
 from pgq_tui.history.series import KEEP_S, History, Sample, sample
 from pgq_tui.history.store import PollRef, Recording, RecordingError, epoch
 from pgq_tui.history.when import parse_time
-from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.monitor.snapshot import Snapshot, ThroughputPoint
 
 
 def choose_queue(recording: Recording, queue: str | None) -> str:
@@ -87,7 +89,10 @@ class ReplaySource:
         return f"poll {self.index + 1}/{len(self.polls)}"
 
     def collect(self) -> Snapshot:
-        return self.recording.snapshot(self.polls[self.index])
+        """The poll at the cursor, its trend columns rebuilt from the recorded polls before it (the
+        recording drops the per-second history each Snapshot carries: it repeats those polls)."""
+        snap = self.recording.snapshot(self.polls[self.index])
+        return with_trends(snap, self.history(TREND_S).samples)
 
     def step(self, polls: int) -> bool:
         """Move by whole polls; False when already at that end."""
@@ -128,6 +133,27 @@ class ReplaySource:
 
     def close(self) -> None:
         self.recording.close()
+
+
+TREND_S = 300.0  # what a live monitor's per-second history spans (Monitor.history_s)
+
+
+def with_trends(snap: Snapshot, samples: Sequence[Sample]) -> Snapshot:
+    """`snap` with its throughput history and per-queue trends made of the polls' rates (one point
+    per recorded poll instead of one per second; a rate not known at a poll leaves no point)."""
+    points = tuple(
+        ThroughputPoint(
+            at=s.at, enqueued=round(s.enqueued), completed=round(s.completed), failed=round(s.failed)
+        )
+        for s in samples
+        if s.enqueued is not None and s.completed is not None and s.failed is not None
+    )
+    trends: dict[str, tuple[int, ...]] = {}
+    for q in snap.queues:
+        done = [p.completed for s in samples if (p := s.queues.get(q.queue)) is not None]
+        trends[q.queue] = tuple(round(v) for v in done if v is not None)
+    tp = dataclasses.replace(snap.throughput, history=points, queue_history=trends)
+    return dataclasses.replace(snap, throughput=tp)
 
 
 def fmt_time(at: datetime) -> str:
