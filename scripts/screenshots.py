@@ -180,6 +180,32 @@ async def shoot_fleet(session: DemoSession, out: Path, only: str) -> None:
             poller.stop()
 
 
+async def shoot_replay(session: DemoSession, out: Path) -> None:
+    """`pgq-top replay` at 80x24: 30 polls of the busy demo recorded, the cursor 10 polls back."""
+    import tempfile
+
+    from pgq_tui.history.replay import ReplaySource
+    from pgq_tui.history.store import Recorder, Recording
+    from pgq_tui.tui.replay import ReplayApp
+
+    path = Path(tempfile.mkdtemp()) / "demo.pgq"
+    target = single_queue(session.dsn, kind="pgq")
+    recorder = Recorder(path)
+    with open_monitor(session.dsn, target.model) as monitor:
+        for _ in range(30):
+            recorder.append(target.label, monitor.collect())
+            time.sleep(1.0)
+    recorder.close()
+    with Recording(path) as recording:
+        source = ReplaySource(recording, target.label)
+        source.step(-10)
+        app = ReplayApp(source, target=target.label)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(1.0)
+            app.save_screenshot(filename="replay-80x24.svg", path=str(out))
+            print(f"saved {out / 'replay-80x24.svg'}", file=sys.stderr)
+
+
 async def main(out: Path, only: str = "") -> None:
     out.mkdir(parents=True, exist_ok=True)
     print("starting the demo…", file=sys.stderr)
@@ -196,6 +222,8 @@ async def main(out: Path, only: str = "") -> None:
             if name.startswith(only):
                 await shoot(session, out, name, size, press)
         await shoot_fleet(session, out, only)
+        if "replay".startswith(only) or only.startswith("replay"):
+            await shoot_replay(session, out)
 
 
 if __name__ == "__main__":
