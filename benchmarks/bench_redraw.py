@@ -2,10 +2,11 @@
 
     python benchmarks/bench_redraw.py [--seconds 30] [--sizes 80x24,160x48] [--dsn DSN] [--no-demo]
 
-An idle queue (a few dead and far-scheduled jobs, nothing moving) at a 1 s refresh: pgq-top, and
+An idle queue (jobs waiting that no worker takes, a few dead and far-scheduled ones, nothing moving:
+the oldest waiting job's age grows every second) at a 1 s refresh: pgq-top, and
 pg_activity on the same server the same way for reference (when installed: `pip install pg_activity`,
 it is not a pgq-top dependency). Then the busy demo (`pgq-top --demo`, load and workers running),
-pgq-top's own process only. Each run warms up for 5 s (first frames, connection), then counts the
+pgq-top's own process only. Each run warms up for 10 s (first frames, connection), then counts the
 bytes read from the pty's master side and the process's user+system CPU time (all its threads,
 from /proc) over --seconds.
 """
@@ -31,7 +32,7 @@ from common import measured_server
 
 from pgq_tui.queue import JobQueue
 
-WARMUP_S = 5.0
+WARMUP_S = 10.0  # first frames and connection; 5 s was not enough on a loaded 2-core machine
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -85,8 +86,9 @@ def measure(argv: list[str], cols: int, rows: int, seconds: float) -> Run:
 
 
 def idle_queue(dsn: str) -> None:
-    """A queue that has been idle for a while: something on every panel and nothing moving (dead jobs
-    that failed an hour ago, jobs scheduled an hour out, no recent counter buckets)."""
+    """A queue that has been idle for a while: something on every panel and nothing moving (jobs
+    waiting with no worker, dead jobs that failed an hour ago, jobs scheduled an hour out, no recent
+    counter buckets)."""
     with JobQueue(dsn) as q:
         q.install()
         q.conn.execute("TRUNCATE jobs, jobs_stats")
@@ -96,6 +98,10 @@ def idle_queue(dsn: str) -> None:
         q.conn.execute("UPDATE jobs SET finished_at = now() - interval '1 hour' WHERE status = 'failed'")
         later = datetime.now(timezone.utc) + timedelta(hours=1)
         q.enqueue("reports", [{"n": i} for i in range(2)], run_at=later)
+        # waiting for 10 minutes: no worker runs (an idle dashboard left open over a stalled queue)
+        q.enqueue(
+            "thumbs", [{"n": i} for i in range(4)], run_at=datetime.now(timezone.utc) - timedelta(minutes=10)
+        )
         q.conn.execute("TRUNCATE jobs_stats")
 
 
