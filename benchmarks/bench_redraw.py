@@ -1,6 +1,7 @@
 """Bytes per second a dashboard writes to its terminal, and the CPU it uses, on a real pseudo-terminal.
 
     python benchmarks/bench_redraw.py [--seconds 30] [--sizes 80x24,160x48] [--dsn DSN] [--no-demo]
+                                      [--waiting-for SECONDS]
 
 An idle queue (jobs waiting that no worker takes, a few dead and far-scheduled ones, nothing moving:
 the oldest waiting job's age grows every second) at a 1 s refresh: pgq-top, and
@@ -85,7 +86,7 @@ def measure(argv: list[str], cols: int, rows: int, seconds: float) -> Run:
         os.close(master)
 
 
-def idle_queue(dsn: str) -> None:
+def idle_queue(dsn: str, waiting_s: float = 600.0) -> None:
     """A queue that has been idle for a while: something on every panel and nothing moving (jobs
     waiting with no worker, dead jobs that failed an hour ago, jobs scheduled an hour out, no recent
     counter buckets)."""
@@ -98,10 +99,9 @@ def idle_queue(dsn: str) -> None:
         q.conn.execute("UPDATE jobs SET finished_at = now() - interval '1 hour' WHERE status = 'failed'")
         later = datetime.now(timezone.utc) + timedelta(hours=1)
         q.enqueue("reports", [{"n": i} for i in range(2)], run_at=later)
-        # waiting for 10 minutes: no worker runs (an idle dashboard left open over a stalled queue)
-        q.enqueue(
-            "thumbs", [{"n": i} for i in range(4)], run_at=datetime.now(timezone.utc) - timedelta(minutes=10)
-        )
+        # waiting (10 minutes by default), no worker runs: an idle dashboard left open over a stalled queue
+        due = datetime.now(timezone.utc) - timedelta(seconds=waiting_s)
+        q.enqueue("thumbs", [{"n": i} for i in range(4)], run_at=due)
         q.conn.execute("TRUNCATE jobs_stats")
 
 
@@ -115,13 +115,20 @@ def main() -> None:
     ap.add_argument("--sizes", default="80x24,160x48")
     ap.add_argument("--dsn", default=None, help="measure on this server (default: a private embedded one)")
     ap.add_argument("--no-demo", action="store_true", help="skip the busy-demo figure")
+    ap.add_argument(
+        "--waiting-for",
+        type=float,
+        default=600.0,
+        help="seconds the idle queue's ready jobs have waited at the start (0: the first minute, whose"
+        " ages tick every second)",
+    )
     args = ap.parse_args()
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
     pg_activity = shutil.which("pg_activity")
     me = [sys.executable, "-m", "pgq_tui"]
     results = []
     with measured_server(args.dsn) as (dsn, version):
-        idle_queue(dsn)
+        idle_queue(dsn, args.waiting_for)
         for cols, rows in sizes:
             ours = measure([*me, "--dsn", dsn, "--interval", "1"], cols, rows, args.seconds)
             ref = None
