@@ -1,11 +1,13 @@
 """Bytes per second a dashboard writes to its terminal, and the CPU it uses, on a real pseudo-terminal.
 
     python benchmarks/bench_redraw.py [--seconds 30] [--sizes 80x24,160x48] [--dsn DSN] [--no-demo]
+                                      [--waiting-for SECONDS]
 
-An idle queue (a few dead and far-scheduled jobs, nothing moving) at a 1 s refresh: pgq-top, and
+An idle queue (jobs waiting that no worker takes, a few dead and far-scheduled ones, nothing moving:
+the oldest waiting job's age grows every second) at a 1 s refresh: pgq-top, and
 pg_activity on the same server the same way for reference (when installed: `pip install pg_activity`,
 it is not a pgq-top dependency). Then the busy demo (`pgq-top --demo`, load and workers running),
-pgq-top's own process only. Each run warms up for 5 s (first frames, connection), then counts the
+pgq-top's own process only. Each run warms up for 10 s (first frames, connection), then counts the
 bytes read from the pty's master side and the process's user+system CPU time (all its threads,
 from /proc) over --seconds.
 """
@@ -31,7 +33,7 @@ from common import measured_server
 
 from pgq_tui.queue import JobQueue
 
-WARMUP_S = 5.0
+WARMUP_S = 10.0  # first frames and connection; 5 s was not enough on a loaded 2-core machine
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -84,9 +86,10 @@ def measure(argv: list[str], cols: int, rows: int, seconds: float) -> Run:
         os.close(master)
 
 
-def idle_queue(dsn: str) -> None:
-    """A queue that has been idle for a while: something on every panel and nothing moving (dead jobs
-    that failed an hour ago, jobs scheduled an hour out, no recent counter buckets)."""
+def idle_queue(dsn: str, waiting_s: float = 600.0) -> None:
+    """A queue that has been idle for a while: something on every panel and nothing moving (jobs
+    waiting with no worker, dead jobs that failed an hour ago, jobs scheduled an hour out, no recent
+    counter buckets)."""
     with JobQueue(dsn) as q:
         q.install()
         q.conn.execute("TRUNCATE jobs, jobs_stats")
@@ -96,6 +99,9 @@ def idle_queue(dsn: str) -> None:
         q.conn.execute("UPDATE jobs SET finished_at = now() - interval '1 hour' WHERE status = 'failed'")
         later = datetime.now(timezone.utc) + timedelta(hours=1)
         q.enqueue("reports", [{"n": i} for i in range(2)], run_at=later)
+        # waiting (10 minutes by default), no worker runs: an idle dashboard left open over a stalled queue
+        due = datetime.now(timezone.utc) - timedelta(seconds=waiting_s)
+        q.enqueue("thumbs", [{"n": i} for i in range(4)], run_at=due)
         q.conn.execute("TRUNCATE jobs_stats")
 
 
@@ -109,13 +115,20 @@ def main() -> None:
     ap.add_argument("--sizes", default="80x24,160x48")
     ap.add_argument("--dsn", default=None, help="measure on this server (default: a private embedded one)")
     ap.add_argument("--no-demo", action="store_true", help="skip the busy-demo figure")
+    ap.add_argument(
+        "--waiting-for",
+        type=float,
+        default=600.0,
+        help="seconds the idle queue's ready jobs have waited at the start (0: the first minute, whose"
+        " ages tick every second)",
+    )
     args = ap.parse_args()
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
     pg_activity = shutil.which("pg_activity")
     me = [sys.executable, "-m", "pgq_tui"]
     results = []
     with measured_server(args.dsn) as (dsn, version):
-        idle_queue(dsn)
+        idle_queue(dsn, args.waiting_for)
         for cols, rows in sizes:
             ours = measure([*me, "--dsn", dsn, "--interval", "1"], cols, rows, args.seconds)
             ref = None

@@ -68,7 +68,8 @@ def dialects(mapping: str | None = None) -> tuple[Dialect, ...]:
     if mapping is None:
         return registry.builtin()
     try:
-        return (from_file(mapping), *registry.builtin())
+        builtin = registry.builtin()
+        return (from_file(mapping, {d.kind for d in builtin}), *builtin)
     except MappingError as exc:
         raise PgqError(str(exc), EXIT_USAGE) from None
 

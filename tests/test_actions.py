@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import datetime, timezone
 
 import psycopg
 import pytest
@@ -252,6 +253,19 @@ def test_job_detail(queue: JobQueue, actions: Actions) -> None:
     assert detail["finished_at"] is not None and detail["created_at"] is not None
     assert detail["priority"] == 0 and "locked_until < now()" in detail["stuck_rule"]
     assert actions.job_detail(10**12) is None
+
+
+def test_job_detail_reads_the_servers_shortened_fractional_seconds(
+    queue: JobQueue, actions: Actions, sql: psycopg.Connection
+) -> None:
+    """The detail's jsonb times drop trailing zeros (`.12345`), which Python 3.10's fromisoformat
+    refused: the job detail failed there."""
+    queue.enqueue("alpha", [{}])
+    (job,) = queue.claim("alpha", limit=1, lease=60)
+    sql.execute("UPDATE jobs SET locked_until = '2030-01-01 00:00:00.12345+00' WHERE id = %s", (job.id,))
+    detail = actions.job_detail(job.id)
+    assert detail is not None
+    assert detail["locked_until"] == datetime(2030, 1, 1, 0, 0, 0, 123450, tzinfo=timezone.utc)
 
 
 def test_unreachable_server_is_a_refusal_not_a_crash(dsn: str) -> None:

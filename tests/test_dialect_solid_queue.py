@@ -200,17 +200,78 @@ def test_discard_deletes_the_failed_job_and_never_a_claimed_one(
     assert executions(conn, claimed)["claimed"] == 1
 
 
-def test_requeue_is_claimed_execution_release_of_stuck_claims(sq, capsys: pytest.CaptureFixture[str]) -> None:
+def failure(conn: psycopg.Connection, job_id: int) -> dict:
+    return json.loads(
+        conn.execute(
+            "SELECT error FROM solid_queue_failed_executions WHERE job_id = %s", (job_id,)
+        ).fetchone()[0]  # type: ignore[index]
+    )
+
+
+def test_requeue_fails_stuck_claims_as_solid_queues_supervisor_does(
+    sq, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Solid Queue 1.x's supervisor fails a dead process's claims (Process#prune ->
+    ClaimedExecution.fail_all_with(ProcessPrunedError)) and the claims of a vanished process
+    (ProcessMissingError); it never re-dispatches them. pgq-top's requeue makes the same transition."""
     dsn, conn = sq
     alive, silent = register(conn, "w1", 4101), register(conn, "w2", 4102, age=900)
-    enqueue(conn, "default", 2, priority=2)
+    vanished = register(conn, "w3", 4103)
+    enqueue(conn, "default", 3, priority=2)
     (running,), (stuck,) = claim(conn, "default", 1, alive), claim(conn, "default", 1, silent)
+    (orphan,) = claim(conn, "default", 1, vanished)
+    conn.execute("DELETE FROM solid_queue_processes WHERE id = %s", (vanished,))
+    heartbeat = conn.execute(
+        "SELECT to_char(last_heartbeat_at, 'YYYY-MM-DD HH24:MI:SS') FROM solid_queue_processes WHERE id = %s",
+        (silent,),
+    ).fetchone()[0]  # type: ignore[index]
     before = job(conn, stuck)
     code, out, _ = cli(capsys, "requeue", "--dsn", dsn, "--kind", "solid-queue", "--stuck", "--yes")
-    assert code == EXIT_OK and "requeued 1" in out
-    assert job(conn, stuck) == before
-    assert executions(conn, stuck) == {"ready": 1, "scheduled": 0, "claimed": 0, "failed": 0, "blocked": 0}
+    assert code == EXIT_OK and "failed 2 of 2" in out, out
+    assert job(conn, stuck) == before  # the job row itself is untouched, as fail_all_with leaves it
+    for job_id in (stuck, orphan):
+        assert executions(conn, job_id) == {
+            "ready": 0,
+            "scheduled": 0,
+            "claimed": 0,
+            "failed": 1,
+            "blocked": 0,
+        }
+    assert failure(conn, stuck) == {
+        "exception_class": "SolidQueue::Processes::ProcessPrunedError",
+        "message": f"Process was found dead and pruned (last heartbeat at: {heartbeat} UTC)",
+        "backtrace": None,
+    }
+    assert failure(conn, orphan)["exception_class"] == "SolidQueue::Processes::ProcessMissingError"
     assert executions(conn, running)["claimed"] == 1
+    # the dead list shows them as Solid Queue's dashboard would, and retry runs them again
+    snap = snapshot_json(capsys, "--dsn", dsn)
+    assert {r["last_error"].split(":")[0] for r in snap["dead"]["rows"]} == {"SolidQueue"}
+
+
+def test_requeue_rechecks_the_heartbeat_on_the_locked_process_row(
+    sq, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A process whose heartbeat is being written (its row locked, as Process#heartbeat locks it) or
+    was written after the plan is alive: its claim is left alone."""
+    dsn, conn = sq
+    silent = register(conn, "w2", 4102, age=900)
+    enqueue(conn, "default", 1)
+    (stuck,) = claim(conn, "default", 1, silent)
+    with psycopg.connect(dsn) as beating:  # Process#heartbeat: with_lock { touch(:last_heartbeat_at) }
+        beating.execute("SELECT * FROM solid_queue_processes WHERE id = %s FOR UPDATE", (silent,))
+        beating.execute(
+            "UPDATE solid_queue_processes SET last_heartbeat_at = now() AT TIME ZONE 'UTC' WHERE id = %s",
+            (silent,),
+        )
+        code, out, _ = cli(
+            capsys, "requeue", "--dsn", dsn, "--kind", "solid-queue", "--ids", str(stuck), "--yes"
+        )
+        assert code == EXIT_OK and "failed 0 of 1" in out and "left alone" in out, out
+        assert executions(conn, stuck)["claimed"] == 1
+    code, _, err = cli(capsys, "requeue", "--dsn", dsn, "--kind", "solid-queue", "--ids", str(stuck), "--yes")
+    assert code == EXIT_REFUSED and "none of the 1 selected job is stuck" in err  # it heartbeat: alive
+    assert executions(conn, stuck) == {"ready": 0, "scheduled": 0, "claimed": 1, "failed": 0, "blocked": 0}
 
 
 def test_snapshot_json_kind_and_read_only(sq, capsys: pytest.CaptureFixture[str]) -> None:

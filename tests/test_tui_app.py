@@ -316,3 +316,32 @@ async def test_retry_with_t_and_discard_with_shift_d(
         rows = sql.execute("SELECT status, count(*) FROM jobs GROUP BY 1").fetchall()
         assert dict(rows) == {"pending": 1}  # one retried; the discarded one is gone
         assert app.panel("dead").row_count == 0
+
+
+async def test_enter_on_a_queue_selects_exactly_that_queue(dsn: str, sql: psycopg.Connection) -> None:
+    """Enter on `mail` shows mail only, not mail_bulk (a substring match did): marking every stuck row
+    it shows and requeueing them touches only mail's jobs."""
+    mail = seed_stuck(dsn, "mail", n=2)
+    bulk = seed_stuck(dsn, "mail_bulk", n=3)
+    async with dashboard(dsn) as (app, pilot):
+        queues = app.panel("queues")
+        names = [r[0] for r in cells(queues)]
+        assert sorted(names) == ["mail", "mail_bulk"]
+        await pilot.press("1")
+        queues.move_cursor(row=names.index("mail"))
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.filter_text == "queue:mail"
+        assert [r[0] for r in cells(queues)] == ["mail"]
+        stuck = app.panel("stuck")
+        assert sorted(int(r[1]) for r in cells(stuck)) == sorted(mail)
+        await pilot.press("2", *["space"] * stuck.row_count, "r")
+        await pilot.pause(0.5)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(pilot, app)
+        status = dict(sql.execute("SELECT id, status FROM jobs").fetchall())
+        assert {status[i] for i in mail} == {"pending"} and {status[i] for i in bulk} == {"running"}
+        await pilot.press("1", "enter")  # enter again: every queue
+        await pilot.pause()
+        assert app.filter_text == "" and app.panel("queues").row_count == 2

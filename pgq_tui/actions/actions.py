@@ -295,6 +295,7 @@ class Actions:
             return Outcome(plan.action, requested, 0, f"not run: {reason}", error=reason)
         if plan.action == TUNE:
             return self._run_tune(plan)
+        verb = _VERB[plan.action]
         if plan.action in SIGNALS:
             noun, batches = "session", self._signal_batches(plan)
         else:
@@ -303,13 +304,14 @@ class Actions:
                 error = f"{self.model.title} has no {plan.action} action"
                 return Outcome(plan.action, requested, 0, f"not run: {error}", error=error)
             noun, batches = NOUN.get(spec.applies_to, "job"), self._job_batches(spec, plan)
+            verb = spec.done or verb
         changed, error = 0, None
         try:
             for n in batches:
                 changed += n
         except Exception as exc:  # the UI shows a line, never a traceback
             error = self._explain(exc, plan.action)
-        message = f"{_VERB[plan.action]} {changed} of {plural(requested, noun)}"
+        message = f"{verb} {changed} of {plural(requested, noun)}"
         if error:
             message += " before an error"
         elif changed < requested:

@@ -3,11 +3,12 @@ framework's own state word and stuck rule. Pure."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-from datetime import datetime
 from typing import Any
 
 from pgq_tui.dialects.contract import QueueModel
+from pgq_tui.timestamps import parse_timestamp
 
 # Framework-specific details the screen has a row of its own for (the rest are listed as they are).
 _OWN_ROWS = ("priority", "locked_until", "heartbeat_at")
@@ -22,9 +23,11 @@ def detail_row(row: dict[str, Any], model: QueueModel) -> dict[str, Any]:
     >>> d = detail_row({"id": 1, "queue": "q", "state": "dead", "native_state": "failed",
     ...     "attempts": 3, "max_attempts": None, "holder": None, "run_at": None, "created_at": None,
     ...     "started_at": None, "finished_at": None, "error": "boom", "payload": '{"a": 1}',
-    ...     "details": {"priority": 5, "locked_until": "2026-01-01T00:00:00+00:00"}}, m)
-    >>> d["status"], d["max_attempts"], d["payload"], d["priority"], d["locked_until"].year, d["details"]
-    ('dead (failed)', '?', {'a': 1}, 5, 2026, {})
+    ...     "details": {"priority": 5, "locked_until": "2026-01-01T00:00:00.12345+00:00"}}, m)
+    >>> d["status"], d["max_attempts"], d["payload"], d["priority"], d["details"]
+    ('dead (failed)', '?', {'a': 1}, 5, {})
+    >>> d["locked_until"].microsecond  # PostgreSQL's JSON drops trailing zeros: 5 digits here
+    123450
     """
     native = row.get("native_state")
     state = row["state"] if native in (None, row["state"]) else f"{row['state']} ({native})"
@@ -32,7 +35,8 @@ def detail_row(row: dict[str, Any], model: QueueModel) -> dict[str, Any]:
     own = {k: details.pop(k) for k in _OWN_ROWS if k in details}
     for key in _TIMES:
         if isinstance(own.get(key), str):  # jsonb carries timestamps as ISO text
-            own[key] = datetime.fromisoformat(own[key])
+            with contextlib.suppress(ValueError):  # `infinity` stays as the text it is
+                own[key] = parse_timestamp(own[key])
     return {
         "id": row["id"],
         "queue": row["queue"],

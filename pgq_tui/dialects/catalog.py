@@ -10,9 +10,11 @@ only where the role may SELECT the table.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from pgq_tui.dialects.predicate import implied_by
 
 
 @dataclass(frozen=True)
@@ -67,13 +69,20 @@ class Relation:
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.name == name), None)
 
-    def has_index(self, leading: Sequence[str], predicate_contains: str | None = None) -> bool:
-        """Some valid index starts with `leading` columns (and its predicate mentions the text)."""
+    def has_index(
+        self,
+        leading: Sequence[str],
+        equal: Mapping[str, Collection[str]] | None = None,
+        also: Collection[str] = (),
+    ) -> bool:
+        """Some valid index starts with `leading` columns; with `equal`/`also`, a partial one that a
+        query with `column IN (values)` for each of `equal` and the conditions `also` can use (its
+        predicate read by predicate.implied_by, never by a substring test)."""
         n = len(leading)
         for ix in self.indexes:
             if not ix.valid or tuple(ix.columns[:n]) != tuple(leading):
                 continue
-            if predicate_contains is None or (ix.predicate and predicate_contains in ix.predicate):
+            if (not equal and not also) or implied_by(ix.predicate, equal, also):
                 return True
         return False
 

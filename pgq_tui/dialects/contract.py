@@ -272,6 +272,9 @@ class ActionSpec:
     # further canonical words (or extra states) it takes besides applies_to, e.g. a cancel of waiting
     # jobs takes ready and scheduled ones
     also_applies_to: tuple[str, ...] = ()
+    # the outcome's verb when the framework's transition is not what the kind's verb says (Solid
+    # Queue's requeue fails a dead process's claims, as its supervisor does): "failed 2 of 2 jobs"
+    done: str | None = None
 
     @property
     def takes(self) -> frozenset[str]:

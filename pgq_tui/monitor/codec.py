@@ -10,6 +10,8 @@ from datetime import datetime
 from functools import cache
 from typing import Any, TypeVar
 
+from pgq_tui.timestamps import parse_timestamp
+
 T = TypeVar("T")
 
 
@@ -27,7 +29,7 @@ def _convert(hint: Any, value: Any) -> Any:
         options = [a for a in args if a is not type(None)]
         return _convert(options[0], value) if len(options) == 1 else value
     if hint is datetime:
-        return datetime.fromisoformat(value)
+        return parse_timestamp(value)
     if hint is float:
         return float(value)
     if dataclasses.is_dataclass(hint):

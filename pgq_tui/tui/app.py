@@ -40,7 +40,7 @@ from pgq_tui.tui.widgets.jobs import DeadTable, LeasesTable, StuckTable
 from pgq_tui.tui.widgets.queues import QueuesTable
 from pgq_tui.tui.widgets.sessions import SessionsTable
 from pgq_tui.tui.widgets.status import Banner, Connection, DemoBar, Header, VerdictLine, header_text
-from pgq_tui.tui.widgets.table import PanelTable
+from pgq_tui.tui.widgets.table import PanelTable, queue_filter, selected_queue
 
 INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 BACK = -1  # the app's result when escape leaves a dashboard opened from the fleet screen
@@ -124,7 +124,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             yield HealthPanel(id="health", classes="panel")
         yield VerdictLine("health: waiting for data…", id="verdict")
         yield Input(
-            placeholder="filter: queue, job id, worker, error or payload text (enter keeps, esc clears)",
+            placeholder="filter: queue, job id, worker, error or payload text; queue:NAME: that queue only"
+            " (enter keeps, esc clears)",
             id="filter",
         )
         yield Footer()
@@ -380,8 +381,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         row = table.cursor_row_data()
         if row is None:
             return
-        if table.id == "queues":  # enter on a queue narrows every table to it (enter again: all)
-            name = str(row.target)
+        if table.id == "queues":  # enter on a queue narrows every table to exactly it (enter again: all)
+            name = queue_filter(str(row.target))
             self._set_filter("" if self.filter_text == name else name)
             self.query_one("#filter", Input).value = self.filter_text
             return
@@ -404,7 +405,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         if snap is None or not snap.queues:
             return
         row = self.panel("queues").cursor_row_data()
-        name = row.target if row is not None else self.filter_text
+        name = row.target if row is not None else selected_queue(self.filter_text)
         queue = next((q for q in snap.queues if q.queue == name), snap.queues[0])
         self.push_screen(QueueScreen(snap, queue))
 

@@ -96,8 +96,12 @@ class GraphileDialect:
             return Statement.of(f"graphile.{name}", sql_file(__package__, name), columns, **idents)
 
         rel = catalog.relation(schema, match.table)
-        has_lock_index = rel is not None and rel.has_index(("task_id", "locked_at"), "locked_at IS NOT NULL")
-        has_dead_index = rel is not None and rel.has_index(("task_id",), "attempts >= max_attempts")
+        has_lock_index = rel is not None and rel.has_index(
+            ("task_id", "locked_at"), also=["locked_at IS NOT NULL"]
+        )
+        has_dead_index = rel is not None and rel.has_index(
+            ("task_id",), also=["locked_at IS NULL", "attempts >= max_attempts"]
+        )
         counts = [s("count_available", (COUNT_KEY, "ready", "scheduled", OLDEST_READY))]
         advice: list[IndexAdvice] = []
         if has_lock_index:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from importlib import resources
 
 from pgq_tui.dialects.mapping.dialect import MappingDialect
@@ -15,9 +16,10 @@ def shipped() -> tuple[MappingDialect, ...]:
     return tuple(MappingDialect(loads(f.read_text(encoding="utf-8"), f"built-in {f.name}")) for f in files)
 
 
-def from_file(path: str) -> MappingDialect:
-    """A user's mapping file as a dialect; MappingError (one line) when it is unusable."""
-    return MappingDialect(load(path))
+def from_file(path: str, reserved: Collection[str] = ()) -> MappingDialect:
+    """A user's mapping file as a dialect; MappingError (one line, with the file and line) when it is
+    unusable, or when its kind is one of `reserved` (the built-in kinds: never silently replaced)."""
+    return MappingDialect(load(path, reserved))
 
 
 DIALECTS = shipped()

@@ -6,9 +6,10 @@ indexes on them), request values as parameters. Every count reads at most cap1 r
 over all queues together (a home-grown table's queue column may be NULL or missing, so there is no
 per-queue skip-scan to rely on): a state's counts are exact while their sum stays below cap1.
 
-A state is only read through an index: one whose predicate names its status values, or that leads
-with the status column. Without one, the statement is left out and the model carries the index it
-wants (`IndexAdvice`), so the dashboard says so instead of scanning the user's table.
+A state is only read through an index: one whose predicate the state's `status IN (values)` implies
+(read by predicate.implied_by), or that leads with the status column. Without one, the statement is
+left out and the model carries the index it wants (`IndexAdvice`), so the dashboard says so instead
+of scanning the user's table.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pgq_tui.dialects.contract import (
     Statement,
 )
 from pgq_tui.dialects.mapping.spec import Handback, MappingSpec
+from pgq_tui.dialects.predicate import implied_by
 
 # Id types the action statements may cast a parameter array to; anything else compares as text.
 _ID_TYPES = {"bigint": "bigint", "integer": "integer", "smallint": "smallint", "uuid": "uuid", "text": "text"}
@@ -189,7 +191,7 @@ class Builder:
                 continue
             if ix.columns[:1] == (status,):
                 return True
-            if ix.predicate and all(f"'{v}'" in ix.predicate for v in values):
+            if implied_by(ix.predicate, {status: values}):
                 return True
         return False
 
@@ -205,7 +207,7 @@ class Builder:
                 continue
             if ix.columns[:2] == (status, queue):
                 return True
-            if ix.columns[:1] == (queue,) and ix.predicate and all(f"'{v}'" in ix.predicate for v in values):
+            if ix.columns[:1] == (queue,) and implied_by(ix.predicate, {status: values}):
                 return True
         return False
 
@@ -289,8 +291,7 @@ GROUP BY x.queue"""
         if not any(
             ix.valid
             and ix.columns[: len(lead)] == lead
-            and ix.predicate
-            and all(f"'{v}'" in ix.predicate for v in values)
+            and implied_by(ix.predicate, {self.spec.columns["status"]: values})
             for ix in self.rel.indexes
         ):
             return None

@@ -38,7 +38,7 @@ The format (README "Mapping file"), every key but `kind`, `columns.id`, `columns
     clear = []
     reset_attempts = true
     [discard]                           # optional: dead jobs may be deleted
-    delete = true
+    delete = true                       # a TOML boolean (true/false), never a string
     [claim]                             # optional: your claim's ORDER BY (table columns), for the
     order = "priority DESC, id"         # claim-cost probe; absent: no probe
 """
@@ -47,10 +47,13 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pgq_tui.dialects.contract import OLDEST_READY, State
+from pgq_tui.dialects.mapping.lines import key_lines, line_of
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -75,6 +78,32 @@ STATE_KEYS = ("ready", "running", "dead", "done")
 RULES = ("lease", "lock_age")
 _INTERVAL = re.compile(r"^\s*\d+(\.\d+)?\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
 _KIND = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_LABEL = re.compile(r"^[a-z][a-z0-9_]*$")
+# Names an extra state may not take: the counts row's queue column, the canonical states and the
+# oldest-ready age (an extra labelled `queue` would replace the queue column).
+RESERVED_LABELS = ("queue", *(s.value for s in State), OLDEST_READY)
+KEYS = {
+    (): (
+        "kind",
+        "title",
+        "queue_name",
+        "table",
+        "columns",
+        "states",
+        "stuck",
+        "requeue",
+        "retry",
+        "discard",
+        "claim",
+    ),
+    ("table",): ("schema", "name"),
+    ("states",): (*STATE_KEYS, "extra"),
+    ("stuck",): ("rule", "interval"),
+    ("requeue",): ("status", "clear", "reset_attempts"),
+    ("retry",): ("status", "clear", "reset_attempts"),
+    ("discard",): ("delete",),
+    ("claim",): ("order",),
+}
 
 
 # One ORDER BY term of the claim: a column name, then optionally ASC/DESC and NULLS FIRST/LAST.
@@ -82,7 +111,7 @@ _ORDER_TERM = re.compile(r"^\s*(\S+?)(?:\s+(asc|desc))?(?:\s+nulls\s+(first|last
 
 
 class MappingError(ValueError):
-    """A mapping file that cannot be used: one line naming the file and the key."""
+    """A mapping file that cannot be used: one line naming the file, the line and the key."""
 
 
 @dataclass(frozen=True)
@@ -143,146 +172,250 @@ class MappingSpec:
         return "not knowable: the mapping names no lease or lock column"
 
 
-def load(path: str | Path) -> MappingSpec:
+def load(path: str | Path, reserved: Collection[str] = ()) -> MappingSpec:
+    """A user's mapping file; `reserved`: kinds it may not take (the built-in ones)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise MappingError(f"mapping {path}: cannot read it ({exc.strerror})") from None
-    return loads(text, str(path))
+    except UnicodeDecodeError:
+        raise MappingError(f"mapping {path}: not UTF-8 text") from None
+    return loads(text, str(path), reserved)
 
 
-def loads(text: str, source: str) -> MappingSpec:
+_TOML_AT = re.compile(r"^(?P<msg>.*?) \(at line (?P<line>\d+), column \d+\)$")
+
+
+def loads(text: str, source: str, reserved: Collection[str] = ()) -> MappingSpec:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise MappingError(f"mapping {source}: not valid TOML ({exc})") from None
-    return parse(data, source)
+        m = _TOML_AT.match(str(exc))
+        where = f"{source}:{m['line']}" if m else source
+        raise MappingError(f"mapping {where}: not valid TOML ({m['msg'] if m else exc})") from None
+    return parse(data, source, text, reserved)
 
 
-def _strings(value: Any, where: str) -> tuple[str, ...]:
+class _Doc:
+    """The file being checked: its errors name the file and the line of the key at fault."""
+
+    def __init__(self, source: str, text: str | None = None) -> None:
+        self.source = source
+        self.lines = key_lines(text) if text is not None else None
+
+    def fail(self, msg: str, *path: str) -> MappingError:
+        if self.lines is None:
+            return MappingError(f"mapping {self.source}: {msg}")
+        return MappingError(f"mapping {self.source}:{line_of(self.lines, path)}: {msg}")
+
+
+def _strings(value: Any, doc: _Doc, *path: str) -> tuple[str, ...]:
+    """A non-empty list of status values (or one string)."""
+    name = ".".join(path)
     if isinstance(value, str):
         return (value,)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        if not value:
+            raise doc.fail(f"{name} is empty: list at least one status value", *path)
         return tuple(value)
-    raise MappingError(f"{where}: expected a string or a list of strings")
+    raise doc.fail(f"{name}: expected a string or a list of strings", *path)
 
 
-def claim_order(data: Any, where: str) -> tuple[OrderTerm, ...]:
+def _flag(data: Mapping[str, Any], key: str, doc: _Doc, *path: str) -> bool:
+    """A TOML boolean; a string such as "no" or "false" is refused, never read as true."""
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise doc.fail(
+            f"{'.'.join((*path, key))} must be true or false (a TOML boolean, unquoted), not {value!r}",
+            *path,
+            key,
+        )
+    return value
+
+
+def _text(data: Mapping[str, Any], key: str, doc: _Doc, *path: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise doc.fail(f'{".".join((*path, key))} must be a string: {key} = "..."', *path, key)
+    return value
+
+
+def _known(data: Any, doc: _Doc, *path: str) -> None:
+    """Refuse keys the format does not have (a typo would otherwise be silently ignored)."""
+    known = KEYS[path]
+    for key in data:
+        if key not in known:
+            where = f"[{'.'.join(path)}]" if path else "the top level"
+            raise doc.fail(f"unknown key {key!r} in {where} (known: {', '.join(known)})", *path, key)
+
+
+def _table(data: Mapping[str, Any], key: str, doc: _Doc, required: bool = False) -> dict[str, Any] | None:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise doc.fail(f"[{key}] is required", key)
+        return None
+    if not isinstance(value, dict):
+        raise doc.fail(f"{key} must be a table ([{key}] with its keys below), not {value!r}", key)
+    if (key,) in KEYS:
+        _known(value, doc, key)
+    return value
+
+
+def claim_order(data: Any, doc: _Doc | None = None) -> tuple[OrderTerm, ...]:
     """[claim] order = "priority DESC, id" -> its terms.
 
-    >>> [(t.column, t.descending, t.nulls) for t in claim_order({"order": "prio DESC, at nulls first"}, "")]
+    >>> [(t.column, t.descending, t.nulls) for t in claim_order({"order": "prio DESC, at nulls first"})]
     [('prio', True, None), ('at', False, 'FIRST')]
-    >>> claim_order({"order": "priority DESC id"}, "[claim]")
+    >>> claim_order({"order": "priority DESC id"}, _Doc("m.toml"))
     Traceback (most recent call last):
-    pgq_tui.dialects.mapping.spec.MappingError: [claim].order: 'priority DESC id' is not a column name, \
-then ASC or DESC, then NULLS FIRST or LAST
+    pgq_tui.dialects.mapping.spec.MappingError: mapping m.toml: [claim].order: 'priority DESC id' is not \
+a column name, then ASC or DESC, then NULLS FIRST or LAST
     """
+    doc = doc or _Doc("<mapping>")
     if data is None:
         return ()
     if not isinstance(data, dict) or not isinstance(data.get("order"), str):
-        raise MappingError(f'{where}: needs order = "<column> [DESC], ..." (your claim\'s ORDER BY)')
+        raise doc.fail('[claim]: needs order = "<column> [DESC], ..." (your claim\'s ORDER BY)', "claim")
     terms = []
     for part in data["order"].split(","):
         m = _ORDER_TERM.match(part)
         if m is None:
-            raise MappingError(
-                f"{where}.order: {part.strip()!r} is not a column name, then ASC or DESC,"
-                " then NULLS FIRST or LAST"
+            raise doc.fail(
+                f"[claim].order: {part.strip()!r} is not a column name, then ASC or DESC,"
+                " then NULLS FIRST or LAST",
+                "claim",
+                "order",
             )
         terms.append(OrderTerm(m[1], (m[2] or "").lower() == "desc", m[3].upper() if m[3] else None))
     return tuple(terms)
 
 
-def _handback(data: Any, where: str, columns: Mapping[str, str]) -> Handback | None:
-    if data is None:
+def _handback(data: Any, key: str, doc: _Doc, columns: Mapping[str, str]) -> Handback | None:
+    table = _table(data, key, doc)
+    if table is None:
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("status"), str):
-        raise MappingError(f'{where}: needs status = "<value>"')
-    clear = _strings(data.get("clear", []), f"{where}.clear")
-    reset = bool(data.get("reset_attempts", False))
+    if not isinstance(table.get("status"), str):
+        raise doc.fail(f'[{key}]: needs status = "<value>"', key, "status")
+    clear = tuple(table.get("clear", []))
+    if not all(isinstance(c, str) for c in clear) or not isinstance(table.get("clear", []), list):
+        raise doc.fail(f"[{key}].clear: expected a list of column names", key, "clear")
+    reset = _flag(table, "reset_attempts", doc, key)
     if reset and "attempts" not in columns:
-        raise MappingError(f"{where}.reset_attempts: the mapping names no attempts column")
-    return Handback(data["status"], clear, reset)
+        raise doc.fail(f"[{key}].reset_attempts: the mapping names no attempts column", key, "reset_attempts")
+    return Handback(table["status"], clear, reset)
 
 
-def parse(data: Mapping[str, Any], source: str = "<mapping>") -> MappingSpec:
-    """Check a parsed TOML document; raises MappingError with the file and the key at fault."""
-
-    def fail(msg: str) -> MappingError:
-        return MappingError(f"mapping {source}: {msg}")
-
+def parse(
+    data: Mapping[str, Any],
+    source: str = "<mapping>",
+    text: str | None = None,
+    reserved: Collection[str] = (),
+) -> MappingSpec:
+    """Check a parsed TOML document (`text`: the file, for line numbers); raises MappingError naming
+    the file, the line and the key at fault. `reserved`: kinds a user's mapping may not take."""
+    doc = _Doc(source, text)
+    fail = doc.fail
+    _known(data, doc)
     kind = data.get("kind")
     if not isinstance(kind, str) or not _KIND.match(kind):
-        raise fail('kind = "<name>" is required (lowercase letters, digits, - and _)')
-    columns = data.get("columns")
-    if not isinstance(columns, dict) or not all(isinstance(v, str) for v in columns.values()):
-        raise fail('[columns] is required: role = "column name"')
-    unknown = sorted(set(columns) - set(ROLES))
-    if unknown:
-        raise fail(f"[columns] has unknown roles {', '.join(unknown)} (known: {', '.join(ROLES)})")
+        raise fail('kind = "<name>" is required (lowercase letters, digits, - and _)', "kind")
+    if kind in reserved:
+        raise fail(
+            f"kind {kind!r} is a built-in kind; give your mapping a kind of its own "
+            f"(built-in: {', '.join(sorted(reserved))})",
+            "kind",
+        )
+    title = _text(data, "title", doc) or kind
+    queue_name = _text(data, "queue_name", doc) or "default"
+    table = _table(data, "table", doc) or {}
+    schema, name = _text(table, "schema", doc, "table"), _text(table, "name", doc, "table")
+    columns = _table(data, "columns", doc, required=True) or {}
+    for role, column in columns.items():
+        if role not in ROLES:
+            raise fail(f"[columns] has unknown roles {role} (known: {', '.join(ROLES)})", "columns", role)
+        if not isinstance(column, str) or not column:
+            raise fail(f'[columns].{role} must be a column name: {role} = "column"', "columns", role)
     for role in ("id", "status"):
         if role not in columns:
-            raise fail(f"[columns].{role} is required")
+            raise fail(f"[columns].{role} is required", "columns")
     states_in = data.get("states")
     if not isinstance(states_in, dict):
-        raise fail("[states] is required: ready = [...], running = [...]")
-    states = {
-        k: _strings(states_in[k], f"mapping {source}: states.{k}") for k in STATE_KEYS if k in states_in
-    }
+        raise fail("[states] is required: ready = [...], running = [...]", "states")
+    _known(states_in, doc, "states")
+    states = {k: _strings(states_in[k], doc, "states", k) for k in STATE_KEYS if k in states_in}
     for key in ("ready", "running"):
         if key not in states:
-            raise fail(f"states.{key} is required")
+            raise fail(f"states.{key} is required", "states")
     extra_in = states_in.get("extra", {})
     if not isinstance(extra_in, dict):
-        raise fail("states.extra must be a table: label = [values]")
-    extra = {k: _strings(v, f"mapping {source}: states.extra.{k}") for k, v in extra_in.items()}
+        raise fail("states.extra must be a table: label = [values]", "states", "extra")
+    extra = {}
+    for label, values in extra_in.items():
+        if not _LABEL.match(label):
+            raise fail(
+                f"states.extra: label {label!r} must be lowercase letters, digits and _",
+                "states",
+                "extra",
+                label,
+            )
+        if label in RESERVED_LABELS:
+            raise fail(
+                f"states.extra: label {label!r} is taken (not one of: {', '.join(RESERVED_LABELS)})",
+                "states",
+                "extra",
+                label,
+            )
+        extra[label] = _strings(values, doc, "states", "extra", label)
     seen: dict[str, str] = {}
     for key, values in (*states.items(), *extra.items()):
         for v in values:
             if v in seen:
-                raise fail(f"status value {v!r} is listed under both {seen[v]} and {key}")
+                path = ("states", key) if key in states else ("states", "extra", key)
+                raise fail(f"status value {v!r} is listed under both {seen[v]} and {key}", *path)
             seen[v] = key
-    stuck = data.get("stuck", {})
-    rule = stuck.get("rule") if isinstance(stuck, dict) else None
-    interval = stuck.get("interval") if isinstance(stuck, dict) else None
+    stuck = _table(data, "stuck", doc) or {}
+    rule, interval = _text(stuck, "rule", doc, "stuck"), _text(stuck, "interval", doc, "stuck")
     if rule is not None and rule not in RULES:
-        raise fail(f"stuck.rule must be one of {', '.join(RULES)}")
+        raise fail(f"stuck.rule must be one of {', '.join(RULES)}", "stuck", "rule")
     if rule == "lease" and "lease" not in columns:
-        raise fail('stuck.rule = "lease" needs columns.lease')
+        raise fail('stuck.rule = "lease" needs columns.lease', "stuck", "rule")
     if rule == "lock_age":
         if "locked_at" not in columns:
-            raise fail('stuck.rule = "lock_age" needs columns.locked_at')
+            raise fail('stuck.rule = "lock_age" needs columns.locked_at', "stuck", "rule")
         if not isinstance(interval, str) or not _INTERVAL.match(interval):
-            raise fail('stuck.rule = "lock_age" needs interval = "<n> minutes|hours|seconds|days"')
-    requeue = _handback(data.get("requeue"), f"mapping {source}: [requeue]", columns)
+            raise fail('stuck.rule = "lock_age" needs interval = "<n> minutes|hours|seconds|days"', "stuck")
+    requeue = _handback(data, "requeue", doc, columns)
     if requeue is not None and rule is None:
-        raise fail("[requeue] needs a [stuck] rule: only stuck jobs are handed back")
-    retry = _handback(data.get("retry"), f"mapping {source}: [retry]", columns)
+        raise fail("[requeue] needs a [stuck] rule: only stuck jobs are handed back", "requeue")
+    retry = _handback(data, "retry", doc, columns)
     if retry is not None and "dead" not in states:
-        raise fail("[retry] needs states.dead")
-    discard_in = data.get("discard", {})
-    discard = bool(discard_in.get("delete", False)) if isinstance(discard_in, dict) else False
+        raise fail("[retry] needs states.dead", "retry")
+    discard = _flag(_table(data, "discard", doc) or {}, "delete", doc, "discard")
     if discard and "dead" not in states:
-        raise fail("[discard] needs states.dead")
-    for hb in (requeue, retry):
+        raise fail("[discard] needs states.dead", "discard", "delete")
+    for key, hb in (("requeue", requeue), ("retry", retry)):
         if hb is not None:
             bad = sorted(set(hb.clear) - set(columns.values()))
             if bad:
-                raise fail(f"clear names columns not mapped in [columns]: {', '.join(bad)}")
+                raise fail(f"clear names columns not mapped in [columns]: {', '.join(bad)}", key, "clear")
             if hb.status not in seen or seen[hb.status] != "ready":
-                raise fail(f"a handback status must be one of states.ready (got {hb.status!r})")
-    order = claim_order(data.get("claim"), f"mapping {source}: [claim]")
-    table = data.get("table", {})
+                raise fail(
+                    f"a handback status must be one of states.ready (got {hb.status!r})", key, "status"
+                )
+    order = claim_order(data.get("claim"), doc)
+    if data.get("claim") is not None:
+        _known(data["claim"], doc, "claim")
     return MappingSpec(
         kind=kind,
-        title=str(data.get("title", kind)),
+        title=title,
         columns=dict(columns),
         states=states,
         extra=extra,
-        schema=table.get("schema") if isinstance(table, dict) else None,
-        table=table.get("name") if isinstance(table, dict) else None,
-        queue_name=str(data.get("queue_name", "default")),
+        schema=schema,
+        table=name,
+        queue_name=queue_name,
         rule=rule,
         interval=interval,
         requeue=requeue,

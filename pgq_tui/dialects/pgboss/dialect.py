@@ -141,9 +141,9 @@ class PgBossDialect:
         def s(name: str, columns: tuple[str, ...]) -> Statement:
             return Statement.of(f"pgboss.{name}", sql_file(__package__, name), columns, **idents)
 
-        has_active = job.has_index(("name", "expire_in", "started_on"), "'active'")
-        has_failed = job.has_index(("name", "completed_on"), "'failed'")
-        has_completed = job.has_index(("name", "completed_on"), "'completed'")
+        has_active = job.has_index(("name", "expire_in", "started_on"), {"state": ["active"]})
+        has_failed = job.has_index(("name", "completed_on"), {"state": ["failed"]})
+        has_completed = job.has_index(("name", "completed_on"), {"state": ["completed"]})
         counts = [s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY))]
         advice = []
         if has_active:

@@ -40,13 +40,18 @@ STUCK_RULE = "running with an expired lease: status 'running' and locked_until <
 _INDEXES = (
     (
         ("queue", "priority"),
-        "'pending'",
+        {"status": ["pending"]},
         "claim_idx",
         "(queue, priority DESC, run_at, id) WHERE status = 'pending'",
     ),
-    (("queue", "locked_until"), "'running'", "lease_idx", "(queue, locked_until) WHERE status = 'running'"),
-    (("queue",), "'failed'", "failed_idx", "(queue) WHERE status = 'failed'"),
-    (("finished_at",), "'done'", "done_idx", "(finished_at) WHERE status = 'done'"),
+    (
+        ("queue", "locked_until"),
+        {"status": ["running"]},
+        "lease_idx",
+        "(queue, locked_until) WHERE status = 'running'",
+    ),
+    (("queue",), {"status": ["failed"]}, "failed_idx", "(queue) WHERE status = 'failed'"),
+    (("finished_at",), {"status": ["done"]}, "done_idx", "(finished_at) WHERE status = 'done'"),
 )
 _NEEDS = {
     "claim_idx": Capability.COUNTS,

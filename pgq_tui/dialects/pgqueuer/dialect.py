@@ -110,7 +110,7 @@ class PgqueuerDialect:
             return Statement.of(f"pgqueuer.{name}", text, columns, **idents)
 
         rel = catalog.relation(schema, table)
-        has_failed_index = rel is not None and rel.has_index(("entrypoint",), "'failed'")
+        has_failed_index = rel is not None and rel.has_index(("entrypoint",), {"status": ["failed"]})
         counts = [
             s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY)),
             s("count_picked", (COUNT_KEY, "running", "stuck")),

@@ -118,8 +118,10 @@ class ProcrastinateDialect:
             return Statement.of(f"procrastinate.{name}", text, columns, **idents)
 
         rel = catalog.relation(schema, match.table)
-        has_failed_index = rel is not None and rel.has_index(("queue_name",), "'failed'")
-        has_workerless_index = rel is not None and rel.has_index(("queue_name",), "worker_id IS NULL")
+        has_failed_index = rel is not None and rel.has_index(("queue_name",), {"status": ["failed"]})
+        has_workerless_index = rel is not None and rel.has_index(
+            ("queue_name",), {"status": ["doing"]}, ["worker_id IS NULL"]
+        )
         jobs = sql.Identifier(schema, "procrastinate_jobs").as_string(None)
         counts = [s("count_todo", (COUNT_KEY, "ready", "scheduled", OLDEST_READY))]
         advice: list[IndexAdvice] = []

@@ -3,9 +3,11 @@
 A job's state is which execution table holds it: ready, scheduled, claimed, failed or blocked
 (`finished_at` set: done). Stuck is Solid Queue's own rule: a claimed execution whose process's
 heartbeat is `process_alive_threshold` (5 min) old or more, which the supervisor prunes, or whose
-process row is gone. The threshold is an app setting the database does not record: set
-PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD (seconds) when yours differs. Rails writes UTC `timestamp
-without time zone`: comparisons are with UTC now, times shown are converted to timestamptz.
+process row is gone. Its requeue does what the supervisor does with such claims: it fails them
+(ProcessPrunedError / ProcessMissingError), never re-dispatches them. The threshold is an app
+setting the database does not record: set PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD (seconds) when yours
+differs. Rails writes UTC `timestamp without time zone`: comparisons are with UTC now, times shown
+are converted to timestamptz.
 """
 
 from __future__ import annotations
@@ -162,13 +164,16 @@ class SolidQueueDialect:
             actions=(
                 ActionSpec(
                     kind=ActionKind.REQUEUE,
-                    label="ClaimedExecution#release",
+                    label="Process#prune, ClaimedExecution.fail_all_with (as its supervisor does)",
                     applies_to=State.STUCK,
-                    effect="the job gets a ready execution again (queue_name, priority);"
-                    " the claim is deleted",
-                    guard=f"claimed, and its process's heartbeat is {threshold:g} s old or more, or gone",
+                    effect="the job fails as Solid Queue fails a dead process's claims: a failed execution"
+                    " with SolidQueue::Processes::ProcessPrunedError (ProcessMissingError when the process"
+                    " row is gone), the claim deleted; retry it from the dead jobs",
+                    guard=f"claimed, and its process's heartbeat is {threshold:g} s old or more, or gone;"
+                    " re-checked on the locked process row",
                     preview=s("preview_stuck", PREVIEW_COLUMNS),
-                    statement=s("release", ("id",)),
+                    statement=s("fail_stuck", ("id",)),
+                    done="failed",
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,

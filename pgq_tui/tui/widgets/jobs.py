@@ -50,7 +50,9 @@ class _LeaseTable(PanelTable):
     def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
         out = []
         for lease in self._list(snap).rows:
-            if not matches(filter_text, lease.queue, lease.id, lease.locked_by, lease.payload_preview):
+            if not matches(
+                filter_text, lease.queue, lease.id, lease.locked_by, lease.payload_preview, queue=lease.queue
+            ):
                 continue
             cells: list[object] = [
                 Text(str(lease.id), justify="right"),
@@ -122,7 +124,9 @@ class DeadTable(PanelTable):
     def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
         out = []
         for job in snap.dead.rows:  # newest first
-            if not matches(filter_text, job.queue, job.id, job.last_error, job.payload_preview):
+            if not matches(
+                filter_text, job.queue, job.id, job.last_error, job.payload_preview, queue=job.queue
+            ):
                 continue
             cells = (
                 Text(str(job.id), justify="right"),

@@ -178,7 +178,7 @@ class QueuesTable(PanelTable):
         short = abbreviations(self.extras)
         out = []
         for q in snap.queues:
-            if not matches(filter_text, q.queue):
+            if not matches(filter_text, q.queue, queue=q.queue):
                 continue
             lvl = level(q.oldest_ready_age_s, LATENCY_WARN_S, LATENCY_CRIT_S)
             rates = snap.throughput.per_queue.get(q.queue)

@@ -232,9 +232,35 @@ class PanelTable(DataTable):
         return out
 
 
-def matches(filter_text: str, *fields: object) -> bool:
-    """Case-insensitive substring match of the filter against any field (empty filter: all)."""
+QUEUE_PREFIX = "queue:"
+
+
+def queue_filter(name: str) -> str:
+    """The filter that selects exactly one queue (what enter on a queue sets)."""
+    return QUEUE_PREFIX + name
+
+
+def selected_queue(filter_text: str) -> str | None:
+    """The queue an exact `queue:NAME` filter selects, else None."""
+    return filter_text[len(QUEUE_PREFIX) :] if filter_text.startswith(QUEUE_PREFIX) else None
+
+
+def matches(filter_text: str, *fields: object, queue: str | None = None) -> bool:
+    """Case-insensitive substring match of the filter against any field (empty filter: all).
+
+    `queue:NAME` selects exactly that queue: a row of queue `mail_bulk` never matches `queue:mail`,
+    so marked rows can't spill into another queue. Rows that belong to no queue (sessions: `queue`
+    not given) are not narrowed by it.
+
+    >>> matches("queue:mail", 7, queue="mail"), matches("queue:mail", 7, queue="mail_bulk")
+    (True, False)
+    >>> matches("mail", queue="mail_bulk"), matches("queue:mail", "pid 12")
+    (False, True)
+    """
     if not filter_text:
         return True
+    exact = selected_queue(filter_text)
+    if exact is not None:
+        return queue is None or queue == exact
     needle = filter_text.lower()
     return any(needle in str(f).lower() for f in fields if f is not None)
