@@ -22,7 +22,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from pgq_tui.db.link import Link, LinkConnection, LinkCursor, pooler_mode
+from pgq_tui.db.link import Link, LinkConnection, LinkCursor, pooler_mode, watchdog
 from pgq_tui.errors import EXIT_USAGE, PgqError, describe, redact, remember_secrets
 
 APP_NAME_MAX = 63  # NAMEDATALEN - 1: longer application names are truncated by the server
@@ -103,10 +103,20 @@ def connect(
     except psycopg.Error as exc:
         raise describe(exc) from None
     try:
-        Link.open(conn, server_settings(**settings), pooler_mode())
+        # the link's first statements get the connect timeout too: a link may die right after start-up
+        with watchdog(conn, connect_timeout_s) as fired:
+            try:
+                Link.open(conn, server_settings(**settings), pooler_mode())
+            except psycopg.Error:
+                if fired.is_set():
+                    raise Link.abandoned_error(connect_timeout_s) from None
+                raise
     except psycopg.Error as exc:
         conn.close()
         raise describe(exc) from None
+    except PgqError:
+        conn.close()
+        raise
     return conn
 
 
@@ -177,15 +187,14 @@ def deadline(conn: psycopg.Connection, seconds: float | None) -> Iterator[None]:
     """Everything in the block must get its answers within `seconds`: past it the connection is
     abandoned (its socket shut down, so the blocked call returns at once, and closed) and PgqError says
     so. None: no deadline."""
-    link: Link | None = getattr(conn, "link", None)
-    if seconds is None or link is None:
+    if seconds is None:
         yield
         return
-    with link.watch(conn, seconds):
+    with watchdog(conn, seconds) as fired:
         try:
             yield
         except (psycopg.Error, PgqError):
-            if not link.abandoned:
+            if not fired.is_set():
                 raise
             conn.close()
-            raise link.abandoned_error(seconds) from None
+            raise Link.abandoned_error(seconds) from None

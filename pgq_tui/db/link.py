@@ -17,7 +17,7 @@ them for itself, `set_config(name, value, true)`, which is `SET LOCAL`: an autoc
 sent in one pipeline with it (one round trip, one implicit transaction), a `transaction()` block
 runs it right after BEGIN, and pipelines (monitor/pipeline.py) put it first.
 
-`Link.watch()` is the deadline of a poll: a timer that, when it fires, shuts the connection's socket
+`watchdog()` is the deadline of a poll: a timer that, when it fires, shuts the connection's socket
 down, so a call blocked on a link that swallows packets returns at once instead of after the
 kernel's 15 minutes.
 """
@@ -63,7 +63,6 @@ class Link:
         self.settings = settings
         self.pooled = pooled
         self.mode = mode
-        self.abandoned = False
         local = dict(settings)
         if local.pop("default_transaction_read_only", None) == "on":
             local["transaction_read_only"] = "on"  # SET LOCAL of the default would not apply to this one
@@ -98,29 +97,6 @@ class Link:
             query, params = self._local
             psycopg.Cursor(conn).execute(query, params, prepare=False)
 
-    @contextmanager
-    def watch(self, conn: psycopg.Connection, seconds: float) -> Iterator[None]:
-        """Abandon the connection if the block has not ended within `seconds` (see the module doc)."""
-        lock = threading.Lock()
-        state = {"active": True}
-
-        def fire() -> None:
-            with lock:
-                if not state["active"]:
-                    return
-                self.abandoned = True
-                _shut_down(conn)
-
-        timer = threading.Timer(seconds, fire)
-        timer.daemon = True
-        timer.start()
-        try:
-            yield
-        finally:
-            with lock:
-                state["active"] = False
-            timer.cancel()
-
     @staticmethod
     def abandoned_error(seconds: float) -> PgqError:
         return PgqError(
@@ -145,6 +121,31 @@ async def open_async_link(conn: psycopg.AsyncConnection[Any], settings: dict[str
         query, params = _set_configs(settings, False)
         await conn.execute(query, params, prepare=False)
     return pooled
+
+
+@contextmanager
+def watchdog(conn: psycopg.Connection, seconds: float) -> Iterator[threading.Event]:
+    """Shut the connection's socket down if the block has not ended within `seconds`; the event
+    yielded says whether that happened."""
+    lock = threading.Lock()
+    fired = threading.Event()
+    active = [True]
+
+    def fire() -> None:
+        with lock:
+            if active[0]:
+                fired.set()
+                _shut_down(conn)
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield fired
+    finally:
+        with lock:
+            active[0] = False
+        timer.cancel()
 
 
 def _shut_down(conn: psycopg.Connection) -> None:
