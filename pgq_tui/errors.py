@@ -9,6 +9,7 @@ bad percent-encoding quotes the password), so the secrets of every DSN seen are 
 
 from __future__ import annotations
 
+import logging
 import re
 from urllib.parse import unquote
 
@@ -80,6 +81,14 @@ def redact(text: str) -> str:
     return out
 
 
+class RedactFilter(logging.Filter):
+    """A logging filter that redacts every record's message (see `redact`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact(record.getMessage()), None
+        return True
+
+
 def first_line(text: object) -> str:
     """The first non-empty line of a (possibly multi-line) server message, redacted."""
     for line in str(text).splitlines():
@@ -87,6 +96,13 @@ def first_line(text: object) -> str:
             return redact(line.strip())
     return redact(str(text).strip())
 
+
+# libpq's own complaints about the DSN itself (no SQLSTATE): a usage error, not "cannot connect"
+_DSN_PROBLEM = re.compile(
+    r"invalid [\w ]*value|invalid connection option|invalid URI|invalid percent-encoded|missing \"=\""
+    r"|unterminated quoted string|invalid (?:IPv6 )?host address|end of string reached",
+    re.IGNORECASE,
+)
 
 # Connection failures: class 08, the shutdown family of 57P0x, authentication (28).
 _CONNECTION_SQLSTATES = ("08", "57P01", "57P02", "57P03", "57P04", "57P05")
@@ -137,6 +153,8 @@ def describe(exc: BaseException, *, table: str | None = None) -> PgqError:
         return PgqError(f"{what}: the transaction was rolled back, try again ({line})", EXIT_CONFLICT)
     if isinstance(exc, pg_errors.InsufficientResources | pg_errors.DiskFull | pg_errors.OutOfMemory):
         return PgqError(f"the server is out of resources (disk, memory): {line}", EXIT_RESOURCES)
+    if isinstance(exc, psycopg.OperationalError) and not exc.sqlstate and _DSN_PROBLEM.search(line):
+        return PgqError(f"bad DSN: {line.removeprefix('connection is bad: ')}", EXIT_USAGE)
     if is_connection_failure(exc):
         return PgqError(f"cannot connect to PostgreSQL: {line}", EXIT_CONNECT)
     if isinstance(exc, psycopg.ProgrammingError) and "invalid connection option" in str(exc).lower():

@@ -43,8 +43,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def pgbouncer(server_dsn: str, mode: str, *, pool_size: int = 2) -> Iterator[int]:
-    """A PgBouncer in `mode` (transaction or session) in front of the server; yields its port."""
+def pgbouncer(
+    server_dsn: str, mode: str, *, pool_size: int = 2, password: str | None = None
+) -> Iterator[int]:
+    """A PgBouncer in `mode` (transaction or session) in front of the server; yields its port.
+    With `password`, clients must log in with it (any user name the server knows, auth_type plain)."""
     binary = pgbouncer_binary()
     server = conninfo_to_dict(server_dsn)
     port = free_port()
@@ -57,11 +60,13 @@ def pgbouncer(server_dsn: str, mode: str, *, pool_size: int = 2) -> Iterator[int
         f"* = {backend}\n"
         "[pgbouncer]\n"
         f"listen_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
-        "auth_type = any\n"
-        f"pool_mode = {mode}\n"
+        + (f"auth_type = plain\nauth_file = {workdir}/users.txt\n" if password else "auth_type = any\n")
+        + f"pool_mode = {mode}\n"
         f"default_pool_size = {pool_size}\nmax_client_conn = 500\n"
         f"logfile = {workdir}/pgbouncer.log\npidfile = {workdir}/pgbouncer.pid\n"
     )
+    if password:
+        (workdir / "users.txt").write_text(f'"{server.get("user", "postgres")}" "{password}"\n')
     cmd = [binary, str(workdir / "pgbouncer.ini")]
     if os.geteuid() == 0:
         shutil.chown(workdir, RUN_AS)
