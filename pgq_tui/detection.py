@@ -22,7 +22,14 @@ from pgq_tui.dialects.contract import Dialect, Match, QueueModel
 from pgq_tui.dialects.detect import DetectionError, choose, detect
 from pgq_tui.dialects.mapping import MappingError, from_file
 from pgq_tui.dialects.pgq.dialect import REQUIRED_COLUMNS
-from pgq_tui.errors import EXIT_ERROR, EXIT_PRIVILEGE, EXIT_SCHEMA, EXIT_USAGE, PgqError, describe
+from pgq_tui.errors import (
+    EXIT_LOCK_TIMEOUT,
+    EXIT_PRIVILEGE,
+    EXIT_SCHEMA,
+    EXIT_USAGE,
+    PgqError,
+    describe,
+)
 
 APPLICATION_NAME = "pgq-top detect"
 DETECT_DEADLINE_S = 15.0  # a catalog read still unanswered then: the link is dead, say so
@@ -154,7 +161,7 @@ def _locked(conn: psycopg.Connection) -> PgqError:
         "a table is locked ACCESS EXCLUSIVE by another session, so its definition cannot be read"
         + (f": {who}" if who else "")
         + " (wait for it, or end it with: SELECT pg_cancel_backend(pid))",
-        EXIT_ERROR,
+        EXIT_LOCK_TIMEOUT,
     )
 
 

@@ -144,10 +144,12 @@ def describe(exc: BaseException, *, table: str | None = None) -> PgqError:
     if isinstance(exc, pg_errors.LockNotAvailable):
         return PgqError(f"lock timeout: another session holds a lock we need ({line})", EXIT_LOCK_TIMEOUT)
     if isinstance(exc, pg_errors.QueryCanceled):
-        return PgqError(
-            f"statement timeout: the server stopped a statement that ran too long ({line})",
-            EXIT_STATEMENT_TIMEOUT,
-        )
+        if "statement timeout" in line:
+            return PgqError(
+                f"statement timeout: the server stopped a statement that ran too long ({line})",
+                EXIT_STATEMENT_TIMEOUT,
+            )
+        return PgqError(f"statement cancelled: {line}", EXIT_STATEMENT_TIMEOUT)
     if isinstance(exc, pg_errors.DeadlockDetected | pg_errors.SerializationFailure):
         what = "deadlock" if isinstance(exc, pg_errors.DeadlockDetected) else "serialization failure"
         return PgqError(f"{what}: the transaction was rolled back, try again ({line})", EXIT_CONFLICT)

@@ -45,6 +45,7 @@ def explain(exc: BaseException, *, action: str, role: str, table: str, lock_time
         return f"table {table} does not exist: {line}"
     if is_connection_failure(exc):
         return f"lost the connection to the server ({line}); the last batch may or may not have committed"
-    if isinstance(exc, psycopg.Error):
-        return f"{describe(exc, table=table)}; that batch was rolled back"
+    if isinstance(exc, psycopg.Error):  # the server refused the statement: its transaction is rolled back
+        said = str(describe(exc, table=table))
+        return said if "rolled back" in said else f"{said}; that batch was rolled back"
     return f"{type(exc).__name__}: {line}"
