@@ -1,6 +1,11 @@
 """A TCP proxy on loopback that delays each direction by half a round-trip time and counts round trips
 (a client->server chunk after the server last spoke starts a new one): an SSH tunnel or a bastion in
 another region, on one machine. Used by benchmarks/bench_roundtrips.py and tests/test_monitor_roundtrips.py.
+
+It can also play a link that dies silently (a NAT or a tunnel that lost its state): `black_hole()`
+makes every established connection swallow what either side sends, without closing anything, while
+new connections pass (or are swallowed too, with `new_too=True`, until `open_new()`); `hole_after`
+swallows each new connection once its client has sent that many chunks (used by tests/test_dead_link.py).
 """
 
 from __future__ import annotations
@@ -19,6 +24,11 @@ class DelayProxy:
         self.round_trips = 0
         self._last = "server"  # who spoke last on the current connection
         self.port = 0
+        self.hole_after: int | None = None  # swallow each new connection after this many client chunks
+        self._next_id = 0
+        self._live: set[int] = set()
+        self._holed: set[int] = set()
+        self._hole_new = False
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         threading.Thread(target=self._run, daemon=True).start()
@@ -38,12 +48,30 @@ class DelayProxy:
             return await asyncio.open_unix_connection(f"{host}/.s.PGSQL.{port}")
         return await asyncio.open_connection(host, int(port))
 
+    def black_hole(self, *, new_too: bool = False) -> None:
+        """Every established connection swallows all traffic from now on; new ones too if `new_too`."""
+        self._holed |= self._live
+        self._hole_new = new_too
+
+    def open_new(self) -> None:
+        """New connections pass again (the established, swallowed ones stay swallowed)."""
+        self._hole_new = False
+
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await self._open_upstream()
         self._last = "server"
-        await asyncio.gather(self._pipe(reader, up_writer, "client"), self._pipe(up_reader, writer, "server"))
+        cid, self._next_id = self._next_id, self._next_id + 1
+        self._live.add(cid)
+        if self._hole_new:
+            self._holed.add(cid)
+        try:
+            await asyncio.gather(
+                self._pipe(reader, up_writer, "client", cid), self._pipe(up_reader, writer, "server", cid)
+            )
+        finally:
+            self._live.discard(cid)
 
-    async def _pipe(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, side: str) -> None:
+    async def _pipe(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, side: str, cid: int) -> None:
         queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
 
         async def deliver() -> None:
@@ -60,8 +88,15 @@ class DelayProxy:
             dst.close()
 
         sender = asyncio.create_task(deliver())
+        chunks = 0
         try:
             while data := await src.read(65536):
+                if side == "client":
+                    chunks += 1
+                    if self.hole_after is not None and chunks > self.hole_after:
+                        self._holed.add(cid)
+                if cid in self._holed:
+                    continue  # a dead link: the bytes vanish, nothing closes
                 if side == "client" and self._last == "server":
                     self.round_trips += 1
                 self._last = side

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import psycopg
 
 from pgq_tui import __version__
-from pgq_tui.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PgqError, describe
+from pgq_tui.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PgqError, RedactFilter, describe, redact
 
 
 def _common(p: argparse.ArgumentParser, *, suppress: bool = False, many: bool = False) -> None:
@@ -257,6 +257,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     # The pool's supervisor says which worker died of what, and when it restarts one.
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("pgq-top worker: %(message)s"))
+    handler.addFilter(RedactFilter())
     supervision = logging.getLogger("pgq_tui.queue.pool")
     supervision.addHandler(handler)
     supervision.setLevel(logging.INFO)
@@ -280,7 +281,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         counts = pool.counts()
         print("pgq-top worker: stopped; " + ", ".join(f"{k} {v}" for k, v in counts.items()), file=sys.stderr)
     if pool.failure:
-        print(f"pgq-top worker: error: {pool.failure}", file=sys.stderr)
+        print(f"pgq-top worker: error: {redact(str(pool.failure))}", file=sys.stderr)
         return EXIT_ERROR
     return EXIT_OK
 
@@ -410,8 +411,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             from pgq_tui.check.command import unknown
 
-            return unknown(f"{type(exc).__name__}: {exc} (this is a bug; please report it)")
+            return unknown(f"{type(exc).__name__}: {redact(str(exc))} (this is a bug; please report it)")
         print(
-            f"pgq-top: error: {type(exc).__name__}: {exc} (this is a bug; please report it)", file=sys.stderr
+            f"pgq-top: error: {type(exc).__name__}: {redact(str(exc))} (this is a bug; please report it)",
+            file=sys.stderr,
         )
         return EXIT_ERROR

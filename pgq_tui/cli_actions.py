@@ -17,7 +17,7 @@ from pgq_tui.actions.model import Plan
 from pgq_tui.db import resolve_dsn
 from pgq_tui.detection import find_queues
 from pgq_tui.dialects.contract import ActionKind, JobId
-from pgq_tui.errors import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PgqError
+from pgq_tui.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PgqError
 
 COMMANDS = {
     "requeue": (ActionKind.REQUEUE, "--stuck", "hand stuck jobs back to the queue (the framework's rescue)"),
@@ -98,6 +98,6 @@ def run_action(args: argparse.Namespace, out: TextIO | None = None) -> int:
         outcome = actions.execute(plan)
     if outcome.error:
         print(f"pgq-top: error: {outcome.message}: {outcome.error}", file=sys.stderr)
-        return EXIT_ERROR
+        return outcome.exit_code
     stream.write(f"pgq-top: {outcome.message} ({target.label})\n")
     return EXIT_OK

@@ -14,7 +14,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql
 
-from pgq_tui.db.connect import connect
+from pgq_tui.db.connect import connect, deadline
 from pgq_tui.db.introspect import read_catalog
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.catalog import Catalog
@@ -22,9 +22,17 @@ from pgq_tui.dialects.contract import Dialect, Match, QueueModel
 from pgq_tui.dialects.detect import DetectionError, choose, detect
 from pgq_tui.dialects.mapping import MappingError, from_file
 from pgq_tui.dialects.pgq.dialect import REQUIRED_COLUMNS
-from pgq_tui.errors import EXIT_ERROR, EXIT_PRIVILEGE, EXIT_SCHEMA, EXIT_USAGE, PgqError, describe
+from pgq_tui.errors import (
+    EXIT_LOCK_TIMEOUT,
+    EXIT_PRIVILEGE,
+    EXIT_SCHEMA,
+    EXIT_USAGE,
+    PgqError,
+    describe,
+)
 
 APPLICATION_NAME = "pgq-top detect"
+DETECT_DEADLINE_S = 15.0  # a catalog read still unanswered then: the link is dead, say so
 DETECT_LOCK_TIMEOUT_MS = 2_000
 
 # Sessions holding an ACCESS EXCLUSIVE lock on a table of this database (what blocks detection).
@@ -136,7 +144,7 @@ def find_queues(
             application_name=APPLICATION_NAME,
             statement_timeout_ms=10_000,
             lock_timeout_ms=DETECT_LOCK_TIMEOUT_MS,
-        ) as conn:
+        ) as conn, deadline(conn, DETECT_DEADLINE_S):
             try:
                 catalog = read_catalog(conn, known)
             except pg_errors.LockNotAvailable:
@@ -154,7 +162,7 @@ def _locked(conn: psycopg.Connection) -> PgqError:
         "a table is locked ACCESS EXCLUSIVE by another session, so its definition cannot be read"
         + (f": {who}" if who else "")
         + " (wait for it, or end it with: SELECT pg_cancel_backend(pid))",
-        EXIT_ERROR,
+        EXIT_LOCK_TIMEOUT,
     )
 
 

@@ -27,7 +27,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from pgq_tui.db import resolve_dsn
-from pgq_tui.errors import EXIT_USAGE, PgqError
+from pgq_tui.errors import EXIT_USAGE, PgqError, first_line, remember_secrets
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -126,6 +126,7 @@ def parse_targets(
             )
         if not isinstance(entry.get("dsn"), str):
             raise PgqError(f"{source}: targets.{name}: dsn is missing or not a string", EXIT_USAGE)
+        remember_secrets(entry["dsn"])  # no message printed from now on may contain them
         for key in PINS:
             if key in entry and not isinstance(entry[key], str):
                 raise PgqError(f"{source}: targets.{name}: {key} must be a string", EXIT_USAGE)
@@ -133,7 +134,7 @@ def parse_targets(
             conninfo_to_dict(entry["dsn"])
         except psycopg.ProgrammingError as exc:
             raise PgqError(
-                f"{source}: targets.{name}: bad DSN: {str(exc).splitlines()[0]}", EXIT_USAGE
+                f"{source}: targets.{name}: bad DSN: {first_line(exc)}", EXIT_USAGE
             ) from None
         pins = {k: entry.get(k, getattr(defaults, k)) for k in PINS}
         if "mapping" in entry and base is not None:

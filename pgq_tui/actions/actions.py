@@ -39,7 +39,7 @@ from pgq_tui.actions.tune import TUNE, tune_plan, tune_refusal, tune_title
 from pgq_tui.db.connect import Session
 from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import ActionKind, ActionSpec, JobId, QueueModel, Statement
-from pgq_tui.errors import describe
+from pgq_tui.errors import EXIT_ERROR, describe
 from pgq_tui.monitor.advice import Advice
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue.jobqueue import BATCH
@@ -305,12 +305,12 @@ class Actions:
                 return Outcome(plan.action, requested, 0, f"not run: {error}", error=error)
             noun, batches = NOUN.get(spec.applies_to, "job"), self._job_batches(spec, plan)
             verb = spec.done or verb
-        changed, error = 0, None
+        changed, error, code = 0, None, EXIT_ERROR
         try:
             for n in batches:
                 changed += n
         except Exception as exc:  # the UI shows a line, never a traceback
-            error = self._explain(exc, plan.action)
+            error, code = self._explain(exc, plan.action), describe(exc).exit_code
         message = f"{verb} {changed} of {plural(requested, noun)}"
         if error:
             message += " before an error"
@@ -320,7 +320,7 @@ class Actions:
                 if plan.action in SIGNALS
                 else " (the others had changed state meanwhile and were left alone)"
             )
-        return Outcome(plan.action, requested, changed, message, error)
+        return Outcome(plan.action, requested, changed, message, error, code)
 
     def _job_batches(self, spec: ActionSpec, plan: Plan) -> Iterator[int]:
         """The guarded statement in batches (each its own transaction), at most `plan.count` rows."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 from psycopg import errors as pg_errors
 
-from pgq_tui.errors import PgqError, first_line
+from pgq_tui.errors import PgqError, describe, first_line, is_connection_failure
 
 SIGNALS = ("cancel", "terminate")
 # The privilege each table action needs besides SELECT.
@@ -25,7 +25,9 @@ def table_privilege_hint(action: str, role: str, table: str) -> str:
 
 
 def explain(exc: BaseException, *, action: str, role: str, table: str, lock_timeout_ms: int | None) -> str:
-    """One line for Outcome.error."""
+    """One line for Outcome.error, saying truthfully whether the failed batch was rolled back: the
+    server answered with an error, so it was; only a connection lost while the batch ran (each batch
+    commits with its statement) leaves its fate unknown."""
     if isinstance(exc, PgqError):  # already one line, e.g. "cannot connect to PostgreSQL: ..."
         return str(exc)
     line = first_line(exc)
@@ -39,12 +41,11 @@ def explain(exc: BaseException, *, action: str, role: str, table: str, lock_time
             f"lock timeout ({lock_timeout_ms} ms): another session holds these rows; "
             "that batch was rolled back, try again"
         )
-    if isinstance(exc, pg_errors.QueryCanceled):
-        return f"statement timeout or cancelled: {line}; that batch was rolled back"
     if isinstance(exc, pg_errors.UndefinedTable):
         return f"table {table} does not exist: {line}"
-    if isinstance(exc, psycopg.OperationalError):
+    if is_connection_failure(exc):
         return f"lost the connection to the server ({line}); the last batch may or may not have committed"
-    if isinstance(exc, psycopg.Error):
-        return f"database error: {line}"
+    if isinstance(exc, psycopg.Error):  # the server refused the statement: its transaction is rolled back
+        said = str(describe(exc, table=table))
+        return said if "rolled back" in said else f"{said}; that batch was rolled back"
     return f"{type(exc).__name__}: {line}"

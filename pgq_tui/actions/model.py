@@ -39,6 +39,7 @@ class Outcome:
     changed: int  # rows/sessions really changed (from RETURNING / the signal functions' results)
     message: str  # one line for a toast, e.g. "requeued 3 of 3 jobs"
     error: str | None = None  # one line; execute() never raises
+    exit_code: int = 1  # the CLI's exit code when `error` (by the failure's SQLSTATE class: errors.py)
 
 
 def plural(n: int, noun: str) -> str:

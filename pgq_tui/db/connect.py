@@ -2,79 +2,129 @@
 
 Every session pgq-top opens goes through `connect()`: autocommit (a monitor that sits idle in a
 transaction would pin the very xmin horizon it is meant to watch), an `application_name` so an
-operator can tell our sessions from theirs, and server-side timeouts so a slow query or a lock can
-never hang the caller.
+operator can tell our sessions from theirs, TCP keepalives and `tcp_user_timeout` (a link that dies
+silently is noticed), and server-side timeouts so a slow query or a lock can never hang the caller.
+
+The link is judged once per connection (db/link.py): straight to PostgreSQL, the settings are set
+once for the session and statements are prepared after a few runs; through a pooler (PgBouncer in
+transaction mode hands each transaction to any server connection) every transaction sets them
+itself (`set_config(..., true)`, i.e. SET LOCAL) and nothing is prepared. No setting ever travels as
+a startup option, which poolers reject.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from pgq_tui.errors import EXIT_USAGE, PgqError, describe
+from pgq_tui.db.link import Link, LinkConnection, LinkCursor, pooler_mode, watchdog
+from pgq_tui.errors import EXIT_USAGE, PgqError, describe, redact, remember_secrets
 
 APP_NAME_MAX = 63  # NAMEDATALEN - 1: longer application names are truncated by the server
+# A dead link (a NAT or tunnel that lost its state) is noticed by the kernel: keepalive probes after
+# 30 s idle, 3 more 10 s apart; unacknowledged data gives up after 30 s. The DSN may set each.
+LINK_DEFAULTS = {
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "30000",
+}
 
 
 def resolve_dsn(dsn: str | None) -> str:
-    """The DSN to use: the flag, else DATABASE_URL, else "" so libpq reads PG* variables and ~/.pgpass."""
+    """The DSN to use: the flag, else DATABASE_URL, else "" so libpq reads PG* variables and ~/.pgpass.
+    Its secrets are remembered, so that no message ever prints them (errors.redact)."""
     value = dsn or os.environ.get("DATABASE_URL", "")
+    remember_secrets(value)
     try:
         conninfo_to_dict(value)
     except psycopg.ProgrammingError as exc:
-        raise PgqError(f"bad DSN: {str(exc).splitlines()[0]}", EXIT_USAGE) from None
+        raise PgqError(f"bad DSN: {redact(str(exc).splitlines()[0])}", EXIT_USAGE) from None
     return value
 
 
-def connect_kwargs(
-    conninfo: str,
+def server_settings(
     *,
-    application_name: str,
     statement_timeout_ms: int | None = None,
     lock_timeout_ms: int | None = None,
     idle_in_transaction_timeout_ms: int | None = None,
     read_only: bool = False,
-    connect_timeout_s: int = 5,
-) -> dict[str, object]:
-    """The keyword arguments (besides conninfo and autocommit) of a labelled, bounded connection."""
-    options = []
+    gucs: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """The server settings a session wants (applied per session or per transaction: db/link.py)."""
+    out = dict(gucs or {})
     if statement_timeout_ms is not None:
-        options.append(f"-c statement_timeout={int(statement_timeout_ms)}")
+        out["statement_timeout"] = str(int(statement_timeout_ms))
     if lock_timeout_ms is not None:
-        options.append(f"-c lock_timeout={int(lock_timeout_ms)}")
+        out["lock_timeout"] = str(int(lock_timeout_ms))
     if idle_in_transaction_timeout_ms is not None:
-        options.append(f"-c idle_in_transaction_session_timeout={int(idle_in_transaction_timeout_ms)}")
+        out["idle_in_transaction_session_timeout"] = str(int(idle_in_transaction_timeout_ms))
     if read_only:
-        options.append("-c default_transaction_read_only=on")
+        out["default_transaction_read_only"] = "on"
+    return out
+
+
+def connect_kwargs(conninfo: str, *, application_name: str, connect_timeout_s: int = 5) -> dict[str, object]:
+    """The libpq keywords we add (besides conninfo): a label, a connect timeout, and keepalives and
+    tcp_user_timeout unless the DSN sets them (a keyword passed here would override the DSN's)."""
     kwargs: dict[str, object] = {
         "application_name": application_name[:APP_NAME_MAX],
         "connect_timeout": connect_timeout_s,
     }
-    if options:
-        existing = conninfo_to_dict(conninfo).get("options") or os.environ.get("PGOPTIONS", "")
-        kwargs["options"] = " ".join([str(existing), *options]).strip()
+    given = conninfo_to_dict(conninfo)
+    for key, value in LINK_DEFAULTS.items():
+        if key not in given:
+            kwargs[key] = value
     return kwargs
 
 
-def connect(conninfo: str, *, autocommit: bool = True, **settings: Any) -> psycopg.Connection:
-    """Open a labelled, bounded connection (settings: see connect_kwargs), or raise PgqError with
+def connect(
+    conninfo: str,
+    *,
+    autocommit: bool = True,
+    application_name: str,
+    connect_timeout_s: int = 5,
+    **settings: Any,
+) -> psycopg.Connection:
+    """Open a labelled, bounded connection (settings: see server_settings), or raise PgqError with
     one clear line."""
-    kwargs = connect_kwargs(conninfo, **settings)
+    remember_secrets(conninfo)
+    kwargs = connect_kwargs(conninfo, application_name=application_name, connect_timeout_s=connect_timeout_s)
     try:
-        return psycopg.connect(conninfo, autocommit=autocommit, **kwargs)  # type: ignore[arg-type]
+        conn = LinkConnection.connect(
+            conninfo, autocommit=autocommit, cursor_factory=LinkCursor, **kwargs  # type: ignore[arg-type]
+        )
     except psycopg.Error as exc:
         raise describe(exc) from None
+    try:
+        # the link's first statements get the connect timeout too: a link may die right after start-up
+        with watchdog(conn, connect_timeout_s) as fired:
+            try:
+                Link.open(conn, server_settings(**settings), pooler_mode())
+            except psycopg.Error:
+                if fired.is_set():
+                    raise Link.abandoned_error(connect_timeout_s) from None
+                raise
+    except psycopg.Error as exc:
+        conn.close()
+        raise describe(exc) from None
+    except PgqError:
+        conn.close()
+        raise
+    return conn
 
 
 class Session:
     """One connection with fixed settings, opened on first use and reopened after it breaks.
 
     Workers, the monitor and the actions each hold one, so a server restart costs them one failed call
-    and nothing else. `setup` runs once per new connection (session settings, a role lookup).
+    and nothing else. `setup` runs once per new connection (a role lookup).
     """
 
     def __init__(
@@ -105,10 +155,46 @@ class Session:
 
     @property
     def pid(self) -> int | None:
-        """The backend pid while connected, else None."""
+        """The backend pid while connected, else None (through a pooler: the pooler's made-up one)."""
         return self._conn.info.backend_pid if self.usable and self._conn is not None else None
+
+    @property
+    def pooled(self) -> bool:
+        """The open connection goes through a pooler (False when not connected)."""
+        link = getattr(self._conn, "link", None) if self.usable else None
+        return bool(link is not None and link.pooled)
+
+    @contextmanager
+    def deadline(self, seconds: float | None) -> Iterator[None]:
+        """Everything in the block must get its answers within `seconds` (see `deadline()`); past it
+        the connection is abandoned and the next use opens a new one. None: no deadline."""
+        try:
+            with deadline(self.conn, seconds):
+                yield
+        except PgqError:
+            if not self.usable:
+                self.close()
+            raise
 
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+@contextmanager
+def deadline(conn: psycopg.Connection, seconds: float | None) -> Iterator[None]:
+    """Everything in the block must get its answers within `seconds`: past it the connection is
+    abandoned (its socket shut down, so the blocked call returns at once, and closed) and PgqError says
+    so. None: no deadline."""
+    if seconds is None:
+        yield
+        return
+    with watchdog(conn, seconds) as fired:
+        try:
+            yield
+        except (psycopg.Error, PgqError):
+            if not fired.is_set():
+                raise
+            conn.close()
+            raise Link.abandoned_error(seconds) from None

@@ -223,13 +223,21 @@ class BackgroundCounter:
 
     def _count(self, groups: frozenset[str], previous: BackgroundCount | None) -> BackgroundCount:
         conn = self._active = self._session.conn
+        with self._session.deadline(self.budget_ms / 1000 + 10):
+            return self._count_on(conn, groups, previous)
+
+    def _count_on(
+        self, conn: psycopg.Connection, groups: frozenset[str], previous: BackgroundCount | None
+    ) -> BackgroundCount:
+        # one snapshot for every count (BEGIN ISOLATION LEVEL ...: through a pooler, the transaction's
+        # SET LOCALs come right after BEGIN, before which the level must be chosen)
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         statements, names = statements_for(self.model, groups)
         activity = self.model.activity
         started = time.perf_counter()
         rows: list[dict[str, Any]] = []
         seen: list[dict[str, Any]] = []
         with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
             for statement in statements:
                 cur.execute(statement.compose(), {**DEFAULTS, "cap1": None})

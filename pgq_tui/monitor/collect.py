@@ -54,15 +54,17 @@ from pgq_tui.monitor.snapshot import (
 APPLICATION_NAME = "pgq-top"
 
 
-def _tune_session(conn: psycopg.Connection) -> None:
-    # Every monitor query on the jobs table walks an index in order and stops at a LIMIT; a bitmap
-    # scan would read the whole key range first (all of a queue's rows), so never use one.
-    conn.execute("SET enable_bitmapscan = off")
-    # Our parameters are caps and oids, never selective values: one generic plan per statement is
-    # right, and skips custom planning, which costs more than running these queries.
-    conn.execute("SET plan_cache_mode = force_generic_plan")
-    # JIT compiling a few-millisecond poll costs 10-30 ms (the estimates assume big LIMITs).
-    conn.execute("SET jit = off")
+# Every monitor query on the jobs table walks an index in order and stops at a LIMIT; a bitmap scan
+# would read the whole key range first (all of a queue's rows), so never use one. Our parameters are
+# caps and oids, never selective values: one generic plan per prepared statement is right, and skips
+# custom planning, which costs more than running these queries. JIT compiling a few-millisecond poll
+# costs 10-30 ms (the estimates assume big LIMITs). Set per session on a direct link, per transaction
+# through a pooler (db/link.py).
+MONITOR_SETTINGS = {"enable_bitmapscan": "off", "plan_cache_mode": "force_generic_plan", "jit": "off"}
+# A poll that has not ended by then is abandoned with its connection (a link that swallows packets
+# never errors by itself); the next poll opens a new one. A poll is a few statements of at most
+# statement_timeout each, in two round trips.
+DEFAULT_POLL_DEADLINE_S = 10.0
 
 
 # Measured (benchmarks/bench_collect.py): 1,000 keeps the 5M-row poll under 2x the 10k-row poll;
@@ -103,6 +105,7 @@ class Monitor:
         rate_window_s: int = 10,
         session_rows: int = 50,
         probe_interval_s: float = 10.0,
+        poll_deadline_s: float | None = DEFAULT_POLL_DEADLINE_S,
     ) -> None:
         self.conninfo = conninfo
         self.model = model
@@ -116,6 +119,7 @@ class Monitor:
         self.history_s = history_s
         self.rate_window_s = rate_window_s
         self.session_rows = session_rows
+        self.poll_deadline_s = poll_deadline_s
         # panels the dialect cannot serve: listed with the reason, never run
         self.unsupported = counting.unsupported(model)
         self._depth = counting.depth_of(model)  # the unfinished states its completed/s is derived from
@@ -126,8 +130,8 @@ class Monitor:
         self.bloat = BloatWatch(probe, probe_interval_s=probe_interval_s)
         self._session = Session(
             conninfo,
-            setup=_tune_session,
             application_name=APPLICATION_NAME,
+            gucs=MONITOR_SETTINGS,
             autocommit=True,
             statement_timeout_ms=statement_timeout_ms,
             lock_timeout_ms=lock_timeout_ms,
@@ -219,7 +223,12 @@ class Monitor:
 
     # -- the poll ---------------------------------------------------------------------------------
     def collect(self) -> Snapshot:
-        """One Snapshot. Raises PgqError when the server is unreachable or the table unusable."""
+        """One Snapshot. Raises PgqError when the server is unreachable or the table unusable, or when
+        the poll got no answer within poll_deadline_s (its connection is then abandoned)."""
+        with self._session.deadline(self.poll_deadline_s):
+            return self._collect()
+
+    def _collect(self) -> Snapshot:
         started = time.perf_counter()
         model = self.model
         try:

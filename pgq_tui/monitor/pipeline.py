@@ -34,10 +34,13 @@ def run(conn: psycopg.Connection, statements: Sequence[Statement]) -> dict[Hasha
         error: psycopg.Error | None = None
         try:
             with conn.pipeline():
+                link = getattr(conn, "link", None)
+                if link is not None:
+                    link.apply(conn)  # through a pooler: this implicit transaction's SET LOCALs
                 for _, query, params in pending:
                     cur = conn.cursor(row_factory=dict_row)
                     cursors.append(cur)
-                    cur.execute(query, params, prepare=True)
+                    cur.execute(query, params, prepare=True)  # not through a pooler: db/link.py
         except psycopg.Error as exc:
             error = exc
         if error is not None and (conn.closed or conn.broken):

@@ -19,7 +19,8 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from pgq_tui.db.connect import connect, connect_kwargs
+from pgq_tui.db.connect import connect, connect_kwargs, server_settings
+from pgq_tui.db.link import open_async_link
 from pgq_tui.errors import describe
 from pgq_tui.queue import schema as schema_mod
 from pgq_tui.queue import statements as st
@@ -29,21 +30,25 @@ from pgq_tui.queue.jobqueue import BATCH, COPY_FROM, QueueCore
 
 class AsyncJobQueue(QueueCore):
     _conn: psycopg.AsyncConnection | None = None
+    _pooled = False
 
     # -- plumbing -------------------------------------------------------------------------------
     async def connection(self) -> psycopg.AsyncConnection:
         """The connection, (re)opened on demand: a worker survives a server restart."""
         if self._conn is None or self._conn.closed or self._conn.broken:
             await self.close()
-            kwargs = connect_kwargs(self.conninfo, **self._settings)
+            settings = dict(self._settings)
+            kwargs = connect_kwargs(self.conninfo, application_name=settings.pop("application_name"))
             try:
-                self._conn = await psycopg.AsyncConnection.connect(
+                conn = await psycopg.AsyncConnection.connect(
                     self.conninfo,
                     autocommit=True,
                     **kwargs,  # type: ignore[arg-type]
                 )
+                self._pooled = await open_async_link(conn, server_settings(**settings))
             except psycopg.Error as exc:
                 raise describe(exc) from None
+            self._conn = conn
         return self._conn
 
     async def close(self) -> None:
@@ -61,7 +66,7 @@ class AsyncJobQueue(QueueCore):
         conn = await self.connection()
         try:
             async with conn.cursor(row_factory=dict_row) as cur:
-                await cur.execute(self._q(name), self._params(params), prepare=True)
+                await cur.execute(self._q(name), self._params(params), prepare=not self._pooled)
                 return await cur.fetchall() if cur.description else []
         except psycopg.errors.UndefinedTable as exc:
             raise describe(exc, table=self.qualified) from None

@@ -9,10 +9,15 @@ until the queue is empty and then once more, never once per notification.
 Notifications are hints, not the source of truth. One sent while the listener was disconnected is
 lost, so after every (re)connect the listener sets the flag once: the worker claims and finds whatever
 it missed. The worker's slow safety poll covers anything else.
+
+Behind a transaction pooler (db/link.py) LISTEN cannot work: the next transaction may run on another
+server connection, which never listened. The listener then says so in one line on stderr, sets
+`unavailable`, and the worker falls back to polling every `idle_sleep` seconds.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterable
 
@@ -48,6 +53,7 @@ class Wakeup:
         self.notifications = 0  # received for our queues (a counter for tests and benchmarks)
         self.connects = 0
         self.pid: int | None = None  # the listening backend, while connected
+        self.unavailable = False  # behind a transaction pooler: no LISTEN, the worker polls
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pgq-wakeup", daemon=True)
 
@@ -65,6 +71,16 @@ class Wakeup:
             conn: psycopg.Connection | None = None
             try:
                 conn = connect(self.conninfo, application_name=self.application_name)
+                if not conn.link.listen_ok:  # type: ignore[attr-defined]
+                    print(
+                        f"pgq-top worker {self.application_name}: behind a transaction pooler LISTEN "
+                        "cannot work; polling for jobs instead (set PGQ_POOLER=session if it is a "
+                        "session pooler)",
+                        file=sys.stderr,
+                    )
+                    self.unavailable = True
+                    self.event.set()
+                    return
                 conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
                 self.pid = conn.info.backend_pid
                 self.connects += 1

@@ -194,7 +194,7 @@ class _Idle:
         """Return when a claim is worth trying: notified (or the listener reconnected), the earliest
         scheduled job is due, or the safety poll elapsed and a job is due. Nothing pending and no
         notification: one cheap read-only probe per `poll` seconds, no claims."""
-        if self.wake is None:
+        if self.wake is None or self.wake.unavailable:  # no LISTEN (behind a transaction pooler): poll
             self.stop.wait(self.config.idle_sleep)
             return
         if self.notified:  # that notification's claim came back empty: coalesce what follows
