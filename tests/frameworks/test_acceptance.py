@@ -25,7 +25,7 @@ from .acceptance import Driver, crash_during_slow_job, fresh_worker_runs
 from .cases import follow_index_advice
 from .graphile_client import Graphile
 from .harness import Processes
-from .pgboss_client import PgBoss
+from .pgboss_client import PgBoss, PgBoss12
 from .pgqueuer_client import HEARTBEAT_TIMEOUT_S, Pgqueuer
 from .procrastinate_client import STALLED_S, Procrastinate
 
@@ -34,6 +34,7 @@ from .procrastinate_client import STALLED_S, Procrastinate
 FRAMEWORKS = [
     pytest.param(Graphile, "graphile-worker", "unknown", "unknown", None, id="graphile-worker"),
     pytest.param(PgBoss, "pg-boss", "unknown", "unknown", None, id="pg-boss"),
+    pytest.param(PgBoss12, "pg-boss", "gone", "alive", None, id="pg-boss-12"),
     pytest.param(Procrastinate, "procrastinate", "gone", "alive", STALLED_S, id="procrastinate"),
     pytest.param(Pgqueuer, "pgqueuer", "gone", "alive", HEARTBEAT_TIMEOUT_S, id="pgqueuer"),
 ]
