@@ -125,6 +125,7 @@ class PgBoss12(PgBoss):
 
     package = "pg-boss-12"
     node = str(NODE22)
+    layout = "pg-boss-12"  # fills.py's rows for this schema
 
     def __init__(self, dsn: str) -> None:
         super().__init__(dsn)
