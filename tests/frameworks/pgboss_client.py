@@ -30,6 +30,7 @@ HEARTBEAT_S = 10  # 12.x: heartbeatSeconds of the slow and held jobs (pg-boss's 
 class PgBoss:
     kind = "pgboss"
     schema = "pgboss"
+    detected = "10.x (schema 24)"  # the layout detection names
     package = "pg-boss"  # the npm package (or alias) node/pgboss.js loads
     node = "node"  # the machine's Node 20
 
@@ -123,6 +124,7 @@ class PgBoss12(PgBoss):
     alive, and the slow job, whose worker is killed, is stuck once its heartbeat is HEARTBEAT_S old
     (pg-boss's failJobsByHeartbeat rule), its worker gone."""
 
+    detected = "12.x (schema 46)"  # pg-boss 12.38.0
     package = "pg-boss-12"
     node = str(NODE22)
     layout = "pg-boss-12"  # fills.py's rows for this schema

@@ -23,7 +23,7 @@ from pgq_tui.dialects.contract import QueueModel, Statement
 from pgq_tui.dialects.detect import detect
 
 from .cases import follow_index_advice
-from .graphile_client import Graphile
+from .graphile_client import Graphile, Graphile18
 from .harness import create_runs_table
 from .pgboss_client import PgBoss, PgBoss12
 from .pgqueuer_client import Pgqueuer
@@ -32,6 +32,7 @@ from .procrastinate_client import Procrastinate
 UUID = "00000000-0000-0000-0000-000000000000"
 FRAMEWORKS = [
     pytest.param(Graphile, "graphile-worker", 1, id="graphile-worker"),
+    pytest.param(Graphile18, "graphile-worker", 1, id="graphile-worker-18"),
     pytest.param(PgBoss, "pg-boss", UUID, id="pg-boss"),
     pytest.param(PgBoss12, "pg-boss", UUID, id="pg-boss-12"),
     pytest.param(Procrastinate, "procrastinate", 1, id="procrastinate"),
