@@ -29,6 +29,7 @@ from .harness import Processes
 from .pgboss_client import PgBoss, PgBoss12
 from .pgqueuer_client import HEARTBEAT_TIMEOUT_S, Pgqueuer
 from .procrastinate_client import STALLED_S, Procrastinate
+from .river_client import River
 
 # driver, --kind, liveness of the killed worker's job, of the live worker's job, the dialect's
 # heartbeat threshold (the workers' own setting, told to pgq-top as an operator would)
@@ -39,6 +40,7 @@ FRAMEWORKS = [
     pytest.param(PgBoss12, "pg-boss", "gone", "alive", None, id="pg-boss-12"),
     pytest.param(Procrastinate, "procrastinate", "gone", "alive", STALLED_S, id="procrastinate"),
     pytest.param(Pgqueuer, "pgqueuer", "gone", "alive", HEARTBEAT_TIMEOUT_S, id="pgqueuer"),
+    pytest.param(River, "river", "unknown", "unknown", None, id="river"),
 ]
 SNAPSHOT_FIELDS = {
     "ready": "ready",
