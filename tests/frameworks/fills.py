@@ -99,12 +99,30 @@ FROM {SERIES};
 ALTER TABLE pgqueuer ENABLE TRIGGER USER
 """
 
+# River (schema river_jobs, as the test driver migrates it): 90% completed (kept 24 h), 6% available,
+# 2% scheduled, 1% running (a fifth past River's 1 h rescue horizon), 1% discarded
+RIVER = f"""
+INSERT INTO river_jobs.river_job (state, queue, kind, args, attempt, attempted_at, attempted_by,
+                                  scheduled_at, finalized_at, errors)
+SELECT (CASE WHEN b < 90 THEN 'completed' WHEN b < 96 THEN 'available' WHEN b < 98 THEN 'scheduled'
+             WHEN b = 98 THEN 'running' ELSE 'discarded' END)::river_jobs.river_job_state,
+       q, 'pgq_test', '{{}}', CASE WHEN b < 90 OR b >= 98 THEN 1 ELSE 0 END,
+       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 hours'
+            WHEN b < 90 OR b >= 98 THEN now() - interval '1 minute' END,
+       CASE WHEN b < 90 OR b >= 98 THEN ARRAY['bench'] END,
+       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
+       CASE WHEN b < 90 OR b = 99 THEN now() END,
+       CASE WHEN b = 99 THEN ARRAY['{{"error": "boom"}}'::jsonb] END
+FROM {SERIES}
+"""
+
 FILLS = {
     "graphile-worker": GRAPHILE,
     "pg-boss": PGBOSS,
     "pg-boss-12": PGBOSS12,
     "procrastinate": PROCRASTINATE,
     "pgqueuer": PGQUEUER,
+    "river": RIVER,
 }
 
 

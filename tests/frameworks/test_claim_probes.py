@@ -29,6 +29,7 @@ CLAIM_INDEX = {
     "pg-boss-12": "_i11",  # job_common_i11 (name, priority DESC, created_on, start_after)
     "procrastinate": "procrastinate_jobs_priority_idx_v1",
     "pgqueuer": "pgqueuer_ep_prio_id_idx",
+    "river": "river_job_prioritized_fetching_index",
 }
 
 

@@ -28,6 +28,7 @@ from .harness import create_runs_table
 from .pgboss_client import PgBoss, PgBoss12
 from .pgqueuer_client import Pgqueuer
 from .procrastinate_client import Procrastinate
+from .river_client import River
 
 UUID = "00000000-0000-0000-0000-000000000000"
 FRAMEWORKS = [
@@ -37,6 +38,7 @@ FRAMEWORKS = [
     pytest.param(PgBoss12, "pg-boss", UUID, id="pg-boss-12"),
     pytest.param(Procrastinate, "procrastinate", 1, id="procrastinate"),
     pytest.param(Pgqueuer, "pgqueuer", 1, id="pgqueuer"),
+    pytest.param(River, "river", 1, id="river"),
 ]
 # Relations that grow with the job count (a seq scan on a queue or task list is fine: a row per queue).
 BIG = (

@@ -18,6 +18,7 @@ from .graphile_client import Graphile, Graphile18
 from .pgboss_client import PgBoss, PgBoss12
 from .pgqueuer_client import Pgqueuer
 from .procrastinate_client import Procrastinate
+from .river_client import River
 
 FRAMEWORKS = [
     pytest.param(Graphile, "graphile-worker", id="graphile-worker"),
@@ -26,6 +27,7 @@ FRAMEWORKS = [
     pytest.param(PgBoss12, "pg-boss", id="pg-boss-12"),
     pytest.param(Procrastinate, "procrastinate", id="procrastinate"),
     pytest.param(Pgqueuer, "pgqueuer", id="pgqueuer"),
+    pytest.param(River, "river", id="river"),
 ]
 ENQUEUED = {"fast": 5, "later": 3}  # "later": scheduled an hour ahead; no worker runs either
 
