@@ -49,6 +49,7 @@ BIG = (
     "procrastinate_events",
     "pgqueuer",
     "pgqueuer_log",
+    "river_job",
 )
 
 
