@@ -175,3 +175,16 @@ class PgBoss12(PgBoss):
             """,
             conn,
         )
+
+
+class PgBoss11(PgBoss):
+    """pg-boss 11 (npm alias pg-boss-11, schema 26) on Node 22: installed to check that pgq-top names
+    the layout and refuses it (no heartbeats, no index for active or failed jobs)."""
+
+    package = "pg-boss-11"
+    node = str(NODE22)
+    detected = "11.0-12.18 (schema 26)"
+
+    @staticmethod
+    def version() -> str:
+        return require_node_client("pg-boss-11", node22=True)
