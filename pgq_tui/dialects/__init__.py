@@ -65,8 +65,9 @@ imports `pgq_tui.monitor`, `pgq_tui.actions`, `pgq_tui.tui` or another dialect. 
 
 Modules: `contract` (the types), `catalog` (the one catalog read), `detect` (matching and choosing),
 `registry` (the built-in dialects), `pgq/` (pgq-top's own table), `mapping/` (home-grown tables
-described by a TOML mapping, with the two seed shapes shipped), `river/`, `oban/`, `solid_queue/` (frameworks
-whose workers do not install here: their SQL transitions, tested on their own migrations' schemas).
+described by a TOML mapping, with the two seed shapes shipped), `river/` (tested with River's own Go
+migrator and worker), `oban/`, `solid_queue/` (frameworks whose workers do not install here: their SQL
+transitions, tested on their own migrations' schemas).
 """
 
 from pgq_tui.dialects.catalog import Catalog, VersionMarker

@@ -1,51 +1,37 @@
-"""River: its schema from River's own migration DDL (ddl/river.sql), at migration 6 and 7.
+"""River: its schema from River's own migrator (rivermigrate, River v0.51's Go program in
+tests/frameworks/river), and its jobs from a real River worker or River's insert clients.
 
-River's workers are Go only. Jobs are inserted with River's PyPI insert client (`riverqueue` 0.7,
-SQLAlchemy driver) where it works: plain inserts do on every schema version; its unique insert
-targets `river_job_kind_unique_key_idx`, which migration 6 dropped, so it fails from 6 on (a test
-says so). Every later state change is the SQL transition River's Go client makes (river_job.sql
-in riverqueue/river riverdriver/riverpgxv5/internal/dbsqlc): the JobGetAvailable claim, completion,
-the error path to retryable/discarded, JobCancel's final state.
+- `river` (migration 8, River v0.51's newest): the acceptance drivers' populate, with River's own Go
+  client inserting and a real River worker running, killed -9 during a job (tests/frameworks/
+  river_client.py).
+- `river-6` (migration 6, the line before the notification outbox of 7): River's migrator stopped at
+  6, jobs inserted with River's PyPI insert client (`riverqueue` 0.7, SQLAlchemy driver), and every
+  later state change the SQL transition River's Go client makes (river_job.sql in riverqueue/river
+  riverdriver/riverpgxv5/internal/dbsqlc): the JobGetAvailable claim, completion, the error path to
+  retryable/discarded, JobCancel's final state. It covers the older line and every River state
+  (pending, cancelled, retryable) the acceptance flow does not reach. Its unique insert targets
+  `river_job_kind_unique_key_idx`, which migration 6 dropped, so it fails from 6 on (a test says so).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from functools import cache
-from pathlib import Path
 
 import psycopg
-from psycopg import sql
+from frameworks.cases import framework_case
+from frameworks.river_client import River, truth_query
 
 from dialect_cases import DialectCase, TruthJob
 
-DDL = Path(__file__).with_name("ddl") / "river.sql"
 CLIENT_ID = "worker-host_2026_11_30T12_00_00_000000"
 
 
-@cache
-def migrations() -> dict[int, str]:
-    """`-- migration N` sections of ddl/river.sql: N -> its DDL."""
-    parts = re.split(r"^-- migration (\d+):.*$", DDL.read_text(), flags=re.M)
-    return {int(parts[i]): parts[i + 1] for i in range(1, len(parts), 2)}
-
-
-def install_schema(dsn: str, schema: str, version: int, *, migration_table: bool = True) -> None:
-    """River's schema at `version` in `schema`, as River's migrator leaves it."""
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
-        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
-        for n, ddl in sorted(migrations().items()):
-            if n <= version and ddl.strip():
-                conn.execute(ddl)
-        if migration_table and version >= 5:
-            conn.execute(
-                "INSERT INTO river_migration (line, version) SELECT 'main', v FROM generate_series(1, %s) v",
-                (version,),
-            )
+def install_schema(dsn: str, schema: str, version: int) -> None:
+    """River's schema at `version` in `schema`, by River's own migrator (rivermigrate)."""
+    River.version()  # builds the Go program (skips, or fails in CI, without Go)
+    River(dsn, schema=schema).install(version)
 
 
 @dataclass(frozen=True)
@@ -154,23 +140,9 @@ def populate_schema(dsn: str, schema: str) -> None:
         )
 
 
-TRUTH = """
-SELECT id, queue,
-       CASE state::text
-            WHEN 'available' THEN CASE WHEN scheduled_at <= now() THEN 'ready' ELSE 'scheduled' END
-            WHEN 'scheduled' THEN 'scheduled' WHEN 'retryable' THEN 'scheduled'
-            WHEN 'running' THEN CASE WHEN attempted_at < now() - interval '1 hour' THEN 'stuck'
-                                     ELSE 'running' END
-            WHEN 'discarded' THEN 'dead' WHEN 'completed' THEN 'done'
-            ELSE state::text END AS state
-FROM {} ORDER BY id
-"""
-
-
 def truth_in(schema: str):
     def truth(conn: psycopg.Connection) -> list[TruthJob]:
-        query = sql.SQL(TRUTH).format(sql.Identifier(schema, "river_job"))
-        return [TruthJob(*r) for r in conn.execute(query).fetchall()]
+        return [TruthJob(*r) for r in conn.execute(truth_query(schema)).fetchall()]
 
     return truth
 
@@ -187,4 +159,4 @@ def case(version: int, schema: str) -> DialectCase:
     )
 
 
-CASES = [case(6, "public"), case(7, "river_jobs")]
+CASES = [case(6, "public"), framework_case(River, "river", "river_jobs", "river_job")]

@@ -54,7 +54,13 @@ def follow_index_advice(dsn: str, kind: str, dialects: tuple[Any, ...] = ()) -> 
 
 
 def framework_case(
-    driver: DriverClass, kind: str, schema: str, table: str, dialects: Callable[[], tuple[Any, ...]] = tuple
+    driver: DriverClass,
+    kind: str,
+    schema: str,
+    table: str,
+    dialects: Callable[[], tuple[Any, ...]] = tuple,
+    *,
+    case_id: str | None = None,
 ) -> DialectCase:
     def install(dsn: str) -> None:
         driver.version()  # skips (or fails under PGQ_REQUIRE_FRAMEWORKS=1) when the client is missing
@@ -71,4 +77,4 @@ def framework_case(
     def truth(conn: psycopg.Connection) -> list[TruthJob]:
         return [TruthJob(*row) for row in driver(conn.info.dsn).truth(conn)]
 
-    return DialectCase(f"{kind}", kind, schema, table, install, populate, truth, dialects=dialects)
+    return DialectCase(case_id or kind, kind, schema, table, install, populate, truth, dialects=dialects)

@@ -53,6 +53,25 @@ SELECT q, '{{}}',
        CASE WHEN b = 99 THEN '{{"message": "boom"}}'::jsonb END
 FROM {SERIES}
 """
+# pg-boss 12: expire_seconds instead of expire_in; the running jobs' workers heartbeat (heartbeat_seconds
+# 60): a live one's heartbeat is fresh, a stuck one's (its worker died) five hours old
+PGBOSS12 = f"""
+INSERT INTO pgboss.job (name, data, state, start_after, started_on, expire_seconds, completed_on, output,
+                        heartbeat_seconds, heartbeat_on)
+SELECT q, '{{}}',
+       (CASE WHEN b < 90 THEN 'completed' WHEN b < 98 THEN 'created' WHEN b = 98 THEN 'active'
+             ELSE 'failed' END)::pgboss.job_state,
+       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
+       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 hours'
+            WHEN b < 90 OR b >= 98 THEN now() - interval '1 minute' END,
+       900,
+       CASE WHEN b < 90 OR b = 99 THEN now() END,
+       CASE WHEN b = 99 THEN '{{"message": "boom"}}'::jsonb END,
+       CASE WHEN b = 98 THEN 60 END,
+       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 hours'
+            WHEN b = 98 THEN now() END
+FROM {SERIES}
+"""
 PROCRASTINATE = f"""
 -- the live worker: its heartbeat stays fresh through the timing (a day ahead), as a running worker's would
 INSERT INTO procrastinate_workers (last_heartbeat) VALUES (now() + interval '1 day');
@@ -80,11 +99,36 @@ FROM {SERIES};
 ALTER TABLE pgqueuer ENABLE TRIGGER USER
 """
 
-FILLS = {"graphile-worker": GRAPHILE, "pg-boss": PGBOSS, "procrastinate": PROCRASTINATE, "pgqueuer": PGQUEUER}
+# River (schema river_jobs, as the test driver migrates it): 90% completed (kept 24 h), 6% available,
+# 2% scheduled, 1% running (a fifth past River's 1 h rescue horizon), 1% discarded
+RIVER = f"""
+INSERT INTO river_jobs.river_job (state, queue, kind, args, attempt, attempted_at, attempted_by,
+                                  scheduled_at, finalized_at, errors)
+SELECT (CASE WHEN b < 90 THEN 'completed' WHEN b < 96 THEN 'available' WHEN b < 98 THEN 'scheduled'
+             WHEN b = 98 THEN 'running' ELSE 'discarded' END)::river_jobs.river_job_state,
+       q, 'pgq_test', '{{}}', CASE WHEN b < 90 OR b >= 98 THEN 1 ELSE 0 END,
+       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 hours'
+            WHEN b < 90 OR b >= 98 THEN now() - interval '1 minute' END,
+       CASE WHEN b < 90 OR b >= 98 THEN ARRAY['bench'] END,
+       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
+       CASE WHEN b < 90 OR b = 99 THEN now() END,
+       CASE WHEN b = 99 THEN ARRAY['{{"error": "boom"}}'::jsonb] END
+FROM {SERIES}
+"""
+
+FILLS = {
+    "graphile-worker": GRAPHILE,
+    "pg-boss": PGBOSS,
+    "pg-boss-12": PGBOSS12,
+    "procrastinate": PROCRASTINATE,
+    "pgqueuer": PGQUEUER,
+    "river": RIVER,
+}
 
 
-def fill(dsn: str, kind: str, n: int, queues: Sequence[str]) -> None:
-    """n rows of the framework `kind` over `queues`."""
+def fill(dsn: str, kind: str, n: int, queues: Sequence[str], *, layout: str | None = None) -> None:
+    """n rows of the framework `kind` over `queues`; `layout` names another release's fill (e.g.
+    "pg-boss-12") where the schema differs."""
     with psycopg.connect(dsn, autocommit=True) as conn:
-        for statement in FILLS[kind].split(";\n"):
+        for statement in FILLS[layout or kind].split(";\n"):
             conn.execute(statement, {"n": n, "queues": list(queues)})  # type: ignore[call-overload]

@@ -1,4 +1,5 @@
-"""Graphile Worker 0.17 through its own Node client (node/graphile.js), for the acceptance flow."""
+"""Graphile Worker 0.17 (Node 20) and 0.18 (Node 22) through their own Node clients (node/graphile.js),
+for the acceptance flow."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import psycopg
 
 from .harness import (
+    NODE22,
     NODE_DIR,
     Processes,
     Worker,
@@ -24,10 +26,16 @@ from .harness import (
 class Graphile:
     kind = "graphile"
     schema = "graphile_worker"
+    detected = "0.17"  # the release detection names (migration 19)
+    package = "graphile-worker"  # the npm package (or alias) node/graphile.js loads
+    node = "node"  # the machine's Node 20
 
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
-        self.env = {"PGQ_TEST_PG": json.dumps(node_connection(dsn))}
+        self.env = {
+            "PGQ_TEST_PG": json.dumps(node_connection(dsn)),
+            "PGQ_TEST_GRAPHILE_PACKAGE": self.package,
+        }
         self.continuous: list[Worker] = []  # pools that clear expired locks (see make_stuck)
 
     @staticmethod
@@ -35,7 +43,7 @@ class Graphile:
         return require_node_client("graphile-worker")
 
     def _node(self, *args: str) -> str:
-        return run_client(["node", str(NODE_DIR / "graphile.js"), *args], env=self.env)
+        return run_client([self.node, str(NODE_DIR / "graphile.js"), *args], env=self.env)
 
     def install(self) -> None:
         self._node("migrate")
@@ -53,8 +61,8 @@ class Graphile:
         Its job must be waiting when it starts (a run-once pool exits when nothing is due)."""
         once = tuple(queues or ()) == ("hold",)
         worker = procs.start(
-            "graphile-worker",
-            ["node", str(NODE_DIR / "graphile.js"), "once" if once else "worker"],
+            self.package,
+            [self.node, str(NODE_DIR / "graphile.js"), "once" if once else "worker"],
             ready="READY",
             **worker_env(fixed=fixed, queues=queues, lifetime_s=lifetime_s),
             **self.env,
@@ -129,3 +137,15 @@ class Graphile:
             " ELSE 'waiting' END FROM graphile_worker._private_jobs WHERE id = %s",
             (int(job_id),),
         )
+
+
+class Graphile18(Graphile):
+    """Graphile Worker 0.18 (npm alias graphile-worker-18) on Node 22: same schema, same rules."""
+
+    detected = "0.18"  # migration 20
+    package = "graphile-worker-18"
+    node = str(NODE22)
+
+    @staticmethod
+    def version() -> str:
+        return require_node_client("graphile-worker-18", node22=True)

@@ -28,6 +28,9 @@ from psycopg.conninfo import conninfo_to_dict
 
 HERE = Path(__file__).resolve().parent
 NODE_DIR = HERE / "node"
+# Node 22 from npm (the `node` package in node/package.json): pg-boss 12 and Graphile Worker 0.18 need
+# it; pg-boss 10 and Graphile Worker 0.17 keep running on the machine's Node 20.
+NODE22 = NODE_DIR / "node_modules" / "node" / "bin" / "node"
 TESTS_DIR = HERE.parent
 
 T = TypeVar("T")
@@ -44,9 +47,14 @@ def client_missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-def require_node_client(package: str) -> str:
-    """The installed version of an npm client from tests/frameworks/node, or skip/fail."""
-    if shutil.which("node") is None:
+def require_node_client(package: str, *, node22: bool = False) -> str:
+    """The installed version of an npm client from tests/frameworks/node (an npm alias such as
+    `pg-boss-12` included), or skip/fail. `node22`: it runs on the Node 22 that npm installed there."""
+    if node22 and not NODE22.exists():
+        client_missing(
+            f"{package}: Node 22 is not installed: run `npm ci` in {NODE_DIR.relative_to(TESTS_DIR.parent)}"
+        )
+    if not node22 and shutil.which("node") is None:
         client_missing(f"{package}: node is not on PATH (the npm clients need Node 20+)")
     manifest = NODE_DIR / "node_modules" / package / "package.json"
     if not manifest.exists():

@@ -1,4 +1,5 @@
-"""pg-boss 10 through its own Node client (node/pgboss.js), for the acceptance flow."""
+"""pg-boss 10 (Node 20) and 12 (Node 22) through their own Node clients (node/pgboss.js), for the
+acceptance flow."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import psycopg
 
 from .harness import (
+    NODE22,
     NODE_DIR,
     Processes,
     Worker,
@@ -22,22 +24,34 @@ from .harness import (
 )
 
 SLOW_EXPIRE_S = 2  # expireInSeconds of the slow job: pg-boss's timeout, which makes it stuck
+HEARTBEAT_S = 10  # 12.x: heartbeatSeconds of the slow and held jobs (pg-boss's minimum is 10)
 
 
 class PgBoss:
     kind = "pgboss"
     schema = "pgboss"
+    detected = "10.x (schema 24)"  # the layout detection names
+    package = "pg-boss"  # the npm package (or alias) node/pgboss.js loads
+    node = "node"  # the machine's Node 20
 
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
-        self.env = {"PGQ_TEST_PG": json.dumps(node_connection(dsn)), "PGQ_TEST_SCHEMA": self.schema}
+        self.env = {
+            "PGQ_TEST_PG": json.dumps(node_connection(dsn)),
+            "PGQ_TEST_SCHEMA": self.schema,
+            "PGQ_TEST_PGBOSS_PACKAGE": self.package,
+        }
 
     @staticmethod
     def version() -> str:
         return require_node_client("pg-boss")
 
     def _node(self, *args: str) -> str:
-        return run_client(["node", str(NODE_DIR / "pgboss.js"), *args], env=self.env)
+        return run_client([self.node, str(NODE_DIR / "pgboss.js"), *args], env=self.env)
+
+    def send_options(self, queue: str) -> dict[str, object]:
+        """10.x: the slow job times out after SLOW_EXPIRE_S, pg-boss's rule that makes it stuck."""
+        return {"expireInSeconds": SLOW_EXPIRE_S} if queue == "slow" else {}
 
     def install(self) -> None:
         self._node("migrate")
@@ -53,8 +67,8 @@ class PgBoss:
         # The first worker runs without pg-boss's supervisor, which would otherwise fail the expired
         # slow job by timeout on its own schedule; the fresh one runs with it, as in production.
         return procs.start(
-            "pg-boss",
-            ["node", str(NODE_DIR / "pgboss.js"), "worker"],
+            self.package,
+            [self.node, str(NODE_DIR / "pgboss.js"), "worker"],
             ready="READY",
             **worker_env(fixed=fixed, queues=queues, lifetime_s=lifetime_s),
             PGQ_TEST_SUPERVISE="1" if fixed else "0",
@@ -62,11 +76,9 @@ class PgBoss:
         )
 
     def enqueue(self, queue: str, key: str, *, in_seconds: int | None = None) -> str:
-        options: dict[str, object] = {}
+        options = self.send_options(queue)
         if queue == "fail":
             options["retryLimit"] = 0
-        if queue == "slow":
-            options["expireInSeconds"] = SLOW_EXPIRE_S
         if in_seconds is not None:
             options["startAfter"] = in_seconds
         spec = {"queue": queue, "data": {"key": key, "mode": queue}, "options": options}
@@ -104,3 +116,75 @@ class PgBoss:
             """,
             conn,
         )
+
+
+class PgBoss12(PgBoss):
+    """pg-boss 12 (npm alias pg-boss-12) on Node 22. The slow and held jobs are sent with
+    heartbeatSeconds, and the workers refresh heartbeats every second: the held job's worker is seen
+    alive, and the slow job, whose worker is killed, is stuck once its heartbeat is HEARTBEAT_S old
+    (pg-boss's failJobsByHeartbeat rule), its worker gone."""
+
+    detected = "12.x (schema 46)"  # pg-boss 12.38.0
+    package = "pg-boss-12"
+    node = str(NODE22)
+    layout = "pg-boss-12"  # fills.py's rows for this schema
+
+    def __init__(self, dsn: str) -> None:
+        super().__init__(dsn)
+        self.env["PGQ_TEST_HEARTBEAT_REFRESH_S"] = "1"
+
+    @staticmethod
+    def version() -> str:
+        return require_node_client("pg-boss-12", node22=True)
+
+    def send_options(self, queue: str) -> dict[str, object]:
+        return {"heartbeatSeconds": HEARTBEAT_S} if queue in ("slow", "hold") else {}
+
+    def make_stuck(self, job_id: str) -> None:
+        """Wait until the killed worker's heartbeat on the slow job is HEARTBEAT_S old."""
+        lost_in = scalar(
+            self.dsn,
+            "SELECT extract(epoch FROM heartbeat_on + heartbeat_seconds * interval '1 second' - now())"
+            " FROM pgboss.job WHERE id = %s AND state = 'active'",
+            (job_id,),
+        )
+        assert lost_in is not None, f"job {job_id} is not active with a heartbeat"
+        time.sleep(max(0.0, float(lost_in)) + 0.2)
+
+    def truth(self, conn: psycopg.Connection | None = None) -> list[tuple[Any, str, str]]:
+        """Each job's (id, queue, canonical state), by a full scan, from pg-boss 12's own rules."""
+        return truth_rows(
+            self.dsn,
+            """
+            SELECT id::text, name,
+                   CASE
+                     WHEN state < 'active' AND blocked THEN 'blocked'
+                     WHEN state < 'active' AND start_after <= now() THEN 'ready'
+                     WHEN state < 'active' THEN 'scheduled'
+                     WHEN state = 'active' AND (started_on + expire_seconds * interval '1 second' < now()
+                          OR (heartbeat_seconds IS NOT NULL
+                              AND heartbeat_on + heartbeat_seconds * interval '1 second' < now()))
+                       THEN 'stuck'
+                     WHEN state = 'active' THEN 'running'
+                     WHEN state = 'failed' THEN 'dead'
+                     WHEN state = 'completed' THEN 'done'
+                     ELSE state::text
+                   END AS state
+            FROM pgboss.job
+            ORDER BY 1
+            """,
+            conn,
+        )
+
+
+class PgBoss11(PgBoss):
+    """pg-boss 11 (npm alias pg-boss-11, schema 26) on Node 22: installed to check that pgq-top names
+    the layout and refuses it (no heartbeats, no index for active or failed jobs)."""
+
+    package = "pg-boss-11"
+    node = str(NODE22)
+    detected = "11.0-12.18 (schema 26)"
+
+    @staticmethod
+    def version() -> str:
+        return require_node_client("pg-boss-11", node22=True)

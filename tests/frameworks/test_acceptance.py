@@ -19,23 +19,28 @@ import psycopg
 import pytest
 
 from pgq_tui.cli import main
+from pgq_tui.detection import single_queue
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
 
 from .acceptance import Driver, crash_during_slow_job, fresh_worker_runs
 from .cases import follow_index_advice
-from .graphile_client import Graphile
+from .graphile_client import Graphile, Graphile18
 from .harness import Processes
-from .pgboss_client import PgBoss
+from .pgboss_client import PgBoss, PgBoss12
 from .pgqueuer_client import HEARTBEAT_TIMEOUT_S, Pgqueuer
 from .procrastinate_client import STALLED_S, Procrastinate
+from .river_client import River
 
 # driver, --kind, liveness of the killed worker's job, of the live worker's job, the dialect's
 # heartbeat threshold (the workers' own setting, told to pgq-top as an operator would)
 FRAMEWORKS = [
     pytest.param(Graphile, "graphile-worker", "unknown", "unknown", None, id="graphile-worker"),
+    pytest.param(Graphile18, "graphile-worker", "unknown", "unknown", None, id="graphile-worker-18"),
     pytest.param(PgBoss, "pg-boss", "unknown", "unknown", None, id="pg-boss"),
+    pytest.param(PgBoss12, "pg-boss", "gone", "alive", None, id="pg-boss-12"),
     pytest.param(Procrastinate, "procrastinate", "gone", "alive", STALLED_S, id="procrastinate"),
     pytest.param(Pgqueuer, "pgqueuer", "gone", "alive", HEARTBEAT_TIMEOUT_S, id="pgqueuer"),
+    pytest.param(River, "river", "unknown", "unknown", None, id="river"),
 ]
 SNAPSHOT_FIELDS = {
     "ready": "ready",
@@ -106,6 +111,9 @@ def test_framework_end_to_end(
         monkeypatch.setenv("PGQ_TOP_STALLED_AFTER", str(threshold))
     fw: Driver = driver(framework_dsn)
     fw.install()
+    # the release the dialect names from the framework's own version marker (where the driver says)
+    if getattr(driver, "detected", None):
+        assert single_queue(framework_dsn, kind=kind).model.match.version == driver.detected
     crashed = crash_during_slow_job(fw, processes)
 
     # Before the operator adds any index: what the framework's own indexes serve is exact, the rest

@@ -26,8 +26,10 @@ QUEUES = [f"q{i}" for i in range(10)]
 CLAIM_INDEX = {
     "graphile-worker": "jobs_main_index",
     "pg-boss": "_i5",
+    "pg-boss-12": "_i11",  # job_common_i11 (name, priority DESC, created_on, start_after)
     "procrastinate": "procrastinate_jobs_priority_idx_v1",
     "pgqueuer": "pgqueuer_ep_prio_id_idx",
+    "river": "river_job_prioritized_fetching_index",
 }
 
 
@@ -45,7 +47,7 @@ def test_claim_probe_walks_the_claim_index_on_a_big_table(
     monkeypatch.setenv("PGQ_TEST_QUEUES", ",".join(QUEUES))  # pg-boss's install creates each queue
     create_runs_table(empty_dsn)
     driver(empty_dsn).install()
-    fill(empty_dsn, kind, 20_000, QUEUES)
+    fill(empty_dsn, kind, 20_000, QUEUES, layout=getattr(driver, "layout", None))
     follow_index_advice(empty_dsn, kind)
     with psycopg.connect(empty_dsn, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
@@ -59,6 +61,9 @@ def test_claim_probe_walks_the_claim_index_on_a_big_table(
             # a queue or task list may be read whole (a row per queue), never the jobs
             assert not [n for n in nodes if n["Node Type"] == "Seq Scan" and big(n["Relation Name"])], plan
             indexes = {n["Index Name"] for n in nodes if "Index Name" in n}
-            assert any(CLAIM_INDEX[kind] in name for name in indexes), (queue, indexes)
+            assert any(CLAIM_INDEX[getattr(driver, "layout", None) or kind] in name for name in indexes), (
+                queue,
+                indexes,
+            )
             buffers = plan.get("Shared Hit Blocks", 0) + plan.get("Shared Read Blocks", 0)
             assert buffers < 50, (queue, buffers, plan)  # a few pages, not the table's hundreds

@@ -83,7 +83,7 @@ def test_lists_reach_their_rows_one_by_one_under_generic_plans(
     monkeypatch.setenv("PGQ_TEST_QUEUES", ",".join(QUEUES))  # pg-boss's install creates each queue
     create_runs_table(empty_dsn)
     driver(empty_dsn).install()
-    fill(empty_dsn, kind, 20_000, QUEUES)
+    fill(empty_dsn, kind, 20_000, QUEUES, layout=getattr(driver, "layout", None))
     follow_index_advice(empty_dsn, kind)
     with psycopg.connect(empty_dsn, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")

@@ -23,21 +23,34 @@ from pgq_tui.dialects.contract import QueueModel, Statement
 from pgq_tui.dialects.detect import detect
 
 from .cases import follow_index_advice
-from .graphile_client import Graphile
+from .graphile_client import Graphile, Graphile18
 from .harness import create_runs_table
-from .pgboss_client import PgBoss
+from .pgboss_client import PgBoss, PgBoss12
 from .pgqueuer_client import Pgqueuer
 from .procrastinate_client import Procrastinate
+from .river_client import River
 
 UUID = "00000000-0000-0000-0000-000000000000"
 FRAMEWORKS = [
     pytest.param(Graphile, "graphile-worker", 1, id="graphile-worker"),
+    pytest.param(Graphile18, "graphile-worker", 1, id="graphile-worker-18"),
     pytest.param(PgBoss, "pg-boss", UUID, id="pg-boss"),
+    pytest.param(PgBoss12, "pg-boss", UUID, id="pg-boss-12"),
     pytest.param(Procrastinate, "procrastinate", 1, id="procrastinate"),
     pytest.param(Pgqueuer, "pgqueuer", 1, id="pgqueuer"),
+    pytest.param(River, "river", 1, id="river"),
 ]
 # Relations that grow with the job count (a seq scan on a queue or task list is fine: a row per queue).
-BIG = ("_private_jobs", "job", "procrastinate_jobs", "procrastinate_events", "pgqueuer", "pgqueuer_log")
+BIG = (
+    "_private_jobs",
+    "job",
+    "job_common",
+    "procrastinate_jobs",
+    "procrastinate_events",
+    "pgqueuer",
+    "pgqueuer_log",
+    "river_job",
+)
 
 
 def model_of(conn: psycopg.Connection, kind: str) -> QueueModel:

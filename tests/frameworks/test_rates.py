@@ -14,16 +14,20 @@ from pgq_tui.monitor import open_monitor
 from pgq_tui.monitor.snapshot import EXACT
 
 from .cases import follow_index_advice
-from .graphile_client import Graphile
-from .pgboss_client import PgBoss
+from .graphile_client import Graphile, Graphile18
+from .pgboss_client import PgBoss, PgBoss12
 from .pgqueuer_client import Pgqueuer
 from .procrastinate_client import Procrastinate
+from .river_client import River
 
 FRAMEWORKS = [
     pytest.param(Graphile, "graphile-worker", id="graphile-worker"),
+    pytest.param(Graphile18, "graphile-worker", id="graphile-worker-18"),
     pytest.param(PgBoss, "pg-boss", id="pg-boss"),
+    pytest.param(PgBoss12, "pg-boss", id="pg-boss-12"),
     pytest.param(Procrastinate, "procrastinate", id="procrastinate"),
     pytest.param(Pgqueuer, "pgqueuer", id="pgqueuer"),
+    pytest.param(River, "river", id="river"),
 ]
 ENQUEUED = {"fast": 5, "later": 3}  # "later": scheduled an hour ahead; no worker runs either
 

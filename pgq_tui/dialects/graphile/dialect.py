@@ -1,4 +1,4 @@
-"""Graphile Worker 0.16-0.17 (`_private_jobs` behind the `jobs` view): detection and model.
+"""Graphile Worker 0.16-0.18 (`_private_jobs` behind the `jobs` view): detection and model.
 
 States are derived, not stored: a locked job is running, and stuck once its lock is older than the
 4 hours after which Graphile's own pools clear it; an unlocked job with attempts >= max_attempts is
@@ -37,8 +37,9 @@ JOB_COLUMNS_SEEN = frozenset(
      "last_error", "is_available", "payload", "priority")
 )  # fmt: skip
 SIBLINGS = ("_private_tasks", "_private_job_queues", "migrations")
-# Highest id in graphile_worker.migrations -> release (QUEUE_FRAMEWORKS.md).
-RELEASES = {18: "0.16", 19: "0.17"}
+# Highest id in graphile_worker.migrations -> release (QUEUE_FRAMEWORKS.md). 0.18's migration 20 only
+# replaces add_job()/add_jobs() (task and queue rows without consuming identities): tables unchanged.
+RELEASES = {18: "0.16", 19: "0.17", 20: "0.18"}
 STUCK_RULE = "locked for more than 4 hours (Graphile Worker's lock expiry; its pools then unlock the job)"
 LOCK_INDEX = "(task_id, locked_at) WHERE locked_at IS NOT NULL"
 DEAD_INDEX = "(task_id, updated_at) WHERE locked_at IS NULL AND attempts >= max_attempts"
@@ -47,8 +48,8 @@ DEAD_INDEX = "(task_id, updated_at) WHERE locked_at IS NULL AND attempts >= max_
 def release(migration: str | None) -> str | None:
     """The release a migration number stands for.
 
-    >>> release("19"), release("18"), release("25"), release(None)
-    ('0.17', '0.16', 'migration 25', None)
+    >>> release("20"), release("19"), release("18"), release("25"), release(None)
+    ('0.18', '0.17', '0.16', 'migration 25', None)
     """
     if migration is None:
         return None
@@ -58,7 +59,7 @@ def release(migration: str | None) -> str | None:
 class GraphileDialect:
     kind = KIND
     title = "Graphile Worker"
-    versions = "0.16-0.17 (migrations 18-19; tested with 0.17.3)"
+    versions = "0.16-0.18 (migrations 18-20; tested with 0.17.3 and 0.18.0)"
     version_markers: tuple[VersionMarker, ...] = (VersionMarker("migrations", "id"),)
 
     def detect(self, catalog: Catalog) -> list[Match]:

@@ -1,10 +1,12 @@
 """pg-boss (a schema with `version`, `job`, `queue` and enum `job_state`): detection and model.
 
-pg-boss has had three layouts (QUEUE_FRAMEWORKS.md). pgq-top serves the 10.x one (schema versions
-21-24: `job` list-partitioned per queue, `queue.partition_name`, timeout column `expire_in`), the one
-that runs on Node 20 and that the tests drive with pg-boss's own client. The 11+/12 layout (schema 25+:
-shared `job_common` partition, `queue.table_name`, `expire_seconds`, heartbeats) and the 9.x one are
-detected and named, and refused with the reason instead of being read with the wrong rules.
+pg-boss has had four layouts (QUEUE_FRAMEWORKS.md, docs/dialects.md). pgq-top serves two, each tested
+with pg-boss's own client: the 10.x one (schema 21-24: `job` list-partitioned per queue,
+`queue.partition_name`, timeout column `expire_in`), here, on Node 20; and the 12.x one (schema 31-46:
+shared `job_common` partition, `queue.table_name`, `expire_seconds`, heartbeats, flows), in
+`modern.py`, on Node 22. The 11.0-12.18 one (schema 25-30, before heartbeats and flows), schemas newer
+than pgq-top knows and the 9.x one are detected and named, and refused with the reason instead of being
+read with the wrong rules.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pgq_tui.dialects.contract import (
     Statement,
     StateWord,
 )
+from pgq_tui.dialects.pgboss import modern
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "pg-boss"
@@ -61,10 +64,11 @@ class Layout:
     supported: bool
     release: str  # e.g. "10.x (schema 24)"
     why: str | None = None  # why pgq-top refuses it
+    generation: int = 10  # the layout's model: 10 (this module) or 12 (modern.py)
 
 
 def layout(job: Relation, queue: Relation | None, archive: Relation | None, version: str | None) -> Layout:
-    """Name the layout; only pg-boss 10's is served.
+    """Name the layout; pg-boss 10's and 12.19+'s are served.
 
     >>> from pgq_tui.dialects.catalog import table
     >>> job = table("b", "job", {"expire_in": "interval"}, kind="p")
@@ -72,14 +76,31 @@ def layout(job: Relation, queue: Relation | None, archive: Relation | None, vers
     >>> layout(job, ten, table("b", "archive", {}), "24").supported
     True
     >>> layout(job, table("b", "queue", {"table_name": "text"}), None, "27").release
-    '11+ (schema 27)'
+    '11.0-12.18 (schema 27)'
+    >>> twelve = table("b", "job", {c: "int" for c in modern.COLUMNS}, kind="p")
+    >>> found = layout(twelve, table("b", "queue", {"table_name": "text"}), None, "46")
+    >>> found.supported, found.release, found.generation
+    (True, '12.x (schema 46)', 12)
+    >>> layout(twelve, table("b", "queue", {"table_name": "text"}), None, "47").why
+    'pg-boss schema 47, newer than pgq-top knows (46, pg-boss 12.38)'
     """
     number = int(version) if version and version.isdigit() else None
     tag = f"schema {number}" if number is not None else "schema unknown"
     if queue is None:
         return Layout(number, False, f"9.x or older ({tag})", "pg-boss 9 and older (no queue table)")
     if "table_name" in queue.column_names or (number is not None and number >= 25):
-        return Layout(number, False, f"11+ ({tag})", "the pg-boss 11+ layout (shared job_common partition)")
+        if number is not None and number > modern.MAX_SCHEMA:
+            why = f"pg-boss schema {number}, newer than pgq-top knows ({modern.MAX_SCHEMA}, pg-boss 12.38)"
+            return Layout(number, False, f"newer than 12.38 ({tag})", why)
+        if job.column_names >= modern.COLUMNS and (number is None or number >= modern.MIN_SCHEMA):
+            return Layout(number, True, f"12.x ({tag})", generation=12)
+        return Layout(
+            number,
+            False,
+            f"11.0-12.18 ({tag})",
+            "the pg-boss 11.0-12.18 layout (schema 25-30: no heartbeats, no flows, no index for active or"
+            " failed jobs)",
+        )
     ten = job.kind == "p" and "partition_name" in queue.column_names and "expire_in" in job.column_names
     if ten and archive is not None and (number is None or number in SUPPORTED_SCHEMAS):
         return Layout(number, True, f"10.x ({tag})")
@@ -90,7 +111,10 @@ def layout(job: Relation, queue: Relation | None, archive: Relation | None, vers
 class PgBossDialect:
     kind: str = KIND
     title: str = "pg-boss"
-    versions: str = "10.x (schema 21-24; tested with 10.4.2); 11+ and 9.x are detected and refused"
+    versions: str = (
+        "10.x (schema 21-24; tested with 10.4.2) and 12.19+ (schema 31-46; tested with 12.38.0);"
+        " 11.0-12.18 and 9.x are detected and refused"
+    )
     version_markers: tuple[VersionMarker, ...] = (VersionMarker("version", "version"),)
 
     def detect(self, catalog: Catalog) -> list[Match]:
@@ -136,6 +160,8 @@ class PgBossDialect:
         )
         if not found.supported:
             return _refused(match, found)
+        if found.generation == 12:
+            return modern.model(match, catalog, self.title)
         idents = {"job": (schema, "job"), "queue": (schema, "queue"), "job_state": (schema, "job_state")}
 
         def s(name: str, columns: tuple[str, ...]) -> Statement:
@@ -239,8 +265,8 @@ class PgBossDialect:
 
 def _refused(match: Match, found: Layout) -> QueueModel:
     why = (
-        f"{found.why} is detected but not supported: pgq-top reads pg-boss 10.x (schema 21-24);"
-        " it will not guess another layout's rules"
+        f"{found.why} is detected but not supported: pgq-top reads pg-boss 10.x (schema 21-24)"
+        " and 12.19-12.38 (schema 31-46); it will not guess another layout's rules"
     )
     return QueueModel(
         match=match,

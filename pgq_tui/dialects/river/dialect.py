@@ -92,7 +92,8 @@ class RiverDialect:
     rescue_after_s: float | None = None  # None: PGQ_TOP_RIVER_RESCUE_AFTER, else River's 1 h
     kind: str = KIND
     title: str = "River"
-    versions: str = "schema migrations 4-7 (River 0.5+; tested at 6 and 7)"
+    # migration 8 (River v0.51's newest) is a no-op on Postgres: the schema is 7's
+    versions: str = "schema migrations 4-8 (River 0.5+; tested with River v0.51.2's migrator at 6, 7 and 8)"
     version_markers: tuple[VersionMarker, ...] = (MARKER,)
 
     def detect(self, catalog: Catalog) -> list[Match]:

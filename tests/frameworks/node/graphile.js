@@ -1,15 +1,18 @@
 'use strict'
-// Graphile Worker 0.17, driven as its users drive it:
+// Graphile Worker 0.17 (Node 20) or 0.18 (Node 22), driven as its users drive it:
 //   node graphile.js migrate          install or migrate the schema (graphile_worker)
 //   node graphile.js add '<json>'     addJob(task, payload, {queueName, runAt, maxAttempts}); prints the id
 //   node graphile.js worker           run a worker pool for the PGQ_TEST_QUEUES tasks until killed
 //   node graphile.js once             run once (graphile-worker --once): the due jobs, then exit
 //
+// PGQ_TEST_GRAPHILE_PACKAGE picks the release: graphile-worker (0.17) or graphile-worker-18 (the npm
+// alias of 0.18, an ES module: Node 22 requires it as one).
+//
 // A continuous pool (`worker`) clears every lock older than 4 hours, Graphile's lock expiry, once at a
 // random moment in its first minute and then every 8-10 minutes (main.js, resetLocked); a run-once
 // pool never does. It logs each RESET-LOCKED, so a test can tell what moved a lock it backdated.
 const { EventEmitter } = require('events')
-const { run, runOnce, makeWorkerUtils } = require('graphile-worker')
+const { run, runOnce, makeWorkerUtils } = require(process.env.PGQ_TEST_GRAPHILE_PACKAGE || 'graphile-worker')
 const pg = require('pg')
 const { poolConfig, makeRecorder, perform, ready, queues } = require('./behaviour')
 

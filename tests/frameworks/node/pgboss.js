@@ -1,12 +1,17 @@
 'use strict'
-// pg-boss 10, driven as its users drive it:
+// pg-boss 10, 11 or 12, driven as its users drive it:
 //   node pgboss.js migrate                   start() creates the schema; createQueue for each queue
 //   node pgboss.js send '<json>'             send(queue, data, options); prints the id
 //   node pgboss.js worker                    one work() loop per PGQ_TEST_QUEUES queue until killed
 // PGQ_TEST_SCHEMA names the schema (pg-boss's `schema` option; default pgboss).
+// PGQ_TEST_PGBOSS_PACKAGE picks the release: pg-boss (10.x, Node 20), pg-boss-11 or pg-boss-12 (npm
+// aliases; both need Node 22, which the harness runs them on). 12's module is ESM with a named export.
+// PGQ_TEST_HEARTBEAT_REFRESH_S (12.x): how often a worker refreshes heartbeat_on of a job sent with
+// heartbeatSeconds (pg-boss's own default is half of it).
 // PGQ_TEST_SUPERVISE=0 turns off pg-boss's own maintenance (which would fail an expired active job
 // by timeout): the test wants to see that job stuck, then rescue it itself.
-const PgBoss = require('pg-boss')
+const loaded = require(process.env.PGQ_TEST_PGBOSS_PACKAGE || 'pg-boss')
+const PgBoss = loaded.PgBoss || loaded
 const pg = require('pg')
 const { poolConfig, makeRecorder, perform, ready, queues } = require('./behaviour')
 
@@ -42,7 +47,11 @@ async function main () {
     const pool = new pg.Pool(poolConfig())
     const record = makeRecorder(pool)
     for (const name of queues()) {
-      await boss.work(name, { pollingIntervalSeconds: 0.5 }, async (jobs) => {
+      const options = { pollingIntervalSeconds: 0.5 }
+      if (process.env.PGQ_TEST_HEARTBEAT_REFRESH_S) {
+        options.heartbeatRefreshSeconds = Number(process.env.PGQ_TEST_HEARTBEAT_REFRESH_S)
+      }
+      await boss.work(name, options, async (jobs) => {
         for (const job of jobs) await perform(job.data, job.id, record)
       })
     }

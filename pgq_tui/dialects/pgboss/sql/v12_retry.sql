@@ -1,0 +1,17 @@
+-- Retry failed jobs with pg-boss 12's own retry transition (boss.retry, retryJobs): state retry,
+-- retry_limit + 1, completed_on cleared, start_after at least now(). Guard, re-checked on the locked
+-- row: state = 'failed'.
+WITH chosen AS (
+    SELECT j.name, j.id FROM {job} j
+    WHERE j.state = 'failed'
+      AND (%(ids)s::uuid[] IS NULL OR j.id = ANY(%(ids)s::uuid[]))
+      AND (%(queue)s::text IS NULL OR j.name = %(queue)s::text)
+    ORDER BY j.completed_on LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {job} j
+SET state = 'retry', retry_limit = j.retry_limit + 1, completed_on = NULL,
+    start_after = greatest(j.start_after, now())
+FROM chosen
+WHERE j.name = chosen.name AND j.id = chosen.id AND j.state = 'failed'
+RETURNING j.id::text AS id
