@@ -1,0 +1,120 @@
+"""pgmq end to end with its PyPI client (tests/frameworks/pgmq_client.py), issue 21's acceptance:
+
+pgmq's SQL installed by the client's installer; messages sent, delayed, read with a short and a long
+visibility timeout by consumers that "crash" (never delete), archived, and read until pgq-top's dead
+rule (read_ct >= 3) calls them dead. Then: one target shows every queue of pgmq.meta; before the
+operator adds the advised read_ct indexes, what pgmq's own indexes serve is exact and dead is named
+with the index it needs (nothing in the database changed); after, every count equals ground truth;
+the CLI requeues the in-flight message and retries the dead and the archived one; a fresh consumer
+reads exactly those messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from pgq_tui.cli import main
+from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
+
+from . import pgmq_client
+from .cases import follow_index_advice
+from .test_acceptance import SNAPSHOT_FIELDS, shown_counts, table_shape
+
+
+def snapshot(capsys: pytest.CaptureFixture[str], dsn: str) -> dict[str, Any]:
+    code = main(["snapshot", "--json", "--dsn", dsn, "--kind", "pgmq"])
+    out, err = capsys.readouterr()
+    assert (code, err) == (EXIT_OK, ""), err
+    return json.loads(out)
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def true_counts(dsn: str) -> Counter[tuple[str, str]]:
+    return Counter(
+        {(q, s): n for q, states in pgmq_client.truth_by_queue(dsn).items() for s, n in states.items()}
+    )
+
+
+def test_pgmq_end_to_end(
+    framework_dsn: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dsn = framework_dsn
+    monkeypatch.setenv("PGQ_TOP_PGMQ_DEAD_READS", str(pgmq_client.DEAD_READS))
+    assert pgmq_client.install(dsn) == "1.13.0"
+    ids = pgmq_client.populate(dsn)
+    orders = {role: f"orders:{msg_id}" for role, msg_id in ids["orders"].items()}
+
+    # Before the operator adds any index: pgmq's own indexes serve everything but the dead rule,
+    # which is named with the index it needs, and nothing in the database changed.
+    shape = table_shape(dsn)
+    snap = snapshot(capsys, dsn)
+    assert (
+        snap["kind"] == "pgmq" and "read_ct >= 3" in snap["stuck_rule"] and "not pgmq's" in snap["stuck_rule"]
+    )
+    assert {q["queue"] for q in snap["queues"]} >= {"orders", "emails"}
+    assert "CREATE INDEX" in snap["unsupported"]["dead"] and "read_ct" in snap["unsupported"]["dead"]
+    want = true_counts(dsn)
+    served = set(SNAPSHOT_FIELDS.values()) - {"dead", "stuck"}
+    assert shown_counts(snap) == +Counter({k: v for k, v in want.items() if k[1] in served})
+    assert table_shape(dsn) == shape, "the monitor altered the database"
+
+    # The operator follows the advice: every count is exact, in every queue.
+    assert len(follow_index_advice(dsn, "pgmq")) == 3  # one per queue table: orders, emails, idle
+    snap = snapshot(capsys, dsn)
+    assert "dead" not in snap["unsupported"]
+    want = true_counts(dsn)
+    assert shown_counts(snap) == +Counter({k: v for k, v in want.items() if k[1] != "stuck"})
+    for queue in ("orders", "emails"):
+        assert [want[(queue, s)] for s in ("ready", "scheduled", "running", "dead", "done")] == [
+            2,
+            1,
+            1,
+            1,
+            1,
+        ]
+    assert {str(r["id"]) for r in snap["leases"]["rows"]} == {
+        orders["held"],
+        f"emails:{ids['emails']['held']}",
+    }
+    assert {r["liveness"] for r in snap["leases"]["rows"]} == {"unknown"}
+    assert snap["expired"]["rows"] == []  # pgmq has no stuck state
+    assert {str(r["id"]) for r in snap["dead"]["rows"]} == {orders["dead"], f"emails:{ids['emails']['dead']}"}
+
+    # A consumer drains what is visible in orders (and deletes it, as a successful consumer does), so
+    # the fresh consumer below sees only what the CLI brings back.
+    with pgmq_client.client(dsn) as q:
+        drained = {m.message["key"] for m in q.read("orders", vt=60, qty=100)}
+        assert drained == {"orders-ready", "orders-short", "orders-dead"}
+        for msg_id in (ids["orders"]["ready"], ids["orders"]["short"]):
+            assert q.delete("orders", msg_id)  # the dead one stays in flight (and dead)
+
+    # The CLI: a delayed message is not in flight (refused); the in-flight one is made visible; the
+    # dead and the archived ones are retried.
+    where = ("--dsn", dsn, "--kind", "pgmq")
+    code, _, err = cli(capsys, "requeue", *where, "--ids", orders["later"], "--yes")
+    assert code == EXIT_REFUSED and "nothing to requeue" in err, err
+    code, out, err = cli(capsys, "requeue", *where, "--ids", orders["held"], "--yes")
+    assert (code, err) == (EXIT_OK, "") and "pgmq" in out, err
+    code, out, err = cli(capsys, "retry", *where, "--ids", f"{orders['dead']},{orders['archived']}", "--yes")
+    assert (code, err) == (EXIT_OK, "") and "2 of 2" in out, (out, err)
+    after = true_counts(dsn)
+    assert (after[("orders", "dead")], after[("orders", "done")], after[("orders", "running")]) == (0, 0, 0)
+    assert after[("orders", "ready")] == 3 and after[("emails", "dead")] == 1  # other queues untouched
+
+    # A fresh consumer reads exactly those three messages; the retried ones as new, unread copies.
+    with pgmq_client.client(dsn) as q:
+        fresh = q.read("orders", vt=60, qty=100)
+    got = {m.message["key"]: m for m in fresh}
+    assert set(got) == {"orders-held", "orders-dead", "orders-archived"}
+    assert got["orders-held"].msg_id == ids["orders"]["held"] and got["orders-held"].read_ct == 2
+    assert got["orders-dead"].read_ct == 1 and got["orders-dead"].msg_id > ids["orders"]["ready"]
+    assert got["orders-archived"].read_ct == 1
