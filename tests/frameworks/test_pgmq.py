@@ -18,15 +18,18 @@ from typing import Any
 import pytest
 
 from pgq_tui.cli import main
+from pgq_tui.dialects.pgmq import PgmqDialect
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
 
 from . import pgmq_client
 from .cases import follow_index_advice
 from .test_acceptance import SNAPSHOT_FIELDS, shown_counts, table_shape
 
+DEAD_READS = ("--dead-reads", str(pgmq_client.DEAD_READS))  # pgq-top's dead rule, told per target
+
 
 def snapshot(capsys: pytest.CaptureFixture[str], dsn: str) -> dict[str, Any]:
-    code = main(["snapshot", "--json", "--dsn", dsn, "--kind", "pgmq"])
+    code = main(["snapshot", "--json", "--dsn", dsn, "--kind", "pgmq", *DEAD_READS])
     out, err = capsys.readouterr()
     assert (code, err) == (EXIT_OK, ""), err
     return json.loads(out)
@@ -44,11 +47,8 @@ def true_counts(dsn: str) -> Counter[tuple[str, str]]:
     )
 
 
-def test_pgmq_end_to_end(
-    framework_dsn: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_pgmq_end_to_end(framework_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
     dsn = framework_dsn
-    monkeypatch.setenv("PGQ_TOP_PGMQ_DEAD_READS", str(pgmq_client.DEAD_READS))
     assert pgmq_client.install(dsn) == "1.13.0"
     ids = pgmq_client.populate(dsn)
     orders = {role: f"orders:{msg_id}" for role, msg_id in ids["orders"].items()}
@@ -68,7 +68,8 @@ def test_pgmq_end_to_end(
     assert table_shape(dsn) == shape, "the monitor altered the database"
 
     # The operator follows the advice: every count is exact, in every queue.
-    assert len(follow_index_advice(dsn, "pgmq")) == 3  # one per queue table: orders, emails, idle
+    told = (PgmqDialect(dead_reads=pgmq_client.DEAD_READS),)
+    assert len(follow_index_advice(dsn, "pgmq", told)) == 3  # one per queue table: orders, emails, idle
     snap = snapshot(capsys, dsn)
     assert "dead" not in snap["unsupported"]
     want = true_counts(dsn)
@@ -99,7 +100,7 @@ def test_pgmq_end_to_end(
 
     # The CLI: a delayed message is not in flight (refused); the in-flight one is made visible; the
     # dead and the archived ones are retried.
-    where = ("--dsn", dsn, "--kind", "pgmq")
+    where = ("--dsn", dsn, "--kind", "pgmq", *DEAD_READS)
     code, _, err = cli(capsys, "requeue", *where, "--ids", orders["later"], "--yes")
     assert code == EXIT_REFUSED and "nothing to requeue" in err, err
     code, out, err = cli(capsys, "requeue", *where, "--ids", orders["held"], "--yes")
