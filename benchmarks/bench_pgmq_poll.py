@@ -45,10 +45,10 @@ from pgq_tui.monitor.collect import Monitor
 # (share of a queue's messages, vt relative to now, read_ct): ready, delayed, in flight, dead
 SHAPE = (
     (0.30, "-1 minute", 0),
-    (0.05, "1 hour", 0),
-    (0.04, "30 seconds", 1),
+    (0.05, "1 day", 0),
+    (0.04, "2 hours", 1),
     (0.005, "-1 minute", 7),
-    (0.005, "30 seconds", 7),
+    (0.005, "2 hours", 7),
 )
 ARCHIVED = 0.60
 FILL = """

@@ -27,7 +27,7 @@ def _catalog(columns: dict[str, str], *queues: str, read_ct_index: bool = False)
     for q in queues:
         rel = table("pgmq", f"q_{q}", columns)
         if read_ct_index:
-            ix = Index(f"q_{q}_read_ct_idx", ("read_ct",), None, "CREATE INDEX ...", True)
+            ix = Index(f"q_{q}_read_ct_vt_idx", ("read_ct", "vt"), None, "CREATE INDEX ...", True)
             rel = Relation(rel.schema, rel.name, rel.kind, rel.columns, (ix,))
         rels += [rel, table("pgmq", f"a_{q}", {**columns, "archived_at": "timestamptz"})]
     return Catalog(tuple(rels), functions=frozenset({("pgmq", "set_vt")}))
@@ -64,8 +64,8 @@ def test_without_the_read_ct_index_dead_is_advised_per_queue_not_scanned() -> No
     (m,) = PgmqDialect().detect(catalog)
     model = PgmqDialect().model(m, catalog)
     assert [a.definition for a in model.advice] == [
-        'CREATE INDEX CONCURRENTLY "q_emails_read_ct_idx" ON "pgmq"."q_emails" (read_ct)',
-        'CREATE INDEX CONCURRENTLY "q_orders_read_ct_idx" ON "pgmq"."q_orders" (read_ct)',
+        'CREATE INDEX CONCURRENTLY "q_emails_read_ct_vt_idx" ON "pgmq"."q_emails" (read_ct, vt)',
+        'CREATE INDEX CONCURRENTLY "q_orders_read_ct_vt_idx" ON "pgmq"."q_orders" (read_ct, vt)',
     ]
     assert "dead" not in model.count_columns() and model.dead is None
     assert "needs an index" in (model.support(Capability.DEAD).reason or "")

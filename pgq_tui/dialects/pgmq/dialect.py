@@ -48,6 +48,9 @@ META_COLUMNS = frozenset(("queue_name", "is_partitioned", "is_unlogged"))
 QUEUE_COLUMNS = frozenset(("msg_id", "read_ct", "enqueued_at", "vt", "message"))
 ARCHIVE_COLUMNS = QUEUE_COLUMNS | {"archived_at"}
 MOVED = ("last_read_at", "message", "headers")  # archive() copies these besides msg_id, vt, read_ct...
+# The index pgq-top advises on each queue table (pgmq creates only (vt) and the primary key).
+ADVISED_COLUMNS = ("read_ct", "vt")
+ADVISED_INDEX = "(read_ct, vt)"
 COUNT_CAP = 100  # per queue and state: 50 queues x 5 counts walk at most ~25k index entries a poll
 
 
@@ -183,25 +186,29 @@ class PgmqDialect:
         advice = tuple(
             IndexAdvice(
                 Capability.DEAD,
-                f"CREATE INDEX CONCURRENTLY {sql.Identifier(q.name + '_read_ct_idx').as_string(None)} ON"
-                f" {sql.Identifier(schema, q.name).as_string(None)} (read_ct)",
+                f"CREATE INDEX CONCURRENTLY {sql.Identifier(q.name + '_read_ct_vt_idx').as_string(None)} ON"
+                f" {sql.Identifier(schema, q.name).as_string(None)} {ADVISED_INDEX}",
                 f"pgq-top's dead rule ({dead_rule(n)}) needs an index on read_ct, which pgmq does not"
-                " create; pgq-top does not scan the queue tables for it",
+                " create; with it every count and the in-flight list read exact index ranges (without it,"
+                " they walk pgmq's vt index past the other states' messages)",
                 ("dead",),
             )
             for q, _ in pairs
-            if not q.has_index(("read_ct",))
+            if not q.has_index(ADVISED_COLUMNS)
         )
-        counts = [s("counts", (COUNT_KEY, "ready", "scheduled", "running", OLDEST_READY))]
-        if not advice:
-            counts.append(s("count_dead", (COUNT_KEY, "dead")))
+        if advice:  # pgmq's own vt index only: dead is not counted, nor listed
+            counts = [s("counts", (COUNT_KEY, "ready", "scheduled", "running", OLDEST_READY))]
+            leases = s("leases", LEASE_COLUMNS)
+        else:
+            counts = [s("counts_indexed", (COUNT_KEY, "ready", "scheduled", "running", "dead", OLDEST_READY))]
+            leases = s("leases_indexed", LEASE_COLUMNS)
         counts.append(s("count_done", (COUNT_KEY, "done")))
         preview_dead = s("preview_dead", PREVIEW_COLUMNS)
         in_flight = f"read_ct > 0 AND vt > now() AND read_ct < {n}"
         return replace(
             base,
             counts=tuple(counts),
-            leases=s("leases", LEASE_COLUMNS),
+            leases=leases,
             dead=s("dead", DEAD_COLUMNS) if not advice else None,
             job=s("job", JOB_COLUMNS),
             claim_probe=s("claim_probe", ("id",)),
