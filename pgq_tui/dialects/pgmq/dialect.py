@@ -50,7 +50,7 @@ ARCHIVE_COLUMNS = QUEUE_COLUMNS | {"archived_at"}
 MOVED = ("last_read_at", "message", "headers")  # archive() copies these besides msg_id, vt, read_ct...
 # The index pgq-top advises on each queue table (pgmq creates only (vt) and the primary key).
 ADVISED_COLUMNS = ("read_ct", "vt")
-ADVISED_INDEX = "(read_ct, vt)"
+ADVISED_INDEX = "(read_ct, vt) INCLUDE (msg_id)"
 COUNT_CAP = 100  # per queue and state: 50 queues x 5 counts walk at most ~25k index entries a poll
 
 
@@ -154,8 +154,9 @@ class PgmqDialect:
         )
         rule = (
             "none: pgmq has no stuck state; a message in flight whose visibility timeout (vt) passes is"
-            " visible again by itself and counts as ready. Dead is pgq-top's rule, not pgmq's: "
-            f"{dead_rule(n)}; set N with {DEAD_READS_ENV}"
+            " visible again by itself and counts as ready. Dead is pgq-top's rule, not pgmq's (pgmq has"
+            f" no dead state): read_ct >= {n}; set N with --dead-reads, a target's dead_reads or"
+            f" {DEAD_READS_ENV}"
         )
         base = QueueModel(
             match=match,
