@@ -13,19 +13,29 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import datetime, timezone
 from typing import Any
 
+import psycopg
 import pytest
 
 from pgq_tui.cli import main
+from pgq_tui.db.introspect import run
+from pgq_tui.detection import find_queues
 from pgq_tui.dialects.pgmq import PgmqDialect
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
+from pgq_tui.monitor import rates
+from pgq_tui.monitor.collect import Monitor
+from pgq_tui.monitor.snapshot import EXACT
 
 from . import pgmq_client
 from .cases import follow_index_advice
 from .test_acceptance import SNAPSHOT_FIELDS, shown_counts, table_shape
 
 DEAD_READS = ("--dead-reads", str(pgmq_client.DEAD_READS))  # pgq-top's dead rule, told per target
+
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 def snapshot(capsys: pytest.CaptureFixture[str], dsn: str) -> dict[str, Any]:
@@ -119,3 +129,45 @@ def test_pgmq_end_to_end(framework_dsn: str, capsys: pytest.CaptureFixture[str])
     assert got["orders-held"].msg_id == ids["orders"]["held"] and got["orders-held"].read_ct == 2
     assert got["orders-dead"].read_ct == 1 and got["orders-dead"].msg_id > ids["orders"]["ready"]
     assert got["orders-archived"].read_ct == 1
+
+
+def test_per_queue_rates_come_from_the_msg_id_sequences(framework_dsn: str) -> None:
+    """The activity statement reads each queue's msg_id sequence, no table: between two polls the
+    messages sent per queue are new, exactly, whoever sent them and whatever happened to them since
+    (read, deleted, archived); a queue created after detection waits for the next detection."""
+    dsn = framework_dsn
+    pgmq_client.install(dsn)
+    with pgmq_client.client(dsn) as q:
+        for name in ("orders", "emails", "idle"):
+            q.create_queue(name)
+        q.send("orders", {"key": "before"})
+    (target,) = find_queues(dsn, kind="pgmq")
+    statement = target.model.activity
+    assert statement is not None
+    with psycopg.connect(dsn, autocommit=True) as conn:
+
+        def poll(prev: rates.Activity | None) -> rates.Activity:
+            return rates.activity(run(conn, statement, **rates.activity_params(prev)), prev, NOW)
+
+        first = poll(None)  # learns the watermark (the sum of the sequences) only
+        assert first.first and first.max_id == 1
+        second = poll(first)  # learns each queue's mark
+        assert second.new == {} and second.holes == 0
+        with pgmq_client.client(dsn) as q:
+            sent = [q.send("orders", {"key": f"o{i}"}) for i in range(5)]
+            q.send_batch("emails", [{"key": "e1"}, {"key": "e2"}])
+            q.delete("orders", sent[0])
+            q.archive("orders", sent[1])
+        third = poll(second)
+        assert third.new == {"orders": 5, "emails": 2} and third.holes == 0 and third.max_id == 8
+        assert poll(third).new == {}
+
+    with Monitor(dsn, target.model, read_only=True) as monitor:
+        monitor.collect()
+        monitor.collect()
+        with pgmq_client.client(dsn) as q:
+            q.send_batch("orders", [{"key": f"m{i}"} for i in range(4)])
+        snap = monitor.collect()
+    orders = snap.throughput.per_queue["orders"]
+    assert orders.enqueued > 0 and orders.figures["enqueued"].accuracy == EXACT
+    assert "emails" not in snap.throughput.per_queue or snap.throughput.per_queue["emails"].enqueued == 0

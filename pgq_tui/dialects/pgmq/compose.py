@@ -5,7 +5,8 @@ SQL file (`sql/<name>.sql`) in sections: `-- @branch` (one copy per queue, joine
 `-- @cte` (one copy per queue, joined by commas), `-- @result` (one copy per queue, UNION ALL) and
 `-- @outer` (the statement around them, with `@branch@`, `@cte@`, `@result@` where they go; without
 it the branches are the statement). In a per-queue section `{q}`, `{a}` (the queue's tables),
-`{qname}` (its name, a literal), `{qtext}`/`{atext}` (the tables' names as literals) and the
+`{qname}` (its name, a literal), `{qtext}`/`{atext}` (the tables' names as literals), `{qreg}` (the
+queue table's quoted name as a literal, for regclass casts) and the
 per-queue CTE names `{c}`, `{d}`, `{w}`, `{ca}`, `{da}` become numbered placeholders, bound by
 Statement.compose() as identifiers and literals, never formatted in. The text before the first
 section is the file's documentation and is not sent.
@@ -18,13 +19,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from psycopg import sql
+
 from pgq_tui.dialects.contract import Statement
 from pgq_tui.dialects.sqlfiles import sql_file
 
 _SECTION = re.compile(r"^-- @(outer|branch|cte|result)[ \t]*$", re.M)
 _JOIN = {"branch": "\nUNION ALL\n", "cte": ",\n", "result": "\nUNION ALL\n"}
 _IDENTS = ("q", "a", "c", "d", "w", "ca", "da")
-_LITERALS = ("qname", "qtext", "atext")
+_LITERALS = ("qname", "qtext", "atext", "qreg")
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ def statement(
             f"qname_{i}": (q.name,),
             f"qtext_{i}": (f"{q.schema}.{q.queue_table}",),
             f"atext_{i}": (f"{q.schema}.{q.archive_table}",),
+            f"qreg_{i}": (sql.Identifier(q.schema, q.queue_table).as_string(None),),
         }
     used = set(re.findall(r"\{(\w+)\}", body))
     return Statement.of(

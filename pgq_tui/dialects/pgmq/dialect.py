@@ -23,6 +23,7 @@ from psycopg import sql
 
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
+    ACTIVITY_COLUMNS,
     COUNT_KEY,
     DEAD_COLUMNS,
     JOB_COLUMNS,
@@ -167,18 +168,17 @@ class PgmqDialect:
             liveness_known=False,
             count_cap=COUNT_CAP,
             unsupported=(
-                (Capability.THROUGHPUT, "pgmq keeps no counters"),
                 (
-                    Capability.RATES,
-                    "pgmq's msg_ids come from one sequence per queue table: per-queue"
-                    " rates from them are not read yet",
+                    Capability.THROUGHPUT,
+                    "pgmq keeps no per-second history (its msg_id sequences give the per-queue"
+                    " rates: see the queues panel)",
                 ),
             ),
             counts=(),
             relations=((schema, match.table),),
         )
         if not queues:
-            return base
+            return replace(base, unsupported=(*base.unsupported, (Capability.RATES, "no queue yet")))
         constants = {"dead_reads": sql.Literal(int(n)).as_string(None)}
 
         def s(name: str, columns: tuple[str, ...]) -> Statement:
@@ -210,6 +210,7 @@ class PgmqDialect:
             base,
             counts=tuple(counts),
             leases=leases,
+            activity=s("activity", ACTIVITY_COLUMNS),
             dead=s("dead", DEAD_COLUMNS) if not advice else None,
             job=s("job", JOB_COLUMNS),
             claim_probe=s("claim_probe", ("id",)),
