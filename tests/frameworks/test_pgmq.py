@@ -20,8 +20,9 @@ import psycopg
 import pytest
 
 from pgq_tui.cli import main
-from pgq_tui.db.introspect import run
+from pgq_tui.db.introspect import read_catalog, run
 from pgq_tui.detection import find_queues
+from pgq_tui.dialects.contract import ActionKind
 from pgq_tui.dialects.pgmq import PgmqDialect
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
 from pgq_tui.monitor import rates
@@ -31,6 +32,7 @@ from pgq_tui.monitor.snapshot import EXACT
 from . import pgmq_client
 from .cases import follow_index_advice
 from .test_acceptance import SNAPSHOT_FIELDS, shown_counts, table_shape
+from .test_plans import seq_scans
 
 DEAD_READS = ("--dead-reads", str(pgmq_client.DEAD_READS))  # pgq-top's dead rule, told per target
 
@@ -171,3 +173,43 @@ def test_per_queue_rates_come_from_the_msg_id_sequences(framework_dsn: str) -> N
     orders = snap.throughput.per_queue["orders"]
     assert orders.enqueued > 0 and orders.figures["enqueued"].accuracy == EXACT
     assert "emails" not in snap.throughput.per_queue or snap.throughput.per_queue["emails"].enqueued == 0
+
+
+def test_every_poll_walks_an_index_before_and_after_the_advice(framework_dsn: str) -> None:
+    """With sequential scans disabled, a Seq Scan left on a queue table or an archive means the
+    dialect would scan it: none in any poll statement, on pgmq's own indexes and after the advice;
+    action statements given ids reach their rows through the primary key."""
+    dsn = framework_dsn
+    pgmq_client.install(dsn)
+    pgmq_client.populate(dsn)
+    told = (PgmqDialect(dead_reads=pgmq_client.DEAD_READS),)
+    params = {"cap1": 10, "rows": 50, "id": "orders:1", "ids": ["orders:1"], "queue": None, "batch": 100}
+    activity = {"after": 1, "max_span": 1000, "gap_rows": 1000, "lo": [1], "hi": [1]}
+
+    def model() -> Any:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            catalog = read_catalog(conn, told)
+            (match,) = told[0].detect(catalog)
+            return told[0].model(match, catalog)
+
+    def scanned(statement: Any, extra: dict[str, Any] | None = None) -> list[str]:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("ANALYZE")
+            return [
+                r for r in seq_scans(conn, statement, {**params, **(extra or {})}) if r[:2] in ("q_", "a_")
+            ]
+
+    before = model()
+    for statement in (*before.counts, before.leases, before.job, before.claim_probe):
+        assert scanned(statement, {"queue": "orders"}) == [], statement.name
+    assert scanned(before.activity, activity) == []
+    discard = before.action(ActionKind.DISCARD)  # the check sees a scan where there is one:
+    assert discard is not None and scanned(discard.preview, {"ids": None}) != []  # no read_ct index yet
+    follow_index_advice(dsn, "pgmq", told)
+    after = model()
+    assert after.advice == () and after.dead is not None
+    for statement in (*after.counts, after.leases, after.dead, after.job):
+        assert scanned(statement) == [], statement.name
+    for action in after.actions:
+        for statement in (action.preview, action.statement):
+            assert scanned(statement) == [], statement.name
