@@ -46,6 +46,20 @@ def _common(p: argparse.ArgumentParser, *, suppress: bool = False, many: bool = 
     p.add_argument(
         "--mapping", default=d(None), metavar="FILE", help="a TOML file describing a home-grown jobs table"
     )
+    p.add_argument(
+        "--dead-reads",
+        type=_at_least_one,
+        default=d(None),
+        metavar="N",
+        help="pgq-top's dead rule for pgmq, which has no dead state: a message read N or more times "
+        "(read_ct >= N) is dead (default: $PGQ_TOP_PGMQ_DEAD_READS, else 5)",
+    )
+
+
+def _at_least_one(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {value!r}")
+    return int(value)
 
 
 def _count_cap(value: str) -> int:
@@ -378,7 +392,7 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         return
     from pgq_tui.targets import Pins, resolve_targets
 
-    pins = Pins(args.kind, args.schema, args.table, args.mapping)
+    pins = Pins(args.kind, args.schema, args.table, args.mapping, getattr(args, "dead_reads", None))
     if args.command == "exporter":  # one database per exporter, as Prometheus expects
         if len(dsns) > 1:
             raise PgqError("pgq-top exporter takes one --dsn (run one exporter per database)", EXIT_USAGE)
@@ -389,6 +403,7 @@ def _resolve_targets(args: argparse.Namespace) -> None:
     if len(args.target_list) == 1 and args.targets:  # one target from a file: its own pins
         only = args.target_list[0]
         args.kind, args.schema, args.table, args.mapping = only.kind, only.schema, only.table, only.mapping
+        args.dead_reads = only.dead_reads
 
 
 def main(argv: Sequence[str] | None = None) -> int:

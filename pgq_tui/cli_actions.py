@@ -74,7 +74,14 @@ def run_action(args: argparse.Namespace, out: TextIO | None = None) -> int:
     kind, _, _ = COMMANDS[args.command]
     ids = parse_ids(args.ids) if args.ids else None
     dsn = resolve_dsn(args.dsn)
-    targets = find_queues(dsn, kind=args.kind, schema=args.schema, table=args.table, mapping=args.mapping)
+    targets = find_queues(
+        dsn,
+        kind=args.kind,
+        schema=args.schema,
+        table=args.table,
+        mapping=args.mapping,
+        dead_reads=getattr(args, "dead_reads", None),
+    )
     if len(targets) > 1:
         found = "; ".join(t.label for t in targets)
         raise PgqError(

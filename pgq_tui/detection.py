@@ -71,12 +71,13 @@ class QueueTarget:
         return f"{self.match.schema}.{self.match.table}"
 
 
-def dialects(mapping: str | None = None) -> tuple[Dialect, ...]:
-    """The built-in dialects, and the user's mapping file first (it outranks shipped shapes)."""
+def dialects(mapping: str | None = None, dead_reads: int | None = None) -> tuple[Dialect, ...]:
+    """The built-in dialects (with the user's settings: --dead-reads), and the user's mapping file
+    first (it outranks shipped shapes)."""
+    builtin = registry.configured(registry.builtin(), dead_reads=dead_reads)
     if mapping is None:
-        return registry.builtin()
+        return builtin
     try:
-        builtin = registry.builtin()
         return (from_file(mapping, {d.kind for d in builtin}), *builtin)
     except MappingError as exc:
         raise PgqError(str(exc), EXIT_USAGE) from None
@@ -133,9 +134,10 @@ def find_queues(
     schema: str | None = None,
     table: str | None = None,
     mapping: str | None = None,
+    dead_reads: int | None = None,
 ) -> list[QueueTarget]:
     """Connect once, read the catalog once, and return the queues that fit the flags."""
-    known = dialects(mapping)
+    known = dialects(mapping, dead_reads)
     try:
         # Reading an index's definition takes the table's ACCESS SHARE lock: behind a VACUUM FULL or
         # an ALTER TABLE, say who holds the lock instead of waiting out the statement timeout.
@@ -173,9 +175,12 @@ def single_queue(
     schema: str | None = None,
     table: str | None = None,
     mapping: str | None = None,
+    dead_reads: int | None = None,
 ) -> QueueTarget:
     """The one queue the flags name; several found is a usage error (for commands with nobody to ask)."""
-    targets = find_queues(conninfo, kind=kind, schema=schema, table=table, mapping=mapping)
+    targets = find_queues(
+        conninfo, kind=kind, schema=schema, table=table, mapping=mapping, dead_reads=dead_reads
+    )
     if len(targets) > 1:
         found = "; ".join(t.label for t in targets)
         raise PgqError(

@@ -10,6 +10,7 @@ dsn = "host=billing-db dbname=billing user=monitor"
 kind = "procrastinate"      # optional pins, as the dashboard's flags: kind, schema, table, mapping;
 schema = "queue"            # without them every queue detected in the database is watched
 mapping = "jobs.toml"       # a mapping file (relative to this file's directory)
+dead_reads = 5              # pgq-top's dead rule where the framework has none (pgmq: read_ct >= 5)
 
 Each target is detected like `pgq-top --dsn` (pgq_tui.detection): every queue it holds that fits its
 pins (or the command line's --kind/--schema/--table/--mapping) is watched.
@@ -34,7 +35,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-TARGET_KEYS = frozenset({"dsn", "kind", "schema", "table", "mapping"})
+TARGET_KEYS = frozenset({"dsn", "kind", "schema", "table", "mapping", "dead_reads"})
 PINS = ("kind", "schema", "table", "mapping")
 
 
@@ -46,6 +47,7 @@ class Pins:
     schema: str | None = None
     table: str | None = None
     mapping: str | None = None  # a mapping file's path
+    dead_reads: int | None = None  # pgq-top's dead rule for a framework without one (pgmq: read_ct >= N)
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,11 @@ class Target:
     schema: str | None = None
     kind: str | None = None
     mapping: str | None = None
+    dead_reads: int | None = None
 
     @property
     def pins(self) -> Pins:
-        return Pins(self.kind, self.schema, self.table, self.mapping)
+        return Pins(self.kind, self.schema, self.table, self.mapping, self.dead_reads)
 
 
 def name_from_dsn(dsn: str) -> str:
@@ -136,10 +139,13 @@ def parse_targets(
             raise PgqError(
                 f"{source}: targets.{name}: bad DSN: {first_line(exc)}", EXIT_USAGE
             ) from None
+        dead_reads = entry.get("dead_reads", defaults.dead_reads)
+        if dead_reads is not None and (type(dead_reads) is not int or dead_reads < 1):
+            raise PgqError(f"{source}: targets.{name}: dead_reads must be a whole number >= 1", EXIT_USAGE)
         pins = {k: entry.get(k, getattr(defaults, k)) for k in PINS}
         if "mapping" in entry and base is not None:
             pins["mapping"] = str(base / entry["mapping"])
-        target = Target(str(name), entry["dsn"], **pins)
+        target = Target(str(name), entry["dsn"], **pins, dead_reads=dead_reads)
         validate(target, f"{source}: targets.{name}: ")
         out.append(target)
     return out
@@ -182,7 +188,9 @@ def resolve_targets(
         resolved = [resolve_dsn(d) for d in (dsns or [None])]  # type: ignore[list-item]
         names = [name_from_dsn(d) for d in resolved]
         pins = {k: getattr(defaults, k) for k in PINS}
-        targets += [Target(n, d, **pins) for n, d in zip(names, resolved, strict=True)]
+        targets += [
+            Target(n, d, **pins, dead_reads=defaults.dead_reads) for n, d in zip(names, resolved, strict=True)
+        ]
         if targets:
             validate(targets[0])
     if targets_file:

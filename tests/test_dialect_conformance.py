@@ -128,6 +128,8 @@ def test_activity_counts_the_new_jobs_per_queue_through_the_primary_key(populate
     if model.activity is None:
         pytest.skip(str(model.support(Capability.RATES).reason))
     jobs = case.truth(conn)
+    if not all(isinstance(j.id, int) for j in jobs):  # pgmq: `<queue>:<msg_id>`, per-queue sequences
+        pytest.skip("ids are not one integer key: the dialect's own rates test covers its activity")
     ids = sorted(int(j.id) for j in jobs)
     (top,) = [r["n"] for r in run(conn, model.activity, **_activity(None)) if r["kind"] == "top"]
     assert top >= ids[-1]

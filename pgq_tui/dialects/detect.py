@@ -66,8 +66,8 @@ def choose(
     if not matches:
         raise DetectionError(
             "no job queue found in this database (looked for: pgq-top's table, home-grown tables of the "
-            "seed shapes, Graphile Worker, pg-boss, procrastinate, pgqueuer, River, Oban, Solid Queue); "
-            "create one with "
+            "seed shapes, Graphile Worker, pg-boss, procrastinate, pgqueuer, River, Oban, Solid Queue, "
+            "pgmq); create one with "
             "`pgq-top init`, or describe yours with --mapping FILE"
         )
     found = ", ".join(m.label for m in matches)

@@ -5,9 +5,11 @@ Discovery instead of a hand-kept list, so adding a framework touches only its ow
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 from functools import cache
+from typing import Any
 
 from pgq_tui import dialects as _package
 from pgq_tui.dialects.contract import Dialect
@@ -26,6 +28,18 @@ def builtin() -> tuple[Dialect, ...]:
 
 def by_kind(kind: str, extra: tuple[Dialect, ...] = ()) -> Dialect | None:
     return next((d for d in (*extra, *builtin()) if d.kind == kind), None)
+
+
+def configured(dialects: tuple[Dialect, ...], **settings: Any) -> tuple[Dialect, ...]:
+    """The dialects with the user's settings applied where a dialect has a field of that name (e.g.
+    `dead_reads`, pgq-top's dead rule for a framework without a dead state); None leaves it as is."""
+    given = {k: v for k, v in settings.items() if v is not None}
+    out = []
+    for d in dialects:
+        names = {f.name for f in dataclasses.fields(d)} if dataclasses.is_dataclass(d) else set()
+        fit = {k: v for k, v in given.items() if k in names}
+        out.append(dataclasses.replace(d, **fit) if fit else d)  # type: ignore[type-var]
+    return tuple(out)
 
 
 def kinds() -> tuple[str, ...]:

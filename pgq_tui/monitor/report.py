@@ -79,6 +79,7 @@ def single_target(dsn: str, args: argparse.Namespace) -> QueueTarget:
         schema=args.schema,
         table=args.table,
         mapping=getattr(args, "mapping", None),
+        dead_reads=getattr(args, "dead_reads", None),
     )
 
 

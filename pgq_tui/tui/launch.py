@@ -63,11 +63,12 @@ def choose_target(
     schema: str | None = None,
     table: str | None = None,
     mapping: str | None = None,
+    dead_reads: int | None = None,
 ) -> QueueTarget | None:
     """Detect the queues; one opens, several are offered in a picker (None: the user quit)."""
     from pgq_tui.detection import find_queues
 
-    targets = find_queues(dsn, kind=kind, schema=schema, table=table, mapping=mapping)
+    targets = find_queues(dsn, kind=kind, schema=schema, table=table, mapping=mapping, dead_reads=dead_reads)
     if len(targets) == 1:
         return targets[0]
     from pgq_tui.tui.picker import pick
@@ -171,6 +172,7 @@ def run_fleet(targets: list[Any], *, interval: float, read_only: bool) -> int:
                     schema=target.schema,
                     table=target.table,
                     mapping=target.mapping,
+                    dead_reads=target.dead_reads,
                 )
                 if queue is None:
                     continue
@@ -209,6 +211,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                 schema=args.schema,
                 table=args.table,
                 mapping=getattr(args, "mapping", None),
+                dead_reads=getattr(args, "dead_reads", None),
             )
             if target is None:
                 return EXIT_OK

@@ -1,0 +1,254 @@
+"""pgmq 1.x (`pgmq.meta`, one `pgmq.q_<name>` table and one `pgmq.a_<name>` archive per queue).
+
+pgmq is a message queue: `read()` takes visible messages (vt <= now()), pushes their visibility
+timeout `vt` forward and bumps `read_ct`; nothing ties a message to a consumer, and there is no
+heartbeat (liveness is unknown). In pgq-top's words: ready = visible (vt <= now()); scheduled = sent
+with a delay (read_ct = 0, vt > now()); running = in flight (read_ct > 0, vt > now()); done =
+archived. pgmq has no stuck state (a message in flight past its vt becomes visible again by itself)
+and no dead state: pgq-top offers "dead" as its own, labelled rule, read_ct >= N (N from
+PgmqDialect(dead_reads=N) or PGQ_TOP_PGMQ_DEAD_READS, default 5), counted through an index on
+read_ct that pgmq does not create (advised per queue table).
+
+One target holds every queue: the statements are composed over the queue tables found at detection
+(compose.py), each queue counted up to the cap on its own table, so a poll's cost grows with the
+number of queues, never with their sizes. Re-detection picks up queues created since.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+from psycopg import sql
+
+from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
+from pgq_tui.dialects.contract import (
+    ACTIVITY_COLUMNS,
+    COUNT_KEY,
+    DEAD_COLUMNS,
+    JOB_COLUMNS,
+    LEASE_COLUMNS,
+    OLDEST_READY,
+    PREVIEW_COLUMNS,
+    ActionKind,
+    ActionSpec,
+    Capability,
+    IndexAdvice,
+    Match,
+    QueueModel,
+    State,
+    Statement,
+    StateWord,
+)
+from pgq_tui.dialects.pgmq.compose import QueueTables, statement
+
+KIND = "pgmq"
+DEAD_READS_ENV = "PGQ_TOP_PGMQ_DEAD_READS"
+DEFAULT_DEAD_READS = 5
+META_COLUMNS = frozenset(("queue_name", "is_partitioned", "is_unlogged"))
+QUEUE_COLUMNS = frozenset(("msg_id", "read_ct", "enqueued_at", "vt", "message"))
+ARCHIVE_COLUMNS = QUEUE_COLUMNS | {"archived_at"}
+MOVED = ("last_read_at", "message", "headers")  # archive() copies these besides msg_id, vt, read_ct...
+# The index pgq-top advises on each queue table (pgmq creates only (vt) and the primary key).
+ADVISED_COLUMNS = ("read_ct", "vt")
+ADVISED_INDEX = "(read_ct, vt) INCLUDE (msg_id)"
+COUNT_CAP = 100  # per queue and state: 50 queues x 5 counts walk at most ~25k index entries a poll
+
+
+def dead_reads_from_env(default: int = DEFAULT_DEAD_READS) -> int:
+    """N of the dead rule (read_ct >= N): PGQ_TOP_PGMQ_DEAD_READS when a positive integer."""
+    raw = os.environ.get(DEAD_READS_ENV, "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else default
+
+
+def dead_rule(n: int) -> str:
+    return f"read_ct >= {n} (pgq-top's rule, not pgmq's: pgmq has no dead state)"
+
+
+def version(catalog: Catalog, schema: str, queues: list[Relation]) -> str:
+    """A SQL-only install keeps no version: the newest shape present says the least version.
+
+    >>> from pgq_tui.dialects.catalog import table
+    >>> version(Catalog(()), "pgmq", [table("pgmq", "q_a", {"headers": "jsonb"})])
+    '1.5+'
+    """
+    if catalog.relation(schema, "topic_bindings") is not None:
+        return "1.11+"
+    columns = frozenset(c for r in queues for c in r.column_names)
+    if "last_read_at" in columns:
+        return "1.10+"
+    return "1.5+" if "headers" in columns else "before 1.5"
+
+
+def queue_tables(catalog: Catalog, schema: str) -> list[tuple[Relation, Relation]]:
+    """(q_<name>, a_<name>) of every queue of pgmq's shape in `schema`, by name."""
+    out = []
+    for rel in sorted(catalog.in_schema(schema), key=lambda r: r.name):
+        if not rel.name.startswith("q_") or rel.kind not in ("r", "p"):
+            continue
+        if not rel.column_names >= QUEUE_COLUMNS:
+            continue
+        archive = catalog.relation(schema, "a_" + rel.name[2:])
+        if archive is not None and archive.column_names >= ARCHIVE_COLUMNS:
+            out.append((rel, archive))
+    return out
+
+
+def _fragments(q: Relation, a: Relation) -> dict[str, str]:
+    """Constant SQL for the columns this queue's tables have (pgmq versions differ by columns)."""
+    moved = [c for c in MOVED if c in q.column_names and c in a.column_names]
+    headers = "headers" in q.column_names and "headers" in a.column_names
+    return {
+        "last_read_at": "m.last_read_at" if "last_read_at" in q.column_names else "NULL::timestamptz",
+        "headers": "m.headers" if "headers" in q.column_names else "NULL::jsonb",
+        "moved": ", ".join(f"m.{c}" for c in moved),
+        "moved_columns": ", ".join(moved),
+        "headers_of_m": "m.headers" if headers else "NULL::jsonb AS headers",
+        "headers_column": ", headers" if headers else "",
+        "headers_of_r": ", r.headers" if headers else "",
+    }
+
+
+@dataclass(frozen=True)
+class PgmqDialect:
+    dead_reads: int | None = None  # None: PGQ_TOP_PGMQ_DEAD_READS, else 5
+    kind: str = KIND
+    title: str = "pgmq"
+    versions: str = "1.5+ (tested with 1.13.0, the SQL the PyPI client pgmq 1.1 installs)"
+    version_markers: tuple[VersionMarker, ...] = ()
+
+    def detect(self, catalog: Catalog) -> list[Match]:
+        out = []
+        for meta in catalog.named("meta"):
+            if not meta.column_names >= META_COLUMNS:
+                continue
+            pairs = queue_tables(catalog, meta.schema)
+            if not pairs and not catalog.has_function(meta.schema, "set_vt"):
+                continue  # a `meta` table of someone else's, with no queue of pgmq's shape
+            names = ", ".join(q.name[2:] for q, _ in pairs) or "none yet"
+            out.append(
+                Match(
+                    kind=KIND,
+                    schema=meta.schema,
+                    table=meta.name,
+                    version=version(catalog, meta.schema, [q for q, _ in pairs]),
+                    evidence=f"{meta.schema}.meta and {len(pairs)} queue table(s) q_<name>/a_<name>"
+                    f" (queues: {names})",
+                    score=len(META_COLUMNS) + len(QUEUE_COLUMNS),
+                    tables=(meta.name, *(r.name for q, a in pairs for r in (q, a))),
+                )
+            )
+        return out
+
+    def model(self, match: Match, catalog: Catalog) -> QueueModel:
+        schema = match.schema
+        n = self.dead_reads or dead_reads_from_env()
+        pairs = queue_tables(catalog, schema)
+        queues = [QueueTables(q.name[2:], schema, q.name, a.name, _fragments(q, a)) for q, a in pairs]
+        states = (
+            StateWord(State.READY.value, "visible: vt <= now() (and read_ct below the dead rule)"),
+            StateWord(State.SCHEDULED.value, "delayed: read_ct = 0 and vt > now()"),
+            StateWord(State.RUNNING.value, "in flight: read_ct > 0 and vt > now()"),
+            StateWord(State.STUCK.value, "never: pgmq makes a message visible again when its vt passes"),
+            StateWord(State.DEAD.value, dead_rule(n)),
+            StateWord(State.DONE.value, "archived (a_<name>)"),
+        )
+        rule = (
+            "none: pgmq has no stuck state; a message in flight whose visibility timeout (vt) passes is"
+            " visible again by itself and counts as ready. Dead is pgq-top's rule, not pgmq's (pgmq has"
+            f" no dead state): read_ct >= {n}; set N with --dead-reads, a target's dead_reads or"
+            f" {DEAD_READS_ENV}"
+        )
+        base = QueueModel(
+            match=match,
+            title=self.title,
+            stuck_rule=rule,
+            stuck_label="never (pgmq re-delivers after vt)",
+            states=states,
+            liveness_known=False,
+            count_cap=COUNT_CAP,
+            unsupported=(
+                (
+                    Capability.THROUGHPUT,
+                    "pgmq keeps no per-second history (its msg_id sequences give the per-queue"
+                    " rates: see the queues panel)",
+                ),
+            ),
+            counts=(),
+            relations=((schema, match.table),),
+        )
+        if not queues:
+            return replace(base, unsupported=(*base.unsupported, (Capability.RATES, "no queue yet")))
+        constants = {"dead_reads": sql.Literal(int(n)).as_string(None)}
+
+        def s(name: str, columns: tuple[str, ...]) -> Statement:
+            return statement(__package__, name, queues, columns, constants)
+
+        advice = tuple(
+            IndexAdvice(
+                Capability.DEAD,
+                f"CREATE INDEX CONCURRENTLY {sql.Identifier(q.name + '_read_ct_vt_idx').as_string(None)} ON"
+                f" {sql.Identifier(schema, q.name).as_string(None)} {ADVISED_INDEX}",
+                f"pgq-top's dead rule ({dead_rule(n)}) needs an index on read_ct, which pgmq does not"
+                " create; with it every count and the in-flight list read exact index ranges (without it,"
+                " they walk pgmq's vt index past the other states' messages)",
+                ("dead",),
+            )
+            for q, _ in pairs
+            if not q.has_index(ADVISED_COLUMNS)
+        )
+        if advice:  # pgmq's own vt index only: dead is not counted, nor listed
+            counts = [s("counts", (COUNT_KEY, "ready", "scheduled", "running", OLDEST_READY))]
+            leases = s("leases", LEASE_COLUMNS)
+        else:
+            counts = [s("counts_indexed", (COUNT_KEY, "ready", "scheduled", "running", "dead", OLDEST_READY))]
+            leases = s("leases_indexed", LEASE_COLUMNS)
+        counts.append(s("count_done", (COUNT_KEY, "done")))
+        preview_dead = s("preview_dead", PREVIEW_COLUMNS)
+        in_flight = f"read_ct > 0 AND vt > now() AND read_ct < {n}"
+        return replace(
+            base,
+            counts=tuple(counts),
+            leases=leases,
+            activity=s("activity", ACTIVITY_COLUMNS),
+            dead=s("dead", DEAD_COLUMNS) if not advice else None,
+            job=s("job", JOB_COLUMNS),
+            claim_probe=s("claim_probe", ("id",)),
+            actions=(
+                ActionSpec(
+                    kind=ActionKind.REQUEUE,
+                    label="set_vt(queue, msg_id, 0)",
+                    applies_to=State.RUNNING,
+                    effect="vt = now(): the message is visible now (read_ct kept); a consumer still"
+                    " working on it is not known to pgmq and may process it twice",
+                    guard=f"in flight: {in_flight}",
+                    preview=s("preview_running", PREVIEW_COLUMNS),
+                    statement=s("requeue", ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.RETRY,
+                    label="send() a copy + delete the original (pgmq has no unarchive)",
+                    applies_to=State.DEAD,
+                    also_applies_to=(State.DONE.value,),
+                    effect="a copy is sent (new msg_id, read_ct 0, visible now, same message and"
+                    " headers) and the original deleted from the queue or the archive, in one transaction",
+                    guard=f"dead ({dead_rule(n)}) or archived",
+                    preview=s("preview_retry", PREVIEW_COLUMNS),
+                    statement=s("retry", ("id",)),
+                ),
+                ActionSpec(
+                    kind=ActionKind.DISCARD,
+                    label="archive(queue, msg_ids)",
+                    applies_to=State.DEAD,
+                    effect="moved to the archive a_<name> (archived_at now), as pgmq.archive() does;"
+                    " retry brings it back",
+                    guard=f"dead: {dead_rule(n)}",
+                    preview=preview_dead,
+                    statement=s("discard", ("id",)),
+                ),
+            ),
+            advice=advice,
+            relations=tuple((schema, q.name) for q, _ in pairs),
+            required_columns=tuple(sorted(QUEUE_COLUMNS)),
+            setup_hint="pgmq queues are created with pgmq.create(name)",
+        )
