@@ -423,9 +423,9 @@ class Monitor:
         return polls[first:]
 
     def _table(self, oid: int) -> TableHealth:
-        row = self._rows("table_health", {"jobs_oid": oid})[0]
+        rows = self._rows("table_health", {"jobs_oid": oid})  # the table, or each of its partitions
         progress = self._rows("vacuum_progress", {"jobs_oid": oid})
-        return panels.table_health(row, progress, self.qualified)
+        return panels.table_health_of(rows, progress, self.qualified)
 
     def _sessions(self) -> Sessions:
         rows = {"rows": self.session_rows}

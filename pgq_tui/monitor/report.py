@@ -142,6 +142,8 @@ def _table_health(snap: Snapshot) -> Text:
         f"indexes {health.fmt_bytes(t.index_bytes)}; "
         f"{av}; {vac}"
     )
+    if t.partitions:
+        line += f"; sum of {len(t.partitions)} partitions, autovacuum of the worst: {t.worst_partition}"
     return Text(line)
 
 

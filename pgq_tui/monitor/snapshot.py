@@ -195,6 +195,17 @@ class TableHealth:
     updated: int = 0
     deleted: int = 0
     hot_updated: int = 0
+    # a partitioned table: its leaf partitions ((schema, table), recursively; () when not partitioned).
+    # The figures above are their sums; the autovacuum threshold and `until_autovacuum` are those of
+    # `worst_partition`, the partition closest to (or furthest past) its own autovacuum trigger.
+    partitions: tuple[tuple[str, str], ...] = ()
+    worst_partition: str | None = None  # schema.table
+    worst_dead_tuples: int = 0  # dead tuples of worst_partition (what its autovacuum trigger counts)
+
+    @property
+    def trigger_dead(self) -> int:
+        """The dead tuples the autovacuum threshold is compared with (the worst partition's)."""
+        return self.worst_dead_tuples if self.partitions else self.dead_tuples
 
 
 @dataclass(frozen=True)
