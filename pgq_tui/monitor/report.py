@@ -203,6 +203,7 @@ def render(snap: Snapshot) -> Group:
         f"throughput over the last {tp.interval_s:.0f} s (source: {tp.source}): "
         f"{_rate(tp.total.enqueued)} enqueued/s, {_rate(tp.total.completed)} completed/s, "
         f"{_rate(tp.total.failed)} failed/s; {provenance.background_line(snap)}"
+        + (f"; {tp.foreign}: rates derived from the table" if tp.foreign else "")
     )
     verdicts = [
         Text(f"{v.level.upper()}: ", style=_STYLE.get(v.level, "")) + Text(v.message)

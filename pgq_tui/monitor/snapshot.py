@@ -159,6 +159,9 @@ class Throughput:
     source: str = "counters"  # "counters" (<table>_stats), "table" (derived from the jobs table), "mixed"
     table: TableRates | None = None  # None until two polls have been seen
     window_s: float | None = None  # the table-derived rates' window: first to last poll in it
+    # the counters table's cross-check (monitor/foreign.py): why writers other than pgq_tui.queue are
+    # present, in one sentence; None: no sign of them, or no counters table
+    foreign: str | None = None
 
 
 @dataclass(frozen=True)

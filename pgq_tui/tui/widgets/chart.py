@@ -42,6 +42,8 @@ class ThroughputChart(PlotextPlot, can_focus=True):
         xs = [round((p.at - now).total_seconds()) for p in hist]
         t = snap.throughput.total
         title = f"in {t.enqueued:.0f}/s  done {t.completed:.0f}/s  failed {t.failed:.1f}/s"
+        if snap.throughput.foreign:
+            title += "  · foreign writers: rates from the table"
         series = [tuple(getattr(p, k) for p in hist) for k in ("enqueued", "completed", "failed")]
         if not changed(self, "plot", (tuple(xs), tuple(series), title)):
             return  # an idle queue's chart: the same picture, nothing to send
