@@ -43,6 +43,7 @@ RATE_SOURCES = {
     "depth": "enqueued - change in depth (ready+scheduled+running+expired+failed) between polls",
     "background depth": "enqueued - change in depth between the last two background counts",
     "failed count": "net change of the dead-letter count between polls",
+    "timestamps": "jobs whose own timestamp (created, finished, failed) fell between the polls, any writer",
     "foreign writers": "the counters miss writers other than pgq_tui.queue, and the table cannot derive "
     "this rate yet (the queue is deeper than the count cap: it waits for two background counts)",
 }
@@ -92,6 +93,8 @@ def queue_provenance(snap: Snapshot, queue: QueueStats) -> Group:
     parts: list[Text | Table] = [grid]
     if snap.throughput.foreign:
         parts += [Text(""), Text(f"{snap.throughput.foreign}: rates derived from the table", style="yellow")]
+    if snap.throughput.rates_note:
+        parts += [Text(""), Text(snap.throughput.rates_note, style="yellow")]
     if counts is not None:
         parts.append(Text(""))
         parts.append(Text(background_line(snap), style="dim"))

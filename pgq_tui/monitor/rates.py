@@ -19,12 +19,14 @@ does not bump them): then the table-derived figure is used. Each rate's Figure s
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from pgq_tui.monitor import finished as finished_rates
 from pgq_tui.monitor import health
 from pgq_tui.monitor.background import BackgroundCount
 from pgq_tui.monitor.counting import DEPTH as DEPTH_STATES
@@ -66,6 +68,9 @@ class Activity:
     failed: dict[str, int | None] | None = None
     pg: tuple[int, int, int] | None = None  # pg_stat_user_tables n_tup_ins, n_tup_upd, n_tup_del
     first: bool = False  # the first poll: it only learned the watermark
+    # per queue (enqueued, completed, failed) by the framework's timestamps since the previous poll
+    # (monitor/finished.py); None: not counted at this poll
+    finished: finished_rates.Counts | None = None
 
 
 def activity_params(prev: Activity | None) -> dict[str, Any]:
@@ -136,10 +141,10 @@ def with_counts(
     `queues` None: the poll has no counts). A queue with no unfinished rows is not listed: its 0 is
     exact, also on a poll that saw no queue at all."""
     if queues is None:
-        return Activity(a.at, a.max_id, a.new, a.holes, a.unresolved, a.gaps, None, None, pg, a.first)
+        return dataclasses.replace(a, depth=None, failed=None, pg=pg)
     depth = {q.queue: exact_depth(q, depth_states) for q in queues}
     failed = {q.queue: q.failed if _counted(q, "failed") else None for q in queues}
-    return Activity(a.at, a.max_id, a.new, a.holes, a.unresolved, a.gaps, depth, failed, pg, a.first)
+    return dataclasses.replace(a, depth=depth, failed=failed, pg=pg)
 
 
 def _counted(q: QueueStats, name: str) -> bool:
@@ -326,12 +331,15 @@ def throughput(
     rate_window_s: int,
     history_s: int,
     now: datetime,
+    stamped: frozenset[str] = frozenset(),
+    rates_note: str | None = None,
 ) -> Throughput:
-    """The Throughput of this poll: counters where they exist and suffice, the table's figures else."""
+    """The Throughput of this poll: counters where they exist and suffice, the table's figures else,
+    and the framework's timestamps over both for the rates in `stamped` (monitor/finished.py)."""
     pg = pg_rates(window)
     own = counters.per_queue if counters is not None else None
     derived = table_rates(window)
-    per_queue = merge(own, derived, bg, pg)
+    per_queue = finished_rates.overlay(merge(own, derived, bg, pg), finished_rates.rates(window, stamped))
     source = source_of(per_queue)
     if counters is not None:
         history, queue_history = counters.history, counters.queue_history
@@ -353,4 +361,5 @@ def throughput(
         source=source,
         table=pg,
         foreign=foreign_writers(own, derived, pg),
+        rates_note=rates_note,
     )

@@ -204,6 +204,7 @@ def render(snap: Snapshot) -> Group:
         f"{_rate(tp.total.enqueued)} enqueued/s, {_rate(tp.total.completed)} completed/s, "
         f"{_rate(tp.total.failed)} failed/s; {provenance.background_line(snap)}"
         + (f"; {tp.foreign}: rates derived from the table" if tp.foreign else "")
+        + (f"; {tp.rates_note}" if tp.rates_note else "")
     )
     verdicts = [
         Text(f"{v.level.upper()}: ", style=_STYLE.get(v.level, "")) + Text(v.message)

@@ -162,6 +162,8 @@ class Throughput:
     # the counters table's cross-check (monitor/foreign.py): why writers other than pgq_tui.queue are
     # present, in one sentence; None: no sign of them, or no counters table
     foreign: str | None = None
+    # why rates from the framework's timestamps are not known at this poll (monitor/finished.py)
+    rates_note: str | None = None
 
 
 @dataclass(frozen=True)
