@@ -71,7 +71,14 @@ def test_counters_are_kept_unless_the_table_shows_more() -> None:
     merged = merge(
         {"c": Rates(0.0, 0.0, 0.0, 0.0)}, {"c": Rates(0.0, None, 0.0, 0.0)}, None, TableRates(5, 0, 0, 900)
     )
-    assert merged["c"].figures["completed"].accuracy == AT_LEAST
+    # foreign writers (pg_stat saw deletes the counters did not): unknown, never the counters' 0
+    assert merged["c"].completed is None and merged["c"].figures["completed"].accuracy == AT_LEAST
+    assert merged["c"].figures["completed"].source == "foreign writers"
+    # a counters figure above 0 stays, as a lower bound
+    merged = merge(
+        {"c": Rates(0.0, 4.0, 0.0, 0.0)}, {"c": Rates(0.0, None, 0.0, 0.0)}, None, TableRates(5, 0, 0, 900)
+    )
+    assert merged["c"].completed == 4.0 and merged["c"].figures["completed"].accuracy == AT_LEAST
 
 
 def test_deep_queue_completions_from_two_background_counts() -> None:

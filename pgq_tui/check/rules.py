@@ -165,11 +165,11 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     out.append(_rated(snap, "queues", "dead", sums.dead, t.dead, dead_msg, needs=("failed",)))
 
     tab = snap.table
-    ratio = tab.dead_tuples / tab.vacuum_threshold if tab.vacuum_threshold > 0 else 0.0
+    ratio = tab.trigger_dead / tab.vacuum_threshold if tab.vacuum_threshold > 0 else 0.0
     running = ", vacuum running" if tab.vacuum is not None else ""
     autovac_off = "" if tab.autovacuum_enabled else ", autovacuum off"
     ratio_msg = (
-        f"dead tuples {ratio:.1f}x the autovacuum threshold ({fmt_count(tab.dead_tuples)} > "
+        f"dead tuples {ratio:.1f}x the autovacuum threshold ({fmt_count(tab.trigger_dead)} > "
         f"{fmt_count(round(tab.vacuum_threshold))}{running}{autovac_off})"
     )
     out.append(_rated(snap, "table", "dead_tuples_ratio", round(ratio, 3), t.dead_tuples_ratio, ratio_msg))

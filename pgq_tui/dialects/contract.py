@@ -154,6 +154,12 @@ LEASE_EXTRA_COLUMNS = ("heartbeat_age",)  # seconds since the holder last renewe
 # QueueModel.activity: the rows new since the previous poll, per queue (dialects/sql/activity.sql):
 # kind 'new'/'late' (queue, n rows), 'gap' (lo, hi ids), 'top' (n = the max id).
 ACTIVITY_COLUMNS = ("kind", "queue", "n", "lo", "hi")
+# QueueModel.finished: per queue, the jobs created (`enqueued`), finished (`completed`) and failed for
+# good (`failed`) in [%(since)s, %(until)s), from the framework's own timestamps (pg-boss created_on and
+# completed_on, River finalized_at, ...): right whoever writes.
+# A statement declares the columns it counts: FINISHED_DONE where enqueued/s comes from the ids.
+FINISHED_COLUMNS = ("queue", "enqueued", "completed", "failed")
+FINISHED_DONE = ("queue", "completed", "failed")
 DEAD_COLUMNS = ("id", "queue", "attempts", "max_attempts", "finished_at", "error", "payload_preview")
 JOB_COLUMNS = (
     "id",
@@ -345,6 +351,13 @@ class QueueModel:
     # writes: a key-range scan of the primary key above the previous poll's max id. Only for ids that
     # are increasing integers (None for uuids: the rates are then table-wide, from pg_stat).
     activity: Statement | None = None
+    # Jobs created / finished / failed per queue between two polls, from the framework's timestamps
+    # (FINISHED_COLUMNS; params since, until): done/s and failed/s for kinds that keep finished rows,
+    # enqueued/s where ids are not increasing integers. `finished_scans` names the relations it reads
+    # without an index serving the time range: the engine runs it only while they are small (their
+    # pages, partitions included), and says why the rates are unknown otherwise; () = index-served.
+    finished: Statement | None = None
+    finished_scans: tuple[tuple[str, str], ...] = ()
     # The claim-cost probe (monitor/probe.py): the SELECT inside the framework's claim, same WHERE and
     # ORDER BY, `LIMIT 1`, no locking clause; param `queue`. None: the table-health panel says so.
     claim_probe: Statement | None = None
@@ -398,7 +411,7 @@ class QueueModel:
             Capability.DEAD: self.dead is not None,
             Capability.DETAIL: self.job is not None,
             Capability.THROUGHPUT: self.throughput is not None,
-            Capability.RATES: self.activity is not None,
+            Capability.RATES: self.activity is not None or self.finished is not None,
         }[cap]
         if cap == Capability.RATES and not ok:
             return Support(False, "job ids are not increasing integers: table-wide rates only (pg_stat)")

@@ -48,7 +48,7 @@ class Advice:
     basis: str  # what was measured, in words
     recommendations: tuple[Recommendation, ...]
     notes: tuple[str, ...]  # findings without a setting (e.g. updates that can never be HOT)
-    table_sql: str | None  # the per-table part as one statement (shown in the confirmation)
+    table_sql: str | None  # the per-table part (one ALTER TABLE per partition when partitioned)
     server_sql: tuple[str, ...]  # ALTER SYSTEM lines, then pg_reload_conf()
 
     @property
@@ -204,7 +204,18 @@ def advise(snap: Snapshot, schema: str, table: str) -> Advice:
     recs += recs_ff
     notes += note_ff
     table_options = {x.name: x.value for x in recs if x.scope == TABLE}
-    table_sql = alter_table(schema, table, table_options).as_string(None) if table_options else None
+    # a partitioned parent has no storage and takes no autovacuum settings: set them on each partition
+    targets = tab.partitions or ((schema, table),)
+    table_sql = (
+        ";\n".join(alter_table(s, t, table_options).as_string(None) for s, t in targets)
+        if table_options
+        else None
+    )
+    if tab.partitions:
+        notes.append(
+            f"{qualified} is partitioned: the settings go on each of its {len(tab.partitions)} "
+            "partitions (a partition created later starts with the server defaults)"
+        )
     server_sql = tuple(
         sql.SQL("ALTER SYSTEM SET {} = {}")
         .format(sql.Identifier(x.name), sql.Literal(x.value))

@@ -22,6 +22,7 @@ A lost connection raises PgqError; the next collect() reconnects.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable, Hashable
@@ -35,7 +36,7 @@ from pgq_tui.db.connect import Session
 from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import Capability, QueueModel, Statement
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
-from pgq_tui.monitor import counting, panels, pipeline, queries, rates
+from pgq_tui.monitor import counting, finished, panels, pipeline, queries, rates
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
 from pgq_tui.monitor.bloat import BloatReport
 from pgq_tui.monitor.bloatwatch import BloatWatch
@@ -144,6 +145,7 @@ class Monitor:
             min_interval_s=count_interval_s,
             read_only=read_only,
         )
+        self._stamps = finished.Stamps(model)  # rates from the framework's timestamps
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
         self._prefetched: dict[Hashable, pipeline.Outcome] = {}  # sent together, read by _rows/_run
         self._version = 0
@@ -273,15 +275,27 @@ class Monitor:
             )
         table = self._guard("table", errors, panels.empty_table(self.qualified), lambda: self._table(oid))
         pg = None if "table" in errors else (table.inserted, table.updated, table.deleted)
+        prev = self._polls[-1].at if self._polls else None
+        stamped = self._guard(
+            "throughput", errors, None, lambda: self._stamps.poll(self._rows, self._run, prev, now, queues)
+        )
         if active is not None:
-            self._remember(
-                rates.with_counts(active, queues if count_rows is not None else None, pg, self._depth)
-            )
-        elif model.activity is None and pg is not None:
-            # no per-queue ids to follow (e.g. uuid ids): the table-wide pg_stat rates only
-            self._remember(rates.Activity(now, 0, {}, 0, 0, (), pg=pg))
+            counted = rates.with_counts(active, queues if count_rows is not None else None, pg, self._depth)
+            self._remember(dataclasses.replace(counted, finished=stamped))
+        elif model.activity is None and (pg is not None or model.finished is not None):
+            # no per-queue ids to follow (e.g. uuid ids): the table-wide pg_stat rates, and the
+            # framework's timestamps where it has them
+            self._remember(rates.Activity(now, 0, {}, 0, 0, (), pg=pg, finished=stamped))
         throughput = rates.throughput(
-            counters, self._window(now), tuple(self._polls), bg, self.rate_window_s, self.history_s, now
+            counters,
+            self._window(now),
+            tuple(self._polls),
+            bg,
+            self.rate_window_s,
+            self.history_s,
+            now,
+            stamped=self._stamps.columns,
+            rates_note=None if "throughput" in errors else self._stamps.note(),
         )
         sessions = self._guard("sessions", errors, Sessions((), (), (), 0), self._sessions)
         bloat = self._bloat_report(errors, oid, table, sessions, queues, now)
@@ -336,6 +350,9 @@ class Monitor:
             self._server_sql("blocked", sessions),
             self._server_sql("backends", None),
         ]
+        prev = self._polls[-1].at if self._polls else None
+        plan += [self._model_sql(st, p) for st, p in self._stamps.statements(prev, now)]
+        plan += [self._server_sql(name, p) for name, p in self._stamps.server_queries()]
         if self._counters_statement is not None:
             plan.append(self._model_sql(self._counters_statement, self._counters_params(now)))
         return plan
@@ -432,9 +449,9 @@ class Monitor:
         return polls[first:]
 
     def _table(self, oid: int) -> TableHealth:
-        row = self._rows("table_health", {"jobs_oid": oid})[0]
+        rows = self._rows("table_health", {"jobs_oid": oid})  # the table, or each of its partitions
         progress = self._rows("vacuum_progress", {"jobs_oid": oid})
-        return panels.table_health(row, progress, self.qualified)
+        return panels.table_health_of(rows, progress, self.qualified)
 
     def _sessions(self) -> Sessions:
         rows = {"rows": self.session_rows}

@@ -194,12 +194,13 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
     tab = snap.table
     if not tab.autovacuum_enabled:
         out.append(Verdict(WARN, "table", f"autovacuum is off for {tab.table}"))
-    elif vacuum_due(tab.dead_tuples, tab.vacuum_threshold) and tab.vacuum is None:
+    elif vacuum_due(tab.trigger_dead, tab.vacuum_threshold) and tab.vacuum is None:
+        where = f" in partition {tab.worst_partition}" if tab.partitions else ""
         out.append(
             Verdict(
                 WARN,
                 "table",
-                f"dead tuples above threshold: {fmt_count(tab.dead_tuples)} > "
+                f"dead tuples above threshold{where}: {fmt_count(tab.trigger_dead)} > "
                 f"{fmt_count(round(tab.vacuum_threshold))}, autovacuum not running",
             )
         )

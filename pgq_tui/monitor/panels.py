@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -212,6 +213,62 @@ def table_health(row: Row, progress: Sequence[Row], name: str) -> TableHealth:
         updated=int(row["n_tup_upd"]),
         deleted=int(row["n_tup_del"]),
         hot_updated=int(row["n_tup_hot_upd"]),
+    )
+
+
+def table_health_of(rows: Sequence[Row], progress: Sequence[Row], name: str) -> TableHealth:
+    """The table_health.sql rows of one table: the table itself, or each leaf partition of a
+    partitioned table. Partitions are summed; the autovacuum figures (threshold, dead tuples to go,
+    last vacuums) are the worst partition's: the one closest to, or furthest past, its own trigger,
+    since autovacuum visits each partition on its own. The empty parent is never the one named.
+
+    >>> row = {"reloptions": [], "autovacuum": "on", "track_counts": "on", "vacuum_threshold": "50",
+    ...        "vacuum_scale_factor": "0.2", "vacuum_max_threshold": None, "table_bytes": 8192,
+    ...        "index_bytes": 0, "last_vacuum": None, "last_autovacuum": None, "last_analyze": None,
+    ...        "last_autoanalyze": None, "vacuum_count": 0, "autovacuum_count": 0, "n_tup_ins": 10,
+    ...        "n_tup_upd": 0, "n_tup_del": 0, "n_tup_hot_upd": 0, "isleaf": True, "level": 1}
+    >>> a = {**row, "rel_schema": "s", "rel_name": "p1", "reltuples": 100, "live_tuples": 100,
+    ...      "dead_tuples": 60}
+    >>> b = {**row, "rel_schema": "s", "rel_name": "p2", "reltuples": 1000, "live_tuples": 1000,
+    ...      "dead_tuples": 200}
+    >>> t = table_health_of([a, b], [], "s.parent")
+    >>> t.live_tuples, t.dead_tuples, t.worst_partition, t.until_autovacuum, t.partitions
+    (1100, 260, 's.p1', 11, (('s', 'p1'), ('s', 'p2')))
+    """
+    leaves = [r for r in rows if r.get("isleaf", True) and int(r.get("level", 0)) > 0]
+    if not leaves:  # a plain table (or a partitioned one with no partition yet)
+        return table_health(rows[0], progress, name)
+    parts = [table_health(r, (), f"{r['rel_schema']}.{r['rel_name']}") for r in leaves]
+    worst = min(parts, key=lambda p: p.until_autovacuum)
+    live, dead = sum(p.live_tuples for p in parts), sum(p.dead_tuples for p in parts)
+    summed = table_health({**rows[0], "reloptions": leaves[0]["reloptions"]}, progress, name)
+    return dataclasses.replace(
+        summed,
+        live_tuples=live,
+        dead_tuples=dead,
+        dead_ratio=dead / (live + dead) if live + dead else 0.0,
+        table_bytes=sum(p.table_bytes for p in parts),
+        index_bytes=sum(p.index_bytes for p in parts),
+        total_rows_estimate=sum(p.total_rows_estimate for p in parts),
+        last_vacuum=worst.last_vacuum,
+        last_autovacuum=worst.last_autovacuum,
+        last_analyze=worst.last_analyze,
+        last_autoanalyze=worst.last_autoanalyze,
+        vacuum_count=sum(p.vacuum_count for p in parts),
+        autovacuum_count=sum(p.autovacuum_count for p in parts),
+        autovacuum_enabled=all(p.autovacuum_enabled for p in parts),
+        vacuum_threshold=worst.vacuum_threshold,
+        vacuum_scale_factor=worst.vacuum_scale_factor,
+        vacuum_base_threshold=worst.vacuum_base_threshold,
+        until_autovacuum=worst.until_autovacuum,
+        vacuum_max_threshold=worst.vacuum_max_threshold,
+        inserted=sum(p.inserted for p in parts),
+        updated=sum(p.updated for p in parts),
+        deleted=sum(p.deleted for p in parts),
+        hot_updated=sum(p.hot_updated for p in parts),
+        partitions=tuple((str(r["rel_schema"]), str(r["rel_name"])) for r in leaves),
+        worst_partition=worst.table,
+        worst_dead_tuples=worst.dead_tuples,
     )
 
 

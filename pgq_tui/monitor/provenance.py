@@ -43,6 +43,9 @@ RATE_SOURCES = {
     "depth": "enqueued - change in depth (ready+scheduled+running+expired+failed) between polls",
     "background depth": "enqueued - change in depth between the last two background counts",
     "failed count": "net change of the dead-letter count between polls",
+    "timestamps": "jobs whose own timestamp (created, finished, failed) fell between the polls, any writer",
+    "foreign writers": "the counters miss writers other than pgq_tui.queue, and the table cannot derive "
+    "this rate yet (the queue is deeper than the count cap: it waits for two background counts)",
 }
 
 
@@ -55,6 +58,8 @@ def rate_how(figure: Figure | None, now: datetime) -> str:
     if figure is None:
         return f"exact: {RATE_SOURCES['counters']}"
     source = RATE_SOURCES.get(figure.source, figure.source)
+    if figure.source == "foreign writers":
+        return f"unknown: {source}"
     if figure.accuracy == "approximate" and figure.bound is not None:
         return f"at most {figure.bound:.1f}/s more (ids never seen by a poll): {source}"
     if figure.accuracy == "stale" and figure.as_of is not None:
@@ -86,6 +91,10 @@ def queue_provenance(snap: Snapshot, queue: QueueStats) -> Group:
         how = rate_how(figure, now) if rates is not None else "no rate yet (needs two polls)"
         grid.add_row(f"{name}/s", shown, Text(how, style="dim"))
     parts: list[Text | Table] = [grid]
+    if snap.throughput.foreign:
+        parts += [Text(""), Text(f"{snap.throughput.foreign}: rates derived from the table", style="yellow")]
+    if snap.throughput.rates_note:
+        parts += [Text(""), Text(snap.throughput.rates_note, style="yellow")]
     if counts is not None:
         parts.append(Text(""))
         parts.append(Text(background_line(snap), style="dim"))

@@ -19,16 +19,19 @@ does not bump them): then the table-derived figure is used. Each rate's Figure s
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from pgq_tui.monitor import finished as finished_rates
 from pgq_tui.monitor import health
 from pgq_tui.monitor.background import BackgroundCount
 from pgq_tui.monitor.counting import DEPTH as DEPTH_STATES
 from pgq_tui.monitor.counting import background_depth, exact_depth
+from pgq_tui.monitor.foreign import exceeds, foreign_writers
 from pgq_tui.monitor.snapshot import (
     APPROXIMATE,
     AT_LEAST,
@@ -46,8 +49,7 @@ Row = Mapping[str, Any]
 MAX_SPAN = 200_000  # ids read per poll at most (a burst above it becomes part of the bound)
 GAP_ROWS = 1000  # gap ranges remembered for the next poll's late-commit look-up
 COUNTERS, IDS, DEPTH, FAILED_DELTA, BG_DEPTH = "counters", "ids", "depth", "failed count", "background depth"
-# The counters table loses to the table's own figure only when the table shows this much more.
-FOREIGN_FACTOR, FOREIGN_SLACK = 1.25, 1.0
+FOREIGN = "foreign writers"  # a rate the counters miss and the table cannot derive yet: unknown
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,9 @@ class Activity:
     failed: dict[str, int | None] | None = None
     pg: tuple[int, int, int] | None = None  # pg_stat_user_tables n_tup_ins, n_tup_upd, n_tup_del
     first: bool = False  # the first poll: it only learned the watermark
+    # per queue (enqueued, completed, failed) by the framework's timestamps since the previous poll
+    # (monitor/finished.py); None: not counted at this poll
+    finished: finished_rates.Counts | None = None
 
 
 def activity_params(prev: Activity | None) -> dict[str, Any]:
@@ -136,10 +141,10 @@ def with_counts(
     `queues` None: the poll has no counts). A queue with no unfinished rows is not listed: its 0 is
     exact, also on a poll that saw no queue at all."""
     if queues is None:
-        return Activity(a.at, a.max_id, a.new, a.holes, a.unresolved, a.gaps, None, None, pg, a.first)
+        return dataclasses.replace(a, depth=None, failed=None, pg=pg)
     depth = {q.queue: exact_depth(q, depth_states) for q in queues}
     failed = {q.queue: q.failed if _counted(q, "failed") else None for q in queues}
-    return Activity(a.at, a.max_id, a.new, a.holes, a.unresolved, a.gaps, depth, failed, pg, a.first)
+    return dataclasses.replace(a, depth=depth, failed=failed, pg=pg)
 
 
 def _counted(q: QueueStats, name: str) -> bool:
@@ -199,20 +204,6 @@ def background_completed(bg: BackgroundCount | None, queue: str) -> tuple[float,
     return value, Figure(accuracy, bg.as_of, BG_DEPTH, bound)
 
 
-def _counters_see_all(counters: Mapping[str, Rates], pg: TableRates | None) -> dict[str, bool]:
-    """Do the counters account for the table-wide activity pg_stat shows? A writer that does not
-    bump them (inserts or deletes they do not count) makes their figures lower bounds."""
-    if pg is None:
-        return {"enqueued": True, "completed": True}
-    enq = sum(r.enqueued or 0.0 for r in counters.values())
-    done = sum(r.completed or 0.0 for r in counters.values())
-    return {
-        "enqueued": pg.inserted <= enq * FOREIGN_FACTOR + 5 * FOREIGN_SLACK,
-        # every completion deletes or updates a row, but so do claims: deletes alone are the safe test
-        "completed": pg.deleted <= done * FOREIGN_FACTOR + 5 * FOREIGN_SLACK,
-    }
-
-
 def merge(
     counters: Mapping[str, Rates] | None,
     table: Mapping[str, Rates],
@@ -220,9 +211,11 @@ def merge(
     pg: TableRates | None = None,
 ) -> dict[str, Rates]:
     """One Rates per queue: the counters table where it exists and accounts for what the table shows,
-    else the table's own figure (with the background counts for deep queues' completions)."""
+    else the table's own figure (with the background counts for deep queues' completions). With
+    foreign writers present (monitor/foreign.py) a rate the table cannot derive yet is a lower bound
+    from the counters when they saw some, else unknown (None): never the counters' 0."""
     out: dict[str, Rates] = {}
-    complete = _counters_see_all(counters, pg) if counters is not None else {}
+    foreign = foreign_writers(counters, table, pg) is not None
     for q in sorted(set(counters or {}) | set(table)):
         t = table.get(q)
         c = (counters or {}).get(q, Rates(0.0, 0.0, 0.0, 0.0)) if counters is not None else None
@@ -236,9 +229,12 @@ def merge(
                 if found is not None:
                     tv, tf = found
             cv = getattr(c, name) if c is not None else None
-            if cv is not None and (tv is None or tv <= cv * FOREIGN_FACTOR + FOREIGN_SLACK):
-                sees_all = tv is not None or complete.get(name, True)
-                values[name], figures[name] = cv, Figure(EXACT if sees_all else AT_LEAST, None, COUNTERS)
+            if cv is not None and tv is None and foreign and name != "failed":
+                # the counters miss the foreign writers' share: a lower bound, or nothing known
+                values[name] = cv if cv > 0 else None
+                figures[name] = Figure(AT_LEAST, None, COUNTERS if cv > 0 else FOREIGN)
+            elif cv is not None and not exceeds(tv, cv):
+                values[name], figures[name] = cv, Figure(EXACT, None, COUNTERS)
             else:
                 values[name] = tv
                 if tf is not None:
@@ -335,10 +331,15 @@ def throughput(
     rate_window_s: int,
     history_s: int,
     now: datetime,
+    stamped: frozenset[str] = frozenset(),
+    rates_note: str | None = None,
 ) -> Throughput:
-    """The Throughput of this poll: counters where they exist and suffice, the table's figures else."""
+    """The Throughput of this poll: counters where they exist and suffice, the table's figures else,
+    and the framework's timestamps over both for the rates in `stamped` (monitor/finished.py)."""
     pg = pg_rates(window)
-    per_queue = merge(counters.per_queue if counters is not None else None, table_rates(window), bg, pg)
+    own = counters.per_queue if counters is not None else None
+    derived = table_rates(window)
+    per_queue = finished_rates.overlay(merge(own, derived, bg, pg), finished_rates.rates(window, stamped))
     source = source_of(per_queue)
     if counters is not None:
         history, queue_history = counters.history, counters.queue_history
@@ -359,4 +360,6 @@ def throughput(
         queue_history=queue_history,
         source=source,
         table=pg,
+        foreign=foreign_writers(own, derived, pg),
+        rates_note=rates_note,
     )

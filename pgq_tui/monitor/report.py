@@ -161,6 +161,8 @@ def _table_health(snap: Snapshot) -> Text:
         f"indexes {health.fmt_bytes(t.index_bytes)}; "
         f"{av}; {vac}"
     )
+    if t.partitions:
+        line += f"; sum of {len(t.partitions)} partitions, autovacuum of the worst: {t.worst_partition}"
     return Text(line)
 
 
@@ -220,6 +222,8 @@ def render(snap: Snapshot) -> Group:
         f"throughput over the last {tp.interval_s:.0f} s (source: {tp.source}): "
         f"{_rate(tp.total.enqueued)} enqueued/s, {_rate(tp.total.completed)} completed/s, "
         f"{_rate(tp.total.failed)} failed/s; {provenance.background_line(snap)}"
+        + (f"; {tp.foreign}: rates derived from the table" if tp.foreign else "")
+        + (f"; {tp.rates_note}" if tp.rates_note else "")
     )
     verdicts = [
         Text(f"{v.level.upper()}: ", style=_STYLE.get(v.level, "")) + Text(v.message)

@@ -159,6 +159,11 @@ class Throughput:
     source: str = "counters"  # "counters" (<table>_stats), "table" (derived from the jobs table), "mixed"
     table: TableRates | None = None  # None until two polls have been seen
     window_s: float | None = None  # the table-derived rates' window: first to last poll in it
+    # the counters table's cross-check (monitor/foreign.py): why writers other than pgq_tui.queue are
+    # present, in one sentence; None: no sign of them, or no counters table
+    foreign: str | None = None
+    # why rates from the framework's timestamps are not known at this poll (monitor/finished.py)
+    rates_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -195,6 +200,17 @@ class TableHealth:
     updated: int = 0
     deleted: int = 0
     hot_updated: int = 0
+    # a partitioned table: its leaf partitions ((schema, table), recursively; () when not partitioned).
+    # The figures above are their sums; the autovacuum threshold and `until_autovacuum` are those of
+    # `worst_partition`, the partition closest to (or furthest past) its own autovacuum trigger.
+    partitions: tuple[tuple[str, str], ...] = ()
+    worst_partition: str | None = None  # schema.table
+    worst_dead_tuples: int = 0  # dead tuples of worst_partition (what its autovacuum trigger counts)
+
+    @property
+    def trigger_dead(self) -> int:
+        """The dead tuples the autovacuum threshold is compared with (the worst partition's)."""
+        return self.worst_dead_tuples if self.partitions else self.dead_tuples
 
 
 @dataclass(frozen=True)

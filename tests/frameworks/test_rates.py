@@ -1,16 +1,18 @@
 """Per-queue rates for any writer, with each framework's real client: jobs enqueued between two polls
 show as that queue's enqueued/s, exactly (from the new ids: the dialect's activity statement), checked
-against ground truth (the driver's own SQL). pg-boss's ids are uuids: it has no activity statement and
-says that its rates are table-wide."""
+against ground truth (the driver's own SQL). pg-boss's ids are uuids: it has no activity statement, and
+its enqueued/s comes from its created_on timestamps (QueueModel.finished) instead."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 import pytest
 
 from pgq_tui.detection import single_queue
 from pgq_tui.monitor import open_monitor
+from pgq_tui.monitor.finished import LAG_S
 from pgq_tui.monitor.snapshot import EXACT
 
 from .cases import follow_index_advice
@@ -48,11 +50,21 @@ def test_per_queue_enqueue_rate_matches_the_jobs_the_client_added(
             for i in range(n):
                 driver.enqueue(queue, f"{queue}-{i}", in_seconds=3600 if queue == "later" else None)
         snap = monitor.collect()
-    added = Counter(queue for job_id, queue, _ in driver.truth() if job_id not in before)
-    assert added == Counter(ENQUEUED)
+        added = Counter(queue for job_id, queue, _ in driver.truth() if job_id not in before)
+        assert added == Counter(ENQUEUED)
+        if target.model.activity is None:  # uuid ids (pg-boss): enqueued/s from created_on instead
+            time.sleep(LAG_S + 0.2)  # the timestamps' window trails the polls by LAG_S
+            later = monitor.collect()
     tp = snap.throughput
-    if target.model.activity is None:  # uuid ids: no per-queue rates, and the snapshot says why
-        assert tp.per_queue == {} and "table-wide" in snap.unsupported["rates"]
+    if target.model.activity is None:
+        assert "rates" not in snap.unsupported
+        for queue, n in added.items():
+            seen = 0.0
+            for t in (tp, later.throughput):
+                r = t.per_queue[queue]
+                assert r.figures["enqueued"].source == "timestamps" and t.window_s is not None
+                seen += (r.enqueued or 0.0) * t.window_s
+            assert seen == pytest.approx(n, abs=1e-6), queue
         return
     assert "rates" not in snap.unsupported and tp.window_s is not None and tp.source == "table"
     for queue, n in added.items():

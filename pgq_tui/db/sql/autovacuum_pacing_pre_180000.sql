@@ -6,7 +6,9 @@ SELECT (SELECT setting::float8 FROM pg_settings WHERE name = 'autovacuum_naptime
        (SELECT count(*) FROM pg_stat_activity a
         WHERE a.backend_type = 'autovacuum worker'
           AND NOT EXISTS (SELECT 1 FROM pg_stat_progress_vacuum p
-                          WHERE p.pid = a.pid AND p.relid = %(jobs_oid)s::oid
+                          WHERE p.pid = a.pid
+                            AND (p.relid = %(jobs_oid)s::oid OR p.relid IN
+                                 (SELECT relid FROM pg_partition_tree(%(jobs_oid)s::oid::regclass)))
                             AND p.datname = current_database()))::int AS workers_elsewhere,
        current_setting('autovacuum_vacuum_cost_limit')::int AS av_cost_limit,
        current_setting('vacuum_cost_limit')::int AS vacuum_cost_limit,
@@ -20,4 +22,10 @@ SELECT (SELECT setting::float8 FROM pg_settings WHERE name = 'autovacuum_naptime
        extract(epoch FROM now())::float8 AS now_epoch
 FROM pg_class c
 LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
-WHERE c.oid = %(jobs_oid)s::oid
+-- the table itself, or for a partitioned table the leaf partition with the most dead tuples (the
+-- parent has no storage: autovacuum visits each partition with that partition's own settings)
+WHERE c.oid = coalesce((SELECT t.relid FROM pg_partition_tree(%(jobs_oid)s::oid::regclass) t
+                        LEFT JOIN pg_stat_user_tables d ON d.relid = t.relid
+                        WHERE t.isleaf
+                        ORDER BY coalesce(d.n_dead_tup, 0) DESC, t.relid LIMIT 1),
+                       %(jobs_oid)s::oid)

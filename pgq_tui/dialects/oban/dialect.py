@@ -16,6 +16,7 @@ from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
     DEAD_COLUMNS,
+    FINISHED_DONE,
     JOB_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
@@ -151,6 +152,8 @@ class ObanDialect:
         extras = ("cancelled", "suspended")  # suspended (v14) reads 0 before v14
         return QueueModel(
             match=match,
+            finished=s("finished", FINISHED_DONE),
+            finished_scans=((schema, match.table),),  # no index on completed_at: read while small
             activity=activity_statement(
                 "oban.activity", jobs=(schema, match.table), id="id", queue_of_j="j.queue"
             ),

@@ -19,6 +19,7 @@ from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
     DEAD_COLUMNS,
+    FINISHED_COLUMNS,
     JOB_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
@@ -219,6 +220,9 @@ class PgBossDialect:
             dead=s("dead", DEAD_COLUMNS) if has_failed else None,
             job=s("job", JOB_COLUMNS),
             claim_probe=s("claim_probe", ("id",)),
+            # created_on and completed_on have no index: read while job is small
+            finished=s("finished", FINISHED_COLUMNS),
+            finished_scans=((schema, "job"),),
             actions=(
                 ActionSpec(
                     kind=ActionKind.REQUEUE,

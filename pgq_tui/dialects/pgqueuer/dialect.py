@@ -18,6 +18,7 @@ from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
     DEAD_COLUMNS,
+    FINISHED_DONE,
     JOB_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
@@ -135,6 +136,8 @@ class PgqueuerDialect:
         preview_failed = s("preview_failed", PREVIEW_COLUMNS)
         return QueueModel(
             match=match,
+            # jobs finished per entrypoint, from pgqueuer's log (its `created` index serves the range)
+            finished=s("finished", FINISHED_DONE),
             # new jobs per entrypoint (the counts' queue)
             activity=activity_statement(
                 "pgqueuer.activity", jobs=idents["jobs"], id="id", queue_of_j="j.entrypoint"

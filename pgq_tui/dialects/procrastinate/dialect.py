@@ -18,6 +18,7 @@ from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
     DEAD_COLUMNS,
+    FINISHED_DONE,
     JOB_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
@@ -155,6 +156,9 @@ class ProcrastinateDialect:
         preview_failed = s("preview_failed", PREVIEW_COLUMNS)
         return QueueModel(
             match=match,
+            finished=s("finished", FINISHED_DONE),
+            # procrastinate_events has no index on `at`: read while it is small
+            finished_scans=((schema, "procrastinate_events"),),
             activity=activity_statement(
                 "procrastinate.activity", jobs=idents["jobs"], id="id", queue_of_j="j.queue_name"
             ),

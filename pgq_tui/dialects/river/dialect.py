@@ -15,6 +15,7 @@ from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
     DEAD_COLUMNS,
+    FINISHED_DONE,
     JOB_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
@@ -154,6 +155,9 @@ class RiverDialect:
         preview_discarded = s("preview_discarded", PREVIEW_COLUMNS)
         return QueueModel(
             match=match,
+            finished=s("finished", FINISHED_DONE),
+            # served by River's (state, finalized_at) index; without it, read while river_job is small
+            finished_scans=() if rel.has_index(("state", "finalized_at")) else ((schema, match.table),),
             activity=activity_statement(
                 "river.activity", jobs=(schema, match.table), id="id", queue_of_j="j.queue"
             ),

@@ -21,6 +21,7 @@ from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
     DEAD_COLUMNS,
+    FINISHED_DONE,
     JOB_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
@@ -150,6 +151,8 @@ class SolidQueueDialect:
         preview_failed = s("preview_failed", PREVIEW_COLUMNS)
         return QueueModel(
             match=match,
+            finished=s("finished", FINISHED_DONE),
+            finished_scans=((schema, PREFIX + "failed_executions"),),  # created_at has no index
             activity=activity_statement(
                 "solid_queue.activity", jobs=idents["jobs"], id="id", queue_of_j="j.queue_name"
             ),

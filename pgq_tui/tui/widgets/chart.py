@@ -85,6 +85,8 @@ class ThroughputChart(PlotextPlot, can_focus=True):
         lines = series(samples, until)
         t = snap.throughput.total
         title = f"in {_rate(t.enqueued)}/s  done {_rate(t.completed)}/s  failed {_rate(t.failed, 1)}/s"
+        if snap.throughput.foreign:
+            title += "  · foreign writers: rates from the table"
         picture = (tuple((tuple(x), tuple(y)) for x, y in lines.values()), title, self.window)
         if not changed(self, "plot", picture):
             return  # an idle queue's chart: the same picture, nothing to send

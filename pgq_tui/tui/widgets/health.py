@@ -26,15 +26,19 @@ def health_text(snap: Snapshot) -> Text:
     t = snap.table
     now = snap.server.now
     threshold = max(t.vacuum_threshold, 1.0)
-    fraction = t.dead_tuples / threshold
+    fraction = t.trigger_dead / threshold
     style = "green" if fraction < 1 else ("yellow" if fraction < 4 else "bold red")
     out = Text()
     out.append_text(safe(t.table, style="bold"))
     out.append(f"  live {fmt_count(t.live_tuples)}  dead {fmt_count(t.dead_tuples)} ({t.dead_ratio:.0%})")
     out.append(f"  heap {fmt_bytes(t.table_bytes)} + idx {fmt_bytes(t.index_bytes)}\n")
+    if t.partitions:
+        out.append(f"sum of {len(t.partitions)} partitions; worst ", style="dim")
+        out.append_text(safe(t.worst_partition or "?", style="bold"))
+        out.append("\n")
     out.append("dead vs autovacuum threshold ")
     out.append(bar(min(fraction, 1.0)), style=style)
-    out.append(f" {fmt_count(t.dead_tuples)}/{fmt_count(t.vacuum_threshold)}", style=style)
+    out.append(f" {fmt_count(t.trigger_dead)}/{fmt_count(t.vacuum_threshold)}", style=style)
     if not t.autovacuum_enabled:
         out.append("  autovacuum OFF", style="bold red")
     elif t.until_autovacuum <= 0:

@@ -1,0 +1,109 @@
+"""A foreign worker fleet: the seed article's plain SQL from "another language" (no pgq_tui.queue, so
+no counters bumped), on pgq-top's own table or the seed's. Processes, each one connection:
+- an enqueuer per queue: INSERT ... SELECT generate_series (queue `del`) or COPY (queue `done`);
+- claimers: claim (the seed's UPDATE ... FOR UPDATE SKIP LOCKED) then DELETE (queue `del`) or
+  mark done (queue `done`), each in its own transaction.
+Each process counts what it did in shared counters, so a test reads the truth between two polls.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from multiprocessing.sharedctypes import Synchronized
+from typing import Any
+
+import psycopg
+
+CLAIM = """
+UPDATE jobs SET status = 'running', attempts = attempts + 1,
+                locked_until = now() + interval '60 seconds'
+WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' AND queue = %(queue)s AND run_at <= now()
+             ORDER BY run_at, id LIMIT %(n)s FOR UPDATE SKIP LOCKED)
+RETURNING id
+"""
+FINISH = {
+    "delete": "DELETE FROM jobs WHERE id = ANY(%s)",
+    "done": "UPDATE jobs SET status = 'done' WHERE id = ANY(%s)",
+}
+QUEUES = {"del": "delete", "done": "done"}  # queue -> how its claimers finish a job
+
+
+def _enqueue(dsn: str, queue: str, per_s: float, batch: int, copy: bool, count: Any, stop: Any) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        started, sent = time.monotonic(), 0
+        while not stop.is_set():
+            due = (time.monotonic() - started) * per_s
+            if sent >= due:
+                time.sleep(min(0.05, (sent - due) / per_s + 0.001))
+                continue
+            if copy:
+                with conn.transaction(), conn.cursor().copy("COPY jobs (queue, payload) FROM STDIN") as cp:
+                    for i in range(batch):
+                        cp.write_row((queue, f'{{"n": {sent + i}}}'))
+            else:
+                conn.execute(
+                    "INSERT INTO jobs (queue, payload) SELECT %s, jsonb_build_object('n', g) "
+                    "FROM generate_series(1, %s) g",
+                    (queue, batch),
+                )
+            sent += batch
+            with count.get_lock():
+                count.value += batch
+
+
+def _work(dsn: str, queue: str, batch: int, count: Any, stop: Any) -> None:
+    finish = FINISH[QUEUES[queue]]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        while not stop.is_set():
+            ids = [r[0] for r in conn.execute(CLAIM, {"queue": queue, "n": batch}).fetchall()]
+            if not ids:
+                time.sleep(0.01)
+                continue
+            n = conn.execute(finish, (ids,)).rowcount
+            with count.get_lock():
+                count.value += n
+
+
+@dataclass
+class Fleet:
+    enqueued: Mapping[str, Synchronized]  # type: ignore[type-arg]
+    completed: Mapping[str, Synchronized]  # type: ignore[type-arg]
+
+    def read(self) -> dict[str, tuple[int, int]]:
+        """queue -> (enqueued, completed) so far."""
+        return {q: (self.enqueued[q].value, self.completed[q].value) for q in self.enqueued}
+
+
+@contextmanager
+def foreign_fleet(
+    dsn: str, per_s: float, *, workers: int = 1, batch: int = 10, enqueue_batch: int = 50
+) -> Iterator[Fleet]:
+    """Run the fleet (each queue enqueued at `per_s` jobs/s, drained by `workers` claimers) until the
+    block ends; the processes are stopped and joined on the way out."""
+    ctx = mp.get_context("spawn")
+    stop = ctx.Event()
+    fleet = Fleet({q: ctx.Value("q", 0) for q in QUEUES}, {q: ctx.Value("q", 0) for q in QUEUES})
+    procs = []
+    for queue in QUEUES:
+        copy = QUEUES[queue] == "done"  # one queue enqueued by INSERT, the other by COPY
+        args = (dsn, queue, per_s, enqueue_batch, copy, fleet.enqueued[queue], stop)
+        procs.append(ctx.Process(target=_enqueue, args=args, daemon=True))
+        for _ in range(workers):
+            procs.append(
+                ctx.Process(target=_work, args=(dsn, queue, batch, fleet.completed[queue], stop), daemon=True)
+            )
+    for p in procs:
+        p.start()
+    try:
+        yield fleet
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(10)
+            if p.is_alive():
+                p.kill()
+                p.join()
