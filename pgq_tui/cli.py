@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(snap, suppress=True, many=True)
     _counting(snap, suppress=True)
     snap.add_argument("--json", action="store_true", help="print JSON (stable keys, see README)")
+    from pgq_tui.monitor.settle import add_wait_argument
+
+    add_wait_argument(snap)
 
     from pgq_tui.cli_actions import add_parsers
 
@@ -259,7 +262,7 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     if len(args.target_list) > 1:
         from pgq_tui.fleet.report import run_fleet_snapshot
 
-        return run_fleet_snapshot(args.target_list, as_json=args.json)
+        return run_fleet_snapshot(args.target_list, as_json=args.json, wait_s=args.wait)
     from pgq_tui.monitor.report import run_snapshot
 
     return run_snapshot(args)

@@ -117,7 +117,7 @@ class DeadTable(PanelTable):
 
     def total(self, snap: Snapshot) -> int | None:
         # A monitor that does not list dead jobs still counts them per queue: show "0 of N".
-        return snap.dead.total or sum(q.failed for q in snap.queues)
+        return snap.dead.total or sum(q.failed or 0 for q in snap.queues)
 
     def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
         out = []
