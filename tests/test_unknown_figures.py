@@ -239,12 +239,14 @@ def test_a_failed_counts_statement_is_unknown_in_check_exporter_fleet_and_health
 # -- the one-shot wait for the background count -------------------------------------------------------
 @pytest.fixture
 def many_dead(dsn: str, queue: JobQueue) -> str:
-    """1,500 dead jobs: over the poll's count cap of 1,000, so their exact count is the background's."""
+    """1,500 dead jobs and 1,200 ready ones: over the poll's count cap of 1,000, so their exact counts
+    are the background's."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(
             "INSERT INTO jobs (queue, payload, status, attempts, max_attempts, finished_at, last_error) "
             "SELECT 'mail', '{}', 'failed', 1, 1, now(), 'boom' FROM generate_series(1, 1500)"
         )
+        conn.execute("INSERT INTO jobs (queue, payload) SELECT 'bulk', '{}' FROM generate_series(1, 1200)")
     return dsn
 
 
@@ -252,18 +254,20 @@ def test_check_waits_for_the_background_count(many_dead: str, capsys: pytest.Cap
     code, out = run(capsys, "check", "--dsn", many_dead, "--wait", "10")
     first = out.splitlines()[0]
     assert code == 2 and first.startswith("PGQ CRITICAL: 1.5k dead jobs"), out
-    assert perfdata(first)["dead"] == "1500;0;1000;0"
+    assert perfdata(first)["dead"] == "1500;0;1000;0" and perfdata(first)["ready"] == "1200;;;0"
     # no wait: a lower bound over the cap alerts as what it is at least, but is never a number in perfdata
     code, out = run(capsys, "check", "--dsn", many_dead, "--wait", "0")
     first = out.splitlines()[0]
     assert code == 1 and first.startswith("PGQ WARNING: ≥1.0k dead jobs"), out
     assert perfdata(first)["dead"] == "U;0;1000;0"
+    assert perfdata(first)["ready"] == "U;;;0"  # a capped count is never summed into a number
 
 
 def test_snapshot_waits_for_the_background_count(many_dead: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "snapshot", "--json", "--dsn", many_dead, "--wait", "10")
-    (q,) = json.loads(out)["queues"]
+    bulk, q = json.loads(out)["queues"]
     assert code == 0 and q["failed"] == 1500 and q["figures"]["failed"]["accuracy"] == "stale", q
+    assert bulk["ready"] == 1200 and bulk["figures"]["ready"]["accuracy"] == "stale", bulk
     with pytest.raises(SystemExit) as exit_:  # bad input: argparse's one-line usage error
         main(["snapshot", "--dsn", many_dead, "--wait", "-1"])
     err = capsys.readouterr().err
@@ -279,12 +283,13 @@ def test_past_the_wait_an_owed_figure_says_why(many_dead: str) -> None:
         assert monitor.owes
         assert monitor.settle(5.0) is False
         snap = settle.past_wait(monitor.collect(), 5.0)
-    (q,) = snap.queues
-    figure = q.figures["failed"]
-    assert figure.accuracy == "at_least" and q.failed == 1000
+    bulk, mail = snap.queues
+    figure = mail.figures["failed"]
+    assert figure.accuracy == "at_least" and mail.failed == 1000
     assert figure.reason is not None and figure.reason.startswith("background count failed: "), figure
     assert "statement timeout" in figure.reason
-    assert q.figures["ready"].reason is None and q.ready == 0
+    assert bulk.figures["ready"].reason == figure.reason and bulk.ready == 1000
+    assert mail.figures["ready"].reason is None and mail.ready == 0  # exact at the poll: untouched
 
 
 def test_past_wait_reason_when_the_count_is_still_running() -> None:

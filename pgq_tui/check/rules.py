@@ -188,7 +188,17 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     more = f" (+{len(slow) - 1} more queues)" if len(slow) > 1 else ""
     age_msg = f"queue {queue}: oldest ready job waiting {fmt_age(age)}{more}"
     out.append(
-        _rated(snap, "queues", "oldest_ready_age", age, t.ready_age_s, age_msg, "s", ("oldest_ready",))
+        _rated(
+            snap,
+            "queues",
+            "oldest_ready_age",
+            age,
+            t.ready_age_s,
+            age_msg,
+            "s",
+            ("oldest_ready",),
+            counts=("oldest_ready_age_s",),
+        )
     )
 
     floor = "≥" if _at_least(snap, "failed") else ""

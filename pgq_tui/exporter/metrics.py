@@ -164,8 +164,8 @@ def _queue_families(
                     continue
                 jobs.add_metric([*who, q.queue, s], n)
                 exact.add_metric([*who, q.queue, s], 1 if figures.state_exact(q, s) else 0)
-            # the oldest ready job's age comes with the ready count: not taken with it, absent
-            if why_not(snap, "oldest_ready") is None and q.count("ready") is not None:
+            # not taken (no index serves it, its statement failed): absent, never 0
+            if why_not(snap, "oldest_ready") is None and "oldest_ready_age_s" not in snap.unknown:
                 age.add_metric([*who, q.queue], q.oldest_ready_age_s or 0.0)
         if "throughput" not in snap.errors:
             for name, rates in sorted(snap.throughput.per_queue.items()):

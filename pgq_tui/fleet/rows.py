@@ -69,7 +69,7 @@ def fleet_row(entry: FleetEntry, now: float) -> FleetRow:
         estimated=sums.estimated,
         # the oldest ready job's age comes with the ready count: not taken with it, unknown
         oldest_ready_s=oldest
-        if why_not(snap, "oldest_ready") is None and figures.unknown_why(snap, "ready") is None
+        if why_not(snap, "oldest_ready") is None and figures.unknown_why(snap, "oldest_ready_age_s") is None
         else None,
         poll_ms=snap.server.collect_ms,
         data_age_s=age,

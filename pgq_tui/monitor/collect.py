@@ -33,7 +33,7 @@ from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
 from pgq_tui.db.introspect import DEFAULTS
-from pgq_tui.dialects.contract import Capability, QueueModel, Statement
+from pgq_tui.dialects.contract import OLDEST_READY, Capability, QueueModel, Statement
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
 from pgq_tui.monitor import counting, panels, pipeline, queries, rates
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
@@ -263,6 +263,9 @@ class Monitor:
         for name, figure in missing.items():
             if figure.accuracy == UNKNOWN:
                 unknown[name] = str(figure.reason)
+        oldest = counting.oldest_unknown(model, failed)
+        if oldest is not None:
+            unknown[OLDEST_READY] = oldest
         queues = counting.queue_stats(count_rows, model, cap1, now, bg, also=seen, missing=missing)
         self._listed = {q.queue for q in queues}
         if not failed:  # a failed count keeps what the background was asked for

@@ -211,6 +211,19 @@ def not_taken(model: QueueModel, failed: Mapping[Statement, str] | None = None) 
     return out
 
 
+def oldest_unknown(model: QueueModel, failed: Mapping[Statement, str] | None = None) -> str | None:
+    """Why the oldest ready job's age is not taken at this poll: the kind has ready jobs but no index
+    serves their age, or the statement that reads it failed; None when it is taken (or the kind has
+    no such figure)."""
+    for advice in model.advice:
+        if advice.capability == Capability.OLDEST_READY:
+            return f"no way to take it without an index: {advice.definition}"
+    for statement, error in (failed or {}).items():
+        if OLDEST_READY in statement.columns:
+            return f"count failed: {error}"
+    return None
+
+
 def depth_of(model: QueueModel) -> frozenset[str]:
     """The unfinished states (of DEPTH) this queue's kind has: those it counts, or would count with
     the index it advises. A state it does not record at all (the seed shapes have no dead state) is

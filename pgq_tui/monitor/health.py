@@ -218,8 +218,12 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
     return out
 
 
-# the counts the verdicts rest on (stuck and dead jobs), by their canonical names
-VERDICT_COUNTS = {"expired": ("stuck", "leases"), "failed": ("dead", "dead")}
+# the figures the verdicts rest on (stuck and dead jobs, the oldest ready job's wait) -> their words
+VERDICT_COUNTS = {
+    "expired": ("stuck", "leases"),
+    "failed": ("dead", "dead"),
+    "oldest_ready_age_s": ("oldest ready age", "queues"),
+}
 
 
 def unknown_verdicts(snap: Snapshot) -> list[Verdict]:

@@ -311,6 +311,7 @@ class Snapshot:
     # Counts not taken at this poll for any queue (count name -> why): a count the kind records but
     # has no way to count, or whose statement failed (e.g. its statement_timeout). Each queue's
     # figure for it is `unknown` with the same reason; this says it even when no queue is listed.
+    # "oldest_ready_age_s": the oldest ready job's age was not taken (no index serves it, or failed).
     unknown: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

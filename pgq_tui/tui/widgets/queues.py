@@ -192,7 +192,9 @@ class QueuesTable(PanelTable):
             spark = sparkline(snap.throughput.queue_history.get(q.queue, ()), width=8)
             cells: dict[str, object] = {
                 "queue": safe(q.queue, style="bold", limit=12),
-                "wait": Text("n/a", style="dim")
+                "wait": Text("?", style="yellow")  # the kind has it, but it was not taken
+                if "oldest_ready_age_s" in snap.unknown
+                else Text("n/a", style="dim")
                 if "oldest_ready" in snap.unsupported
                 else leveled(fmt_age(q.oldest_ready_age_s), lvl)
                 if q.ready or q.oldest_ready_age_s is not None
