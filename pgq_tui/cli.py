@@ -161,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--at", metavar="TIME", default=None, help="with --from: the last poll at or before TIME (ISO 8601)"
     )
     snap.add_argument("--queue", default=None, help="with --from: which recorded queue (when several)")
+    from pgq_tui.monitor.settle import add_wait_argument
+
+    add_wait_argument(snap)
 
     from pgq_tui.history.record import parse_span
 
@@ -308,7 +311,7 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     if len(args.target_list) > 1:
         from pgq_tui.fleet.report import run_fleet_snapshot
 
-        return run_fleet_snapshot(args.target_list, as_json=args.json)
+        return run_fleet_snapshot(args.target_list, as_json=args.json, wait_s=args.wait)
     from pgq_tui.monitor.report import run_snapshot
 
     return run_snapshot(args)

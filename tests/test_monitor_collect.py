@@ -137,6 +137,9 @@ def test_a_failing_panel_does_not_fail_the_poll(dsn: str, sql: psycopg.Connectio
         assert {"queues", "leases", "dead", "table"} <= set(snap.errors)
         assert "lock timeout" in snap.errors["queues"]
         assert snap.queues == () and snap.leases.total == 0
+        # no queue listed, and still every count says it was not taken (never an empty "all zero")
+        assert set(snap.unknown) == {"ready", "scheduled", "running", "expired", "failed", "done"}
+        assert all("lock timeout" in why for why in snap.unknown.values())
         assert "sessions" not in snap.errors
         idle = {s.pid: s for s in snap.sessions.idle_in_transaction}
         assert idle[locker.info.backend_pid].application == "test-locker"
@@ -165,7 +168,9 @@ def test_json_round_trip(dsn: str, seeded: dict[str, object]) -> None:
         "unsupported",
         "bloat",
         "stuck_label",
+        "unknown",  # counts not taken at this poll, and why (docs/unknown-figures.md)
     ]
+    assert data["unknown"] == {}  # pgq-top's own table: every count taken
     assert set(data["queues"][0]) >= {"queue", "ready", "scheduled", "running", "expired", "failed", "done",
                                       "oldest_ready_age_s"}  # fmt: skip
     again = Snapshot.from_dict(data)

@@ -33,6 +33,7 @@ from pgq_tui.check.rules import (
 )
 from pgq_tui.errors import PgqError
 from pgq_tui.fleet.poll import collect_each, outcome_name
+from pgq_tui.monitor.settle import add_wait_argument
 from pgq_tui.targets import Target
 
 # flag stem, CheckThresholds field, what it limits (for --help)
@@ -75,8 +76,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             )
     p.add_argument("--json", action="store_true", help="print the verdicts and measures as JSON")
     p.add_argument(
-        "--timeout", type=float, default=15.0, help="give up (UNKNOWN) after this many seconds (default: 15)"
+        "--timeout",
+        type=float,
+        default=15.0,
+        help="give up (UNKNOWN) after this many seconds, --wait included (default: 15)",
     )
+    add_wait_argument(p)
 
     def unknown_on_usage_error(message: str) -> NoReturn:
         # A plugin runner reads exit 2 as CRITICAL: a typo in a flag must come back UNKNOWN.
@@ -95,12 +100,14 @@ def thresholds_from(args: argparse.Namespace) -> CheckThresholds:
     return CheckThresholds(**values)
 
 
-def check_targets(targets: list[Target], t: CheckThresholds, timeout_s: float) -> list[Result]:
+def check_targets(
+    targets: list[Target], t: CheckThresholds, timeout_s: float, wait_s: float = 0.0
+) -> list[Result]:
     """One Result per queue; a database holding several queues also gets one "database" Result for
     the measures of the whole database (xmin horizon, idle transactions), taken from its first queue
     read, instead of repeating them per queue."""
     results = []
-    for queues in collect_each(targets, timeout_s):
+    for queues in collect_each(targets, timeout_s, min(wait_s, 0.8 * timeout_s)):
         database: Result | None = None
         for o in queues:
             name = outcome_name(o, queues, len(targets) > 1)
@@ -123,7 +130,7 @@ def check_targets(targets: list[Target], t: CheckThresholds, timeout_s: float) -
 
 def run_check(args: argparse.Namespace, targets: list[Target], out: TextIO | None = None) -> int:
     stream = out or sys.stdout
-    results = check_targets(targets, thresholds_from(args), args.timeout)
+    results = check_targets(targets, thresholds_from(args), args.timeout, args.wait)
     code, text = render(results)
     if args.json:
         json.dump(as_json(results), stream, indent=2)

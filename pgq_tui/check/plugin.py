@@ -70,7 +70,10 @@ def _ok_summary(result: Result) -> str:
         return m is not None and m.unsupported is not None
 
     def count(label: str) -> str:
-        return f"{label} unsupported" if unsupported(label) else f"{fmt_count(value(label))} {label}"
+        if unsupported(label):
+            return f"{label} unsupported"
+        n = value(label)
+        return f"{label} unknown" if n is None else f"{fmt_count(n)} {label}"  # never a made-up 0
 
     oldest = "unsupported" if unsupported("oldest_ready_age") else fmt_age(value("oldest_ready_age"))
     return f"{count('ready')}, {count('running')}, oldest ready {oldest}, {count('stuck')}, {count('dead')}"

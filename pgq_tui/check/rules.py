@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pgq_tui.fleet.support import stuck_total, why_not
 from pgq_tui.monitor import figures
 from pgq_tui.monitor.health import CRIT, OK, WARN, fmt_age, fmt_count
-from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.monitor.snapshot import AT_LEAST, Snapshot
 
 UNKNOWN = "unknown"
 # monitoring-plugins' max_state(): CRITICAL > WARNING > UNKNOWN > OK
@@ -118,21 +118,38 @@ def _rated(
     snap: Snapshot,
     panel: str,
     label: str,
-    value: float,
+    value: float | None,
     limit: Limit,
     message: str,
     uom: str = "",
     needs: tuple[str, ...] | None = None,
+    counts: tuple[str, ...] = (),
+    lower_bound: bool = False,
 ) -> Measure:
-    """A measure with thresholds; unsupported when the dialect cannot serve what it `needs` (queue
-    measures), unknown (and saying why) when its panel failed this poll."""
+    """A measure with thresholds. Unknown (UNKNOWN, saying why) when a count it rests on (`counts`,
+    QueueStats fields) was not taken or its panel failed this poll; unsupported when the queue's kind
+    has no such state or the dialect cannot serve what it `needs`. A `lower_bound` value (a count
+    over the cap) alerts like the value it is at least, but its perfdata is `U`, never a made-up
+    number; one that stays under the limit cannot prove OK, so it is unknown."""
+    for name in counts:
+        why = figures.unknown_why(snap, name)
+        if why is not None:
+            return Measure(label, None, uom, limit, level=UNKNOWN, message=f"{label} unknown: {why}")
     why = why_not(snap, *needs) if needs is not None else None
+    if why is None:
+        why = next((w for n in counts if (w := figures.not_recorded(snap, n)) is not None), None)
     if why is not None:
         return Measure(label, None, uom, limit, unsupported=why)
-    if panel in snap.errors:
-        why = f"{label} unknown: {panel} panel failed ({snap.errors[panel]})"
+    if panel in snap.errors or value is None:
+        failed = snap.errors.get(panel, "not taken")
+        why = f"{label} unknown: {panel} panel failed ({failed})"
         return Measure(label, None, uom, limit, level=UNKNOWN, message=why)
     level = limit.level(value)
+    if lower_bound:  # "at least value": perfdata U; alerts when the floor alone is past a limit
+        if level == OK:
+            why = f"{label} unknown: at least {fmt_count(value)}, the exact count not finished"
+            return Measure(label, None, uom, limit, level=UNKNOWN, message=why)
+        return Measure(label, None, uom, limit, level=level, message=message)
     return Measure(label, value, uom, limit, level=level, message=message if level != OK else "")
 
 
@@ -149,20 +166,56 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     orphaned = sum(1 for lease in snap.expired.rows if _gone(lease.liveness, lease.holder_connected))
     no_holder = f", {orphaned} with no live holder" if orphaned else ""
     rule = snap.stuck_rule or "lease expired"
-    stuck_msg = f"{fmt_count(stuck)} stuck jobs ({rule}{no_holder})"
+    floor = "≥" if _at_least(snap, "expired") else ""
+    stuck_msg = f"{floor}{fmt_count(stuck)} stuck jobs ({rule}{no_holder})"
     panel = "leases" if listed else "queues"
-    out.append(_rated(snap, panel, "stuck", stuck, t.stuck, stuck_msg, needs=("expired",)))
+    out.append(
+        _rated(
+            snap,
+            panel,
+            "stuck",
+            stuck,
+            t.stuck,
+            stuck_msg,
+            needs=("expired",),
+            counts=("expired",),
+            lower_bound=bool(floor),
+        )
+    )
 
     queue, age = figures.oldest_ready(snap)
     slow = [q for q in snap.queues if t.ready_age_s.level(q.oldest_ready_age_s or 0.0) != OK]
     more = f" (+{len(slow) - 1} more queues)" if len(slow) > 1 else ""
     age_msg = f"queue {queue}: oldest ready job waiting {fmt_age(age)}{more}"
     out.append(
-        _rated(snap, "queues", "oldest_ready_age", age, t.ready_age_s, age_msg, "s", ("oldest_ready",))
+        _rated(
+            snap,
+            "queues",
+            "oldest_ready_age",
+            age,
+            t.ready_age_s,
+            age_msg,
+            "s",
+            ("oldest_ready",),
+            counts=("oldest_ready_age_s",),
+        )
     )
 
-    dead_msg = f"{fmt_count(sums.dead)} dead jobs"
-    out.append(_rated(snap, "queues", "dead", sums.dead, t.dead, dead_msg, needs=("failed",)))
+    floor = "≥" if _at_least(snap, "failed") else ""
+    dead_msg = f"{floor}{fmt_count(sums.dead)} dead jobs"
+    out.append(
+        _rated(
+            snap,
+            "queues",
+            "dead",
+            sums.dead,
+            t.dead,
+            dead_msg,
+            needs=("failed",),
+            counts=("failed",),
+            lower_bound=bool(floor),
+        )
+    )
 
     tab = snap.table
     ratio = tab.trigger_dead / tab.vacuum_threshold if tab.vacuum_threshold > 0 else 0.0
@@ -188,16 +241,23 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     # Reported, never alerted on: the figures a graph wants next to the alerting ones.
     queues_ok, sessions_ok = "queues" not in failed, "sessions" not in failed
     for state in ("ready", "scheduled", "running"):
-        why = why_not(snap, state)
-        if why is not None:
+        why = why_not(snap, state) or figures.not_recorded(snap, state)
+        if why is not None and figures.unknown_why(snap, state) is None:
             out.append(Measure(state, None, unsupported=why))
         else:
-            out.append(Measure(state, getattr(sums, state) if queues_ok else None))
+            # unknown, or over the cap (a lower bound): perfdata U, never a capped sum as a number
+            known = queues_ok and not _at_least(snap, state)
+            out.append(Measure(state, getattr(sums, state) if known else None))
     out.append(Measure("dead_tuples", None if "table" in failed else tab.dead_tuples))
     idle_count = len(figures.idle_in_transaction(snap))
     out.append(Measure("idle_tx_sessions", idle_count if sessions_ok else None))
     out.append(Measure("poll_time", round(snap.server.collect_ms / 1000, 4), "s"))
     return out
+
+
+def _at_least(snap: Snapshot, name: str) -> bool:
+    """Some queue's count is only a lower bound (over the cap, the exact count not in yet)."""
+    return any(q.accuracy(name) == AT_LEAST for q in snap.queues)
 
 
 def _gone(liveness: str, holder_connected: bool) -> bool:

@@ -4,7 +4,9 @@ there is none). Names follow Prometheus conventions: the `pgq_` prefix, base uni
 `target` (the queue's main table, schema.table), so a database holding several queues exports each;
 `queue` and `state` are the framework's queue names and pgq-top's canonical states. Every figure is
 one the Snapshot holds, never recomputed from SQL here, and a figure the dialect cannot serve is
-absent, never 0 (Snapshot.unsupported). Database-wide families (server, sessions) come once.
+absent, never 0 (Snapshot.unsupported), as is a count not taken at this collect (no way to count it,
+its statement failed or timed out: docs/unknown-figures.md says how to alert on the absence).
+Database-wide families (server, sessions) come once.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def _queue_families(
     jobs = qgauge(
         "pgq_jobs",
         "Jobs per queue and state (stuck and dead by the framework's own rules); states the dialect "
-        "cannot count are absent",
+        "cannot count, and counts not taken at this collect (failed, timed out), are absent",
         "queue",
         "state",
     )
@@ -157,9 +159,13 @@ def _queue_families(
         states = [s for s in figures.STATES if state_served(snap, s)]
         for q in snap.queues:
             for s in states:
-                jobs.add_metric([*who, q.queue, s], figures.state_count(q, s))
+                n = figures.state_count(q, s)
+                if n is None:  # not taken (no way to count it, its statement failed): absent, never 0
+                    continue
+                jobs.add_metric([*who, q.queue, s], n)
                 exact.add_metric([*who, q.queue, s], 1 if figures.state_exact(q, s) else 0)
-            if why_not(snap, "oldest_ready") is None:
+            # not taken (no index serves it, its statement failed): absent, never 0
+            if why_not(snap, "oldest_ready") is None and "oldest_ready_age_s" not in snap.unknown:
                 age.add_metric([*who, q.queue], q.oldest_ready_age_s or 0.0)
         if "throughput" not in snap.errors:
             for name, rates in sorted(snap.throughput.per_queue.items()):
@@ -169,8 +175,9 @@ def _queue_families(
                         rate.add_metric([*who, name, event], value)
         if snap.counts is not None and snap.counts.lag_s is not None:
             lag.add_metric(who, snap.counts.lag_s)
-        if why_not(snap, "expired") is None:
-            stuck.add_metric(who, stuck_total(snap))
+        total = stuck_total(snap)
+        if why_not(snap, "expired") is None and total is not None:
+            stuck.add_metric(who, total)
         c = counters.get(o.key)
         if c is None or c.mark is None:
             continue  # no counters table (or no grant, or not yet read): no counters, not flat ones

@@ -13,6 +13,7 @@ others up, and a command can give up on it after a deadline without waiting for 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +23,7 @@ from typing import Any
 from pgq_tui.detection import QueueTarget, find_queues
 from pgq_tui.errors import EXIT_CONNECT, PgqError, describe
 from pgq_tui.monitor import open_monitor
+from pgq_tui.monitor.settle import past_wait
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.targets import Target
 
@@ -169,6 +171,26 @@ class TargetWatch:
             out.append(QueueOutcome(self.target, queue, outcome, several))
         return out
 
+    def settled(self, outcomes: list[QueueOutcome], wait_s: float) -> list[QueueOutcome]:
+        """`outcomes` (this watch's last collect) with every queue whose poll left figures to the
+        background counter polled again after waiting for it, all within `wait_s` seconds."""
+        if len(outcomes) != len(self._monitors):  # not detected: nothing to wait for
+            return outcomes
+        deadline = time.monotonic() + wait_s
+        out = []
+        for o, monitor in zip(outcomes, self._monitors, strict=True):
+            if not isinstance(o.outcome, Snapshot) or not monitor.owes:
+                out.append(o)
+                continue
+            settled = monitor.settle(max(0.0, deadline - time.monotonic()))
+            try:
+                snap = monitor.collect()
+                outcome: Outcome = snap if settled else past_wait(snap, wait_s)
+            except Exception as exc:
+                outcome = describe(exc, table=o.table)
+            out.append(dataclasses.replace(o, outcome=outcome))
+        return out
+
     def tag(self, queue: QueueTarget) -> str:
         return queue_tag(queue, self.queues)
 
@@ -185,19 +207,27 @@ class TargetWatch:
         self.close()
 
 
-def collect_target(target: Target) -> list[QueueOutcome]:
-    """One Snapshot per queue of the target, from fresh connections, or the one-line errors."""
+def collect_target(target: Target, wait_s: float = 0.0) -> list[QueueOutcome]:
+    """One Snapshot per queue of the target, from fresh connections, or the one-line errors. A queue
+    whose poll left figures to the background counter waits for it (at most `wait_s` in all, for
+    one-shot commands) and is polled again; past the wait those figures say so (monitor/settle.py)."""
     with TargetWatch(target) as watch:
-        return watch.collect()
+        first = watch.collect()
+        if wait_s <= 0:
+            return first
+        return watch.settled(first, wait_s)
 
 
-def collect_each(targets: Sequence[Target], timeout_s: float) -> list[list[QueueOutcome]]:
+def collect_each(
+    targets: Sequence[Target], timeout_s: float, wait_s: float = 0.0
+) -> list[list[QueueOutcome]]:
     """Every target's outcomes, in order, within `timeout_s` in all: a target still silent then is
-    reported as not answering (its thread is a daemon and dies with the process)."""
+    reported as not answering (its thread is a daemon and dies with the process). `wait_s`: how long
+    each may wait for its background counts (collect_target)."""
     results: list[list[QueueOutcome] | None] = [None] * len(targets)
 
     def run(i: int, target: Target) -> None:
-        results[i] = collect_target(target)
+        results[i] = collect_target(target, wait_s)
 
     threads = [threading.Thread(target=run, args=(i, t), daemon=True) for i, t in enumerate(targets)]
     for thread in threads:

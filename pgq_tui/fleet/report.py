@@ -26,10 +26,14 @@ from pgq_tui.targets import Target
 TIMEOUT_S = 15.0
 
 
-def run_fleet_snapshot(targets: list[Target], *, as_json: bool, out: TextIO | None = None) -> int:
+def run_fleet_snapshot(
+    targets: list[Target], *, as_json: bool, out: TextIO | None = None, wait_s: float = 0.0
+) -> int:
     stream = out or sys.stdout
     polled = [
-        (outcome_name(o, queues, True), o) for queues in collect_each(targets, TIMEOUT_S) for o in queues
+        (outcome_name(o, queues, True), o)
+        for queues in collect_each(targets, TIMEOUT_S + wait_s, wait_s)
+        for o in queues
     ]
     docs: list[dict[str, Any]] = []
     for name, o in polled:

@@ -28,6 +28,7 @@ class FleetRow:
     data_age_s: float | None  # seconds since the figures shown were collected
     waiting_s: float  # how long the poll in flight has been running (0: none)
     kind: str | None = None  # the queue's dialect (None: not detected yet)
+    unknown: tuple[str, ...] = ()  # of ready/stuck/dead: counts the kind has but were not taken ("?")
 
 
 def fleet_row(entry: FleetEntry, now: float) -> FleetRow:
@@ -60,16 +61,25 @@ def fleet_row(entry: FleetEntry, now: float) -> FleetRow:
         version=snap.server.version,
         level=level,
         verdict=words + (f" (+{len(found) - 1} more)" if len(found) > 1 and state == "up" else ""),
-        # a count the dialect cannot serve is None (shown as a dash), never 0
+        # a count the dialect cannot serve is None (shown as a dash), one not taken None and "?",
+        # never 0
         ready=sums.ready if state_served(snap, "ready") else None,
         stuck=stuck_total(snap) if state_served(snap, "stuck") else None,
         dead=sums.dead if state_served(snap, "dead") else None,
         estimated=sums.estimated,
-        oldest_ready_s=oldest if why_not(snap, "oldest_ready") is None else None,
+        # the oldest ready job's age comes with the ready count: not taken with it, unknown
+        oldest_ready_s=oldest
+        if why_not(snap, "oldest_ready") is None and figures.unknown_why(snap, "oldest_ready_age_s") is None
+        else None,
         poll_ms=snap.server.collect_ms,
         data_age_s=age,
         waiting_s=waiting,
         kind=snap.kind,
+        unknown=tuple(
+            s
+            for s in ("ready", "stuck", "dead")
+            if figures.unknown_why(snap, figures.STATE_FIELD[s]) is not None
+        ),
     )
 
 

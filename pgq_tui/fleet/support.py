@@ -7,7 +7,7 @@ field ("ready", "expired", "failed", ...) to why the dialect cannot serve it.
 
 from __future__ import annotations
 
-from pgq_tui.monitor.figures import STATE_FIELD
+from pgq_tui.monitor.figures import STATE_FIELD, totals
 from pgq_tui.monitor.snapshot import Snapshot
 
 
@@ -32,10 +32,8 @@ def state_served(snap: Snapshot, state: str) -> bool:
     return why_not(snap, STATE_FIELD[state]) is None
 
 
-def stuck_total(snap: Snapshot) -> int:
+def stuck_total(snap: Snapshot) -> int | None:
     """Stuck by the framework's own rule: the leases panel's true total where the dialect lists its
     leases (and the panel answered), else the sum of the stuck counts (a dialect may count stuck
-    jobs without listing them)."""
-    if "leases" not in snap.unsupported and "leases" not in snap.errors:
-        return snap.expired.total
-    return sum(q.expired for q in snap.queues)
+    jobs without listing them); None when a stuck count was not taken (unknown, never 0)."""
+    return totals(snap).stuck

@@ -108,7 +108,7 @@ class BloatWatch:
         # with the most ready jobs when there is none yet or it went away.
         names = {q.queue for q in queues}
         if self._queue is None or (names and self._queue not in names):
-            busiest = max(queues, key=lambda q: q.ready, default=None)
+            busiest = max(queues, key=lambda q: q.ready or 0, default=None)
             if busiest is None:
                 return None
             if self._queue is not None:

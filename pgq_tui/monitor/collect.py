@@ -34,13 +34,14 @@ from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
 from pgq_tui.db.introspect import DEFAULTS
-from pgq_tui.dialects.contract import Capability, QueueModel, Statement
+from pgq_tui.dialects.contract import OLDEST_READY, Capability, QueueModel, Statement
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
 from pgq_tui.monitor import counting, finished, panels, pipeline, queries, rates
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
 from pgq_tui.monitor.bloat import BloatReport
 from pgq_tui.monitor.bloatwatch import BloatWatch
 from pgq_tui.monitor.snapshot import (
+    UNKNOWN,
     CountStatus,
     DeadList,
     LeaseList,
@@ -148,6 +149,7 @@ class Monitor:
         self._stamps = finished.Stamps(model)  # rates from the framework's timestamps
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
         self._prefetched: dict[Hashable, pipeline.Outcome] = {}  # sent together, read by _rows/_run
+        self._listed: set[str] = set()  # the queues the last poll listed
         self._version = 0
 
     # -- connection -------------------------------------------------------------------------------
@@ -167,9 +169,16 @@ class Monitor:
         self._counter.close()
         self._session.close()
 
+    @property
+    def owes(self) -> bool:
+        """The last poll left some figure to the background counter (whatever it serves)."""
+        return bool(self._counter.wanted)
+
     def settle(self, timeout: float) -> bool:
-        """Wait (at most `timeout` s) for the background count the last poll asked for; True when
-        one landed. For one-shot use (`pgq-top snapshot`): the next collect() shows exact figures."""
+        """Wait (at most `timeout` s) until every figure the last poll left to the background counter
+        has a value: True when its count landed (or nothing was owed), False past the budget or when
+        that count failed. For one-shot use (`snapshot`, `check`, monitor/settle.py): the next
+        collect() shows those figures stale and exact."""
         wanted = self._counter.wanted
         return not wanted or self._counter.wait_for(wanted, timeout)
 
@@ -245,6 +254,7 @@ class Monitor:
             raise describe(exc, table=self.qualified) from None
         now = server["now"]
         errors: dict[str, str] = {}
+        unknown: dict[str, str] = {}  # counts not taken this poll, and why
         oid = rel["oid"]
         try:
             self._prefetch(self._plan(now, oid))
@@ -255,13 +265,21 @@ class Monitor:
         cap1 = self.count_cap + 1
         counters = self._guard("throughput", errors, None, lambda: self._counters(now))
         active = self._guard("throughput", errors, None, lambda: self._activity(now))
-        count_rows = self._guard(
-            "queues", errors, None, lambda: [r for s in model.counts for r in self._run(s, cap1=cap1)]
-        )
+        count_rows, failed = self._counts(errors, cap1)
         bg = self._counter.latest()
         seen = {q for a in self._polls for q in a.new} | set(counters.per_queue if counters else ())
-        queues = counting.queue_stats(count_rows or [], model, cap1, now, bg, also=seen)
-        if count_rows is not None:
+        if failed:  # keep listing the queues the last poll saw: their counts are unknown, not gone
+            seen |= self._listed
+        missing = counting.not_taken(model, failed)
+        for name, figure in missing.items():
+            if figure.accuracy == UNKNOWN:
+                unknown[name] = str(figure.reason)
+        oldest = counting.oldest_unknown(model, failed)
+        if oldest is not None:
+            unknown[OLDEST_READY] = oldest
+        queues = counting.queue_stats(count_rows, model, cap1, now, bg, also=seen, missing=missing)
+        self._listed = {q.queue for q in queues}
+        if not failed:  # a failed count keeps what the background was asked for
             self._counter.want(counting.over_cap(counting.poll_reads(count_rows)[0], model, cap1))
         leases, expired = self._leases(errors, queues)
         dead = DeadList((), 0)
@@ -280,7 +298,7 @@ class Monitor:
             "throughput", errors, None, lambda: self._stamps.poll(self._rows, self._run, prev, now, queues)
         )
         if active is not None:
-            counted = rates.with_counts(active, queues if count_rows is not None else None, pg, self._depth)
+            counted = rates.with_counts(active, None if failed else queues, pg, self._depth)
             self._remember(dataclasses.replace(counted, finished=stamped))
         elif model.activity is None and (pg is not None or model.finished is not None):
             # no per-queue ids to follow (e.g. uuid ids): the table-wide pg_stat rates, and the
@@ -325,7 +343,22 @@ class Monitor:
             stuck_label=model.stuck_label,
             unsupported=dict(self.unsupported),
             bloat=bloat,
+            unknown=unknown,
         )
+
+    def _counts(self, errors: dict[str, str], cap1: int) -> tuple[list[dict[str, Any]], dict[Statement, str]]:
+        """Every count statement's rows, and the statements that failed with their error: a failed
+        one (its statement_timeout, a lock_timeout) makes exactly its counts unknown (never 0), the
+        others stand."""
+        rows: list[dict[str, Any]] = []
+        failed: dict[Statement, str] = {}
+        for statement in self.model.counts:
+            got = self._guard("queues", errors, None, lambda s=statement: self._run(s, cap1=cap1))
+            if got is None:
+                failed[statement] = errors["queues"]
+            else:
+                rows += got
+        return rows, failed
 
     def _plan(self, now: Any, oid: int) -> list[tuple[Key, Any, Any]]:
         """Every statement the rest of this poll runs, with the parameters the panels below pass:

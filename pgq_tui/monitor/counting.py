@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from pgq_tui.dialects.contract import COUNT_KEY, OLDEST_READY, Capability, QueueModel, State, Statement
-from pgq_tui.monitor.snapshot import AT_LEAST, EXACT, STALE, Figure, QueueStats
+from pgq_tui.monitor.snapshot import AT_LEAST, EXACT, STALE, UNKNOWN, UNSUPPORTED, Figure, QueueStats
 
 Row = Mapping[str, Any]
 
@@ -140,21 +140,29 @@ def queue_stats(
     now: datetime,
     bg: BackgroundCount | None = None,
     also: Iterable[str] = (),
+    missing: Mapping[str, Figure] | None = None,
 ) -> tuple[QueueStats, ...]:
     """Sum the count statements' rows per queue, each count with its Figure. Every queue seen by the
-    poll is listed, plus `also` (e.g. queues seen only in the rate window, listed with zeros)."""
+    poll is listed, plus `also` (e.g. queues seen only in the rate window, listed with zeros). A
+    count in `missing` (not_taken(): no way to count it, its statement failed) has no value (None)
+    and that figure, in every queue."""
     reads, oldest = poll_reads(rows)
     capped = over_cap(reads, model, cap1)
     overall = {FIELD.get(s, s) for s in model.capped_overall}
     queues = set(reads) | set(also)
     if bg is not None:
         queues |= {q for q, n in bg.counts if n in capped}  # queues the capped reads did not reach
-    served = {FIELD.get(c, c) for c in model.count_columns()} - {COUNT_KEY, OLDEST_READY}
+    missing = not_taken(model) if missing is None else missing
+    served = {FIELD.get(c, c) for c in model.count_columns()} - {COUNT_KEY, OLDEST_READY} - set(missing)
     out = []
     for q in sorted(queues):
-        values: dict[str, int] = dict.fromkeys(FIELD.values(), 0)
-        extra: dict[str, int] = {}
+        values: dict[str, int | None] = dict.fromkeys(FIELD.values(), None)
+        extra: dict[str, int | None] = {}
         figures: dict[str, Figure] = {}
+        for name, why in missing.items():
+            figures[name] = why
+            if name not in values:
+                extra[name] = None
         for name in sorted(served):
             read = reads.get(q, {}).get(name, 0)
             # a per-queue cap binds only the queues whose read reached it (others are exact)
@@ -169,6 +177,51 @@ def queue_stats(
             QueueStats(queue=q, **values, oldest_ready_age_s=oldest.get(q), figures=figures, extra=extra)
         )
     return tuple(out)
+
+
+def not_taken(model: QueueModel, failed: Mapping[Statement, str] | None = None) -> dict[str, Figure]:
+    """The count names a poll has no value for, each with why: `unknown` when the kind records the
+    state but no statement counts it (the index it advises is missing) or its statement failed this
+    poll (`failed`: statement -> error), `unsupported` when the kind has no such state.
+
+    >>> from pgq_tui.dialects.contract import Match
+    >>> counts = Statement.of("c", "", ("queue", "ready", "scheduled"))
+    >>> m = QueueModel(Match("k", "s", "t"), "K", "", (), (counts,))
+    >>> sorted((n, f.accuracy) for n, f in not_taken(m).items())[:2]
+    [('done', 'unsupported'), ('expired', 'unsupported')]
+    >>> not_taken(m, {counts: "canceling statement due to statement timeout"})["ready"].accuracy
+    'unknown'
+    """
+    out: dict[str, Figure] = {}
+    counted = model.count_columns()
+    advised = {FIELD.get(s, s): a.definition for a in model.advice for s in a.states}
+    whole = model.support(Capability.COUNTS)
+    for state, name in FIELD.items():
+        if not whole.ok:
+            out[name] = Figure(UNKNOWN, None, POLL, reason=str(whole.reason))
+        elif name in advised and state not in counted:
+            out[name] = Figure(
+                UNKNOWN, None, POLL, reason=f"no way to count it without an index: {advised[name]}"
+            )
+        elif state not in counted:
+            out[name] = Figure(UNSUPPORTED, None, POLL, reason=f"{model.title} does not record {state} jobs")
+    for statement, error in (failed or {}).items():
+        for name in names_of(statement):
+            out[name] = Figure(UNKNOWN, None, POLL, reason=f"count failed: {error}")
+    return out
+
+
+def oldest_unknown(model: QueueModel, failed: Mapping[Statement, str] | None = None) -> str | None:
+    """Why the oldest ready job's age is not taken at this poll: the kind has ready jobs but no index
+    serves their age, or the statement that reads it failed; None when it is taken (or the kind has
+    no such figure)."""
+    for advice in model.advice:
+        if advice.capability == Capability.OLDEST_READY:
+            return f"no way to take it without an index: {advice.definition}"
+    for statement, error in (failed or {}).items():
+        if OLDEST_READY in statement.columns:
+            return f"count failed: {error}"
+    return None
 
 
 def depth_of(model: QueueModel) -> frozenset[str]:

@@ -7,9 +7,18 @@ transaction between statements, so it would only ever show as noise.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pgq_tui.monitor.snapshot import EXACT, QueueStats, Session, Snapshot, XminHolder
+from pgq_tui.monitor.snapshot import (
+    EXACT,
+    UNKNOWN,
+    UNSUPPORTED,
+    QueueStats,
+    Session,
+    Snapshot,
+    XminHolder,
+)
 
 STATES = ("ready", "scheduled", "running", "stuck", "dead", "done")
 # the Snapshot's field for each canonical state name (stuck = expired leases, dead = failed)
@@ -23,35 +32,71 @@ STATE_FIELD = {
 }
 
 
-def state_count(q: QueueStats, state: str) -> int:
-    return int(getattr(q, STATE_FIELD[state]))
+def state_count(q: QueueStats, state: str) -> int | None:
+    """The queue's count of a canonical state; None when it was not taken (never 0 for unknown)."""
+    return q.count(STATE_FIELD[state])
 
 
 def state_exact(q: QueueStats, state: str) -> bool:
-    """Exact at this poll (not a stale background count, a lower bound or an estimate)."""
+    """Exact at this poll (not a stale background count, a lower bound, an estimate or unknown)."""
     return q.accuracy(STATE_FIELD[state]) == EXACT
+
+
+def unknown_why(snap: Snapshot, name: str) -> str | None:
+    """Why the count `name` (a QueueStats field, e.g. "expired") is not known for every queue at this
+    poll: not taken for any queue (Snapshot.unknown), or unknown in some queue (its reason, naming
+    the queue). None when every queue has a value (or the kind has no such state: unsupported())."""
+    if name in snap.unknown:
+        return snap.unknown[name]
+    for q in snap.queues:
+        figure = q.figures.get(name)
+        if figure is not None and figure.accuracy == UNKNOWN:
+            return f"queue {q.queue}: {figure.reason or 'not taken'}"
+    return None
+
+
+def not_recorded(snap: Snapshot, name: str) -> str | None:
+    """Why the kind has no such state at all (nothing to count, never an alert), else None."""
+    for q in snap.queues:
+        figure = q.figures.get(name)
+        if figure is not None and figure.accuracy == UNSUPPORTED:
+            return figure.reason or UNSUPPORTED
+    return None
+
+
+def sum_known(qs: Sequence[QueueStats], name: str) -> int | None:
+    """The sum of a count over queues; None when any queue's count is not taken."""
+    values = [q.count(name) for q in qs]
+    return None if any(v is None for v in values) else sum(v or 0 for v in values)
 
 
 @dataclass(frozen=True)
 class Totals:
-    ready: int
-    scheduled: int
-    running: int
-    stuck: int
-    dead: int
+    """Sums over queues; None where some queue's count was not taken (unknown is never zero)."""
+
+    ready: int | None
+    scheduled: int | None
+    running: int | None
+    stuck: int | None
+    dead: int | None
     estimated: bool  # some queue's count is not exact at this poll (stale, lower bound)
 
 
 def totals(snap: Snapshot) -> Totals:
     """Sums over queues; `stuck` is the leases panel's true total when that panel answered."""
     qs = snap.queues
-    stuck = snap.expired.total if "leases" not in snap.errors else sum(q.expired for q in qs)
+
+    def total(name: str) -> int | None:
+        return None if name in snap.unknown else sum_known(qs, name)
+
+    listed = "leases" not in snap.errors and "leases" not in snap.unsupported
+    listed = listed and unknown_why(snap, "expired") is None
     return Totals(
-        ready=sum(q.ready for q in qs),
-        scheduled=sum(q.scheduled for q in qs),
-        running=sum(q.running for q in qs),
-        stuck=stuck,
-        dead=sum(q.failed for q in qs),
+        ready=total("ready"),
+        scheduled=total("scheduled"),
+        running=total("running"),
+        stuck=snap.expired.total if listed else total("expired"),
+        dead=total("failed"),
         estimated=any(q.approximate for q in qs),
     )
 

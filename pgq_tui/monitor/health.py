@@ -8,10 +8,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.monitor import figures
+from pgq_tui.monitor.snapshot import QueueStats, Snapshot
 
 OK, WARN, CRIT = "ok", "warn", "crit"
-_LEVEL_ORDER = {OK: 0, WARN: 1, CRIT: 2}
+UNKNOWN = "unknown"  # a figure a verdict rests on was not taken: not healthy, not an alarm either
+_LEVEL_ORDER = {OK: 0, UNKNOWN: 1, WARN: 2, CRIT: 3}
 
 
 # -- autovacuum --------------------------------------------------------------------------------------
@@ -63,6 +65,8 @@ def vacuum_due(dead_tuples: int, threshold: float, enabled: bool = True) -> bool
 def _total(snap: Snapshot, name: str, total: int) -> str:
     """A sum over queues, marked like its least certain part ("≥" if any is a lower bound)."""
     accuracies = {q.accuracy(name) for q in snap.queues}
+    if "unknown" in accuracies:  # some queue's count is not taken: the sum of the others is a floor
+        accuracies.add("at_least")
     worst = next((a for a in ("at_least", "approximate", "stale") if a in accuracies), "exact")
     return fmt_figure(total, worst)
 
@@ -92,12 +96,17 @@ def rate(count: float, seconds: float) -> float:
 def backlog_trend(prev: Snapshot, cur: Snapshot) -> dict[str, float]:
     """Change of each queue's ready + scheduled jobs per second between two snapshots (> 0: growing)."""
     dt = (cur.server.now - prev.server.now).total_seconds()
-    before = {q.queue: q.ready + q.scheduled for q in prev.queues}
-    return (
-        {q.queue: rate(q.ready + q.scheduled - before.get(q.queue, 0), dt) for q in cur.queues}
-        if dt > 0
-        else {}
-    )
+
+    def backlog(q: QueueStats) -> int | None:
+        return None if q.ready is None or q.scheduled is None else q.ready + q.scheduled
+
+    before = {q.queue: backlog(q) for q in prev.queues}
+    out: dict[str, float] = {}
+    for q in cur.queues if dt > 0 else ():
+        now, then = backlog(q), before.get(q.queue, 0)
+        if now is not None and then is not None:  # a count not taken has no trend
+            out[q.queue] = rate(now - then, dt)
+    return out
 
 
 def drain_eta_s(backlog: int, completed_per_s: float, enqueued_per_s: float) -> float | None:
@@ -141,7 +150,7 @@ class Verdict:
 
 
 def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
-    """What is wrong right now, worst first. Empty list: healthy."""
+    """What is wrong right now, worst first. Empty list: healthy (every figure they rest on known)."""
     out: list[Verdict] = []
     for panel, why in snap.errors.items():
         out.append(Verdict(WARN, panel, f"{panel} panel stale: {why}"))
@@ -174,7 +183,7 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
                 f"{_total(snap, 'expired', snap.expired.total)} stuck jobs: {what}{extra}",
             )
         )
-    failed = sum(q.failed for q in snap.queues)
+    failed = sum(q.failed or 0 for q in snap.queues)
     if failed:
         out.append(
             Verdict(WARN, "dead", f"{_total(snap, 'failed', failed)} dead jobs (failed, out of attempts)")
@@ -205,8 +214,33 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
             )
         )
     out += bloat_verdicts(snap)
+    out += unknown_verdicts(snap)
     out.sort(key=lambda v: -_LEVEL_ORDER[v.level])
     return out
+
+
+# the figures the verdicts rest on (stuck and dead jobs, the oldest ready job's wait) -> their words
+VERDICT_COUNTS = {
+    "expired": ("stuck", "leases"),
+    "failed": ("dead", "dead"),
+    "oldest_ready_age_s": ("oldest ready age", "queues"),
+}
+
+
+def unknown_verdicts(snap: Snapshot) -> list[Verdict]:
+    """A count a verdict rests on that was not taken (no way to count it, its statement failed, not
+    counted yet): the health line says what is unknown and why instead of "healthy"."""
+    by_reason: dict[str, list[str]] = {}
+    panel = {}
+    for name, (label, where) in VERDICT_COUNTS.items():
+        why = figures.unknown_why(snap, name)
+        if why is not None:
+            by_reason.setdefault(why, []).append(label)
+            panel.setdefault(why, where)
+    return [
+        Verdict(UNKNOWN, panel[why], f"{' and '.join(labels)} unknown: {why}")
+        for why, labels in by_reason.items()
+    ]
 
 
 def bloat_verdicts(snap: Snapshot) -> list[Verdict]:
@@ -279,9 +313,17 @@ def fmt_figure(n: float | None, accuracy: str = "exact") -> str:
     """A count with its accuracy mark: "≥" a lower bound (over the cap, not counted yet), "~" an
     estimate, a trailing "*" exact as of an earlier time (stale: the age is shown beside).
 
+    A count not taken is "?" (unknown) or "n/a" (the kind has no such state), never 0.
+
     >>> fmt_figure(1200), fmt_figure(1000, "at_least"), fmt_figure(25_300, "stale")
     ('1.2k', '≥1.0k', '25k*')
+    >>> fmt_figure(None, "unknown"), fmt_figure(None, "unsupported"), fmt_figure(None)
+    ('?', 'n/a', '?')
     """
+    if accuracy == "unsupported":
+        return "n/a"
+    if n is None or accuracy == "unknown":
+        return "?"
     mark = COUNT_MARK.get(accuracy, "?")
     text = fmt_count(n)
     return f"{text}{mark}" if accuracy == "stale" else f"{mark}{text}"

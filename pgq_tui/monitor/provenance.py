@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pgq_tui.monitor.health import fmt_age, fmt_figure
-from pgq_tui.monitor.snapshot import AT_LEAST, Figure, QueueStats, Rates, Snapshot
+from pgq_tui.monitor.snapshot import AT_LEAST, UNKNOWN, UNSUPPORTED, Figure, QueueStats, Rates, Snapshot
 
 COUNT_NAMES = ("ready", "scheduled", "running", "expired", "failed", "done")
 RATE_NAMES = ("enqueued", "completed", "failed")
@@ -23,15 +23,19 @@ def count_how(figure: Figure | None, cap: int, now: datetime, cost_ms: float | N
     >>> count_how(Figure("at_least", t, "poll"), 1000, t)
     'more than the cap of 1000: this poll stopped counting there, the background count has not caught up'
     """
+    if figure is not None and figure.accuracy == UNKNOWN:
+        return f"unknown: {figure.reason or 'not counted'}"
+    if figure is not None and figure.accuracy == UNSUPPORTED:
+        return f"n/a: {figure.reason or 'this kind has no such state'}"
     if figure is None or (figure.source == "poll" and figure.accuracy != AT_LEAST):
         return f"exact: counted by this poll through its partial index (exact up to the cap of {cap})"
     if figure.accuracy == AT_LEAST:
         if figure.source == "poll" and cap:
-            return (
-                f"more than the cap of {cap}: this poll stopped counting there, "
-                "the background count has not caught up"
-            )
-        return "a lower bound: the rows this poll read (the done index has no queue column)"
+            behind = figure.reason or "the background count has not caught up"
+            return f"more than the cap of {cap}: this poll stopped counting there, {behind}"
+        return "a lower bound: the rows this poll read (the done index has no queue column)" + (
+            f"; {figure.reason}" if figure.reason else ""
+        )
     age = fmt_age((now - figure.as_of).total_seconds()) if figure.as_of is not None else "?"
     took = f", took {cost_ms:.0f} ms" if cost_ms is not None else ""
     return f"stale: exact count(*) by the background counter {age} ago (own connection{took})"

@@ -19,30 +19,33 @@ from rich.text import Text
 from pgq_tui.db import resolve_dsn
 from pgq_tui.detection import QueueTarget, single_queue
 from pgq_tui.errors import EXIT_OK
-from pgq_tui.monitor import health, provenance
+from pgq_tui.monitor import health, provenance, settle
 from pgq_tui.monitor.collect import open_monitor
 from pgq_tui.monitor.snapshot import LeaseList, Snapshot
 
 _STYLE = {health.WARN: "yellow", health.CRIT: "bold red"}
 
 
-SETTLE_S = 30.0  # how long `snapshot` waits for a background count above the cap
 RATE_GAP_S = 1.0  # the two polls of `snapshot` are at least this far apart (rates need two)
 
 
 def run_snapshot(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Poll, wait for the background count when some count passed the cap (at most SETTLE_S), poll
-    again at least RATE_GAP_S later (rates from the table need two polls), and print the second.
+    """Poll, wait for the background counter when the poll left it something (at most `--wait`
+    seconds), poll again at least RATE_GAP_S later (rates from the table need two polls), and print
+    the second; past the wait, what the background still owes says so (monitor/settle.py).
     PgqError (bad DSN, no table, no privilege) propagates to main()."""
     dsn = resolve_dsn(args.dsn)
     target = single_target(dsn, args)
     cap = getattr(args, "count_cap", None)
+    wait = getattr(args, "wait", settle.DEFAULT_WAIT_S)
     with open_monitor(dsn, target.model, read_only=True, **({"count_cap": cap} if cap else {})) as monitor:
         started = time.monotonic()
         monitor.collect()
-        monitor.settle(SETTLE_S)
+        settled = monitor.settle(wait)
         time.sleep(max(0.0, RATE_GAP_S - (time.monotonic() - started)))
         snap = monitor.collect()
+        if not settled:
+            snap = settle.past_wait(snap, wait)
     _print(snap, args.json, out)
     return EXIT_OK
 
@@ -115,7 +118,10 @@ def _queues(snap: Snapshot) -> Table:
             _t(_rate(rates.completed if rates else None)),
             _t(_rate(rates.enqueued if rates else None)),
         )
-    table.caption = "≥ over the cap, not counted yet · n* exact as of the background count · ~ estimate"
+    table.caption = (
+        "≥ over the cap, not counted yet · n* exact as of the background count · ~ estimate · "
+        "? not counted (unknown) · n/a no such state"
+    )
     table.caption_justify = "left"
     return table
 
@@ -232,11 +238,16 @@ def render(snap: Snapshot) -> Group:
     errors = [
         Text(f"{panel} unavailable: ", style="yellow") + Text(why) for panel, why in snap.errors.items()
     ]
+    errors += [
+        Text(f"{name} not counted: ", style="yellow") + Text(why) for name, why in snap.unknown.items()
+    ]
     queue = Text("queue: ", style="bold") + Text(snap.target or snap.kind)
     if snap.stuck_rule:
         queue += Text("; stuck means: ") + Text(snap.stuck_rule)
     unsupported = [
-        Text(f"{panel} unsupported: ", style="dim") + Text(why) for panel, why in snap.unsupported.items()
+        Text(f"{panel} unsupported: ", style="dim") + Text(why)
+        for panel, why in snap.unsupported.items()
+        if panel not in snap.unknown  # said above, as not counted
     ]
     return Group(
         header,

@@ -31,7 +31,10 @@ EXACT = "exact"  # true at this poll; as_of is the poll's server time
 STALE = "stale"  # exact as of `as_of`, an earlier moment (a background count); show its age
 APPROXIMATE = "approximate"  # the truth lies within the figure's measured `bound`
 AT_LEAST = "at_least"  # a proven lower bound, nothing exact known yet: shown as "≥value"
-ACCURACIES = (EXACT, STALE, APPROXIMATE, AT_LEAST)
+# Unknown is never zero: a count not taken has no value (None, JSON null) and says why in `reason`.
+UNKNOWN = "unknown"  # the kind has this state, but it was not counted (no way to, failed, not yet)
+UNSUPPORTED = "unsupported"  # the kind does not record this state at all: nothing to count (n/a)
+ACCURACIES = (EXACT, STALE, APPROXIMATE, AT_LEAST, UNKNOWN, UNSUPPORTED)
 
 
 @dataclass(frozen=True)
@@ -42,37 +45,59 @@ class Figure:
     as_of: datetime | None  # server time at which the value was (or was known to be) true
     source: str  # e.g. "poll", "background", "counters", "ids", "depth" (README lists them)
     bound: float | None = None  # approximate: the true value is in [value, value + bound]
+    reason: str | None = None  # unknown / unsupported: why there is no value; at_least: why no better
 
     @property
     def exact(self) -> bool:
         return self.accuracy == EXACT
+
+    @property
+    def known(self) -> bool:
+        """The figure has a value (exact, stale, approximate or a lower bound)."""
+        return self.accuracy not in (UNKNOWN, UNSUPPORTED)
 
 
 @dataclass(frozen=True)
 class QueueStats:
     """Jobs per state in one queue. Each count is the best figure known: exact at this poll, exact
     as of an earlier background count (stale), or a lower bound (at_least); `figures` says which.
-    A count with no entry in `figures` is exact (snapshots built by hand, e.g. in tests)."""
+    A count not taken is None, never 0: its figure is `unknown` (no way to count it, its statement
+    failed or timed out, not counted yet) or `unsupported` (the kind has no such state), with the
+    reason. A count with no entry in `figures` is exact (snapshots built by hand, e.g. in tests)."""
 
     queue: str
-    ready: int  # pending, run_at <= now()
-    scheduled: int  # pending, run_at > now()
-    running: int  # running, lease still valid
-    expired: int  # running, locked_until < now(): stuck
-    failed: int  # dead letters
-    done: int  # kept finished rows (0 when completed jobs are deleted)
+    ready: int | None  # pending, run_at <= now()
+    scheduled: int | None  # pending, run_at > now()
+    running: int | None  # running, lease still valid
+    expired: int | None  # running, locked_until < now(): stuck
+    failed: int | None  # dead letters
+    done: int | None  # kept finished rows
     oldest_ready_age_s: float | None  # now() - min(run_at) over ready jobs; None when none is ready
     figures: dict[str, Figure] = field(default_factory=dict)  # count name -> how it was obtained
-    extra: dict[str, int] = field(default_factory=dict)  # a dialect's labelled extra states (cancelled...)
+    # a dialect's labelled extra states (cancelled...), None when not taken
+    extra: dict[str, int | None] = field(default_factory=dict)
 
     def accuracy(self, name: str) -> str:
         figure = self.figures.get(name)
-        return figure.accuracy if figure is not None else EXACT
+        if figure is not None:
+            return figure.accuracy
+        return EXACT if self.count(name) is not None else UNKNOWN
+
+    def count(self, name: str) -> int | None:
+        """A count by its field name or extra label; None when not taken."""
+        return self.extra.get(name) if name in self.extra else getattr(self, name, None)
+
+    def reason(self, name: str) -> str | None:
+        """Why the count has no value (None when it has one)."""
+        figure = self.figures.get(name)
+        if figure is not None and not figure.known:
+            return figure.reason or figure.accuracy
+        return None if self.count(name) is not None else "not taken"
 
     @property
     def approximate(self) -> bool:
-        """Some count is not exact at this poll (stale, at_least or approximate)."""
-        return any(not f.exact for f in self.figures.values())
+        """Some count taken is not exact at this poll (stale, at_least or approximate)."""
+        return any(f.known and not f.exact for f in self.figures.values())
 
 
 @dataclass(frozen=True)
@@ -299,6 +324,11 @@ class Snapshot:
     # Claim-cost probe, autovacuum pacing and xmin block (monitor/bloat.py); None when not collected.
     bloat: BloatReport | None = None
     stuck_label: str = ""  # the stuck rule in a few words for one-line verdicts ("lease expired"), or ""
+    # Counts not taken at this poll for any queue (count name -> why): a count the kind records but
+    # has no way to count, or whose statement failed (e.g. its statement_timeout). Each queue's
+    # figure for it is `unknown` with the same reason; this says it even when no queue is listed.
+    # "oldest_ready_age_s": the oldest ready job's age was not taken (no index serves it, or failed).
+    unknown: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(dataclasses.asdict(self))

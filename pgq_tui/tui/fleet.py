@@ -53,8 +53,10 @@ def state_cell(row: FleetRow, interval: float) -> Text:
 def row_cells(row: FleetRow, interval: float) -> list[Text]:
     stale = "dim" if row.state != "up" else ""
 
-    def count(n: int | None, alert: bool = False) -> Text:
+    def count(n: int | None, alert: bool = False, name: str = "") -> Text:
         style = "bold red" if alert and n else stale
+        if name in row.unknown:  # the kind has this state but it was not counted: never 0
+            return Text("?", style="yellow", justify="right")
         if n is None:
             return Text(DASH, style="dim", justify="right")
         return Text(fmt_count(n, row.estimated), style=style, justify="right")
@@ -69,9 +71,9 @@ def row_cells(row: FleetRow, interval: float) -> list[Text]:
         safe(row.kind or DASH, style="cyan" if row.kind else "dim"),
         Text(row.version or DASH, style="" if row.version else "dim"),
         state_cell(row, interval),
-        count(row.ready),
-        count(row.stuck, alert=True),
-        count(row.dead),
+        count(row.ready, name="ready"),
+        count(row.stuck, alert=True, name="stuck"),
+        count(row.dead, name="dead"),
         oldest,
         Text(DASH if row.poll_ms is None else f"{row.poll_ms:.0f}ms", style=stale, justify="right"),
         Text(DASH, style="dim")

@@ -104,8 +104,8 @@ def fmt_ago(when: datetime | None, now: datetime) -> str:
 
 
 # Colour plus a symbol, so the level survives NO_COLOR and colour-blind eyes.
-LEVEL_STYLE = {"ok": "green", "warn": "bold yellow", "crit": "bold red"}
-LEVEL_MARK = {"ok": "", "warn": "!", "crit": "!!"}
+LEVEL_STYLE = {"ok": "green", "unknown": "yellow", "warn": "bold yellow", "crit": "bold red"}
+LEVEL_MARK = {"ok": "", "unknown": "?", "warn": "!", "crit": "!!"}
 
 
 def leveled(text: str, lvl: str) -> Text:

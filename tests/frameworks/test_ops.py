@@ -2,7 +2,8 @@
 by its own CLI, jobs by its own client, a real worker killed -9 during a slow job, a live worker
 holding another) and pgq-top's own table beside it. Every figure is compared with ground-truth SQL
 written from procrastinate's own rules; what the dialect cannot serve (dead jobs without the index
-it asks for, finished jobs) is absent, never 0.
+it asks for, finished jobs) is absent, never 0, and a count it has no way to take is UNKNOWN in check
+and "?" in the fleet.
 """
 
 from __future__ import annotations
@@ -114,10 +115,11 @@ def test_check_names_each_queue_and_the_framework_rule(
     for state in ("ready", "scheduled", "running"):
         n = sum(s.get(state, 0) for s in truth.values())
         assert perf[f"procrastinate:{state}"] == f"{n};;;0", state
-    # no index on failed jobs (the dialect names the one it wants): dead is unsupported, not 0 and OK
-    assert "procrastinate:dead" not in perf and perf["pgq:dead"] == "0;0;1000;0"
-    (note,) = [line for line in out.splitlines() if line.startswith("procrastinate: unsupported: ")]
-    assert "dead (needs an index: CREATE INDEX CONCURRENTLY pgq_top_failed_jobs" in note
+    # no index on failed jobs (the dialect names the one it wants): procrastinate records dead jobs,
+    # so its dead count is unknown (perfdata U, the rule UNKNOWN, saying why), never 0 and OK
+    assert perf["procrastinate:dead"] == "U;0;1000;0" and perf["pgq:dead"] == "0;0;1000;0"
+    (note,) = [line for line in out.splitlines() if line.startswith("procrastinate: dead unknown: ")]
+    assert "no way to count it without an index: CREATE INDEX CONCURRENTLY pgq_top_failed_jobs" in note
 
     code, out, _ = check(capsys, "--dsn", mixed.dsn, "--kind", "pgq")  # a pin checks one queue
     assert code == 0 and out.startswith(f"PGQ OK: {PGQ_READY} ready, 0 running"), out
@@ -205,11 +207,14 @@ async def test_fleet_rows_per_queue_and_enter_opens_the_right_one(mixed: Mixed, 
                 ("fw", "procrastinate", "public.procrastinate_jobs"),
             ]
             fw_row = app.rows[3]
-            assert (fw_row.ready, fw_row.stuck, fw_row.dead) == (ready, 1, None)  # dead: unsupported
+            # dead: not counted without the index it asks for: None, shown "?", never 0
+            assert (fw_row.ready, fw_row.stuck, fw_row.dead) == (ready, 1, None) and fw_row.unknown == (
+                "dead",
+            )
             assert app.rows[1].ready == PGQ_READY
             table = app.query_one(DataTable)
             assert str(table.get_cell("fw", "kind")) == "procrastinate"
-            assert str(table.get_cell("fw", "dead")) == "—" and str(table.get_cell("own", "dead")) == "0"
+            assert str(table.get_cell("fw", "dead")) == "?" and str(table.get_cell("own", "dead")) == "0"
             await pilot.press("down", "down", "enter")
         assert app.return_value == "mixed/procrastinate"
         entry = poller.entry(app.return_value)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
+from pgq_tui.monitor.figures import sum_known
 from pgq_tui.monitor.snapshot import Lease, LeaseList, Snapshot
 from pgq_tui.tui.format import DASH, fmt_age, fmt_ago, safe
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
@@ -119,7 +120,8 @@ class DeadTable(PanelTable):
 
     def total(self, snap: Snapshot) -> int | None:
         # A monitor that does not list dead jobs still counts them per queue: show "0 of N".
-        return snap.dead.total or sum(q.failed for q in snap.queues)
+        # (None when the dead count was not taken: the rows shown, never "of 0")
+        return snap.dead.total or sum_known(snap.queues, "failed")
 
     def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
         out = []

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.events import Resize
 
 from pgq_tui.monitor.health import COUNT_MARK, Thresholds, fmt_count, fmt_figure
-from pgq_tui.monitor.snapshot import EXACT, STALE, QueueStats, Rates, Snapshot
+from pgq_tui.monitor.snapshot import EXACT, STALE, UNKNOWN, UNSUPPORTED, QueueStats, Rates, Snapshot
 from pgq_tui.tui.format import fmt_age, fmt_rate, level, leveled, safe, sparkline
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
 
@@ -26,8 +26,11 @@ def _num(q: QueueStats, name: str, style: str = "", *, extra: bool = False) -> T
     """A count (a canonical one, or with `extra` a labelled extra state) with its mark: "≥" over the
     cap and not counted yet, "*" exact as of an earlier background count (its age is in the panel's
     subtitle), "~" an estimate."""
-    n = q.extra.get(name, 0) if extra else getattr(q, name)
+    n = q.extra.get(name) if extra else getattr(q, name)
     accuracy = q.accuracy(name)
+    if n is None or accuracy in (UNKNOWN, UNSUPPORTED):  # not taken: "?" (unknown) or "n/a", never 0
+        style = "yellow" if accuracy == UNKNOWN else "dim"
+        return Text(fmt_figure(n, accuracy), style=style, justify="right")
     shown = style if n or accuracy != EXACT else "dim"
     return Text(
         fmt_figure(n, accuracy), style=shown + ("" if accuracy == EXACT else " italic"), justify="right"
@@ -47,6 +50,8 @@ def count_notes(snap: Snapshot) -> list[str]:
     """What the marks mean right now, for the panel's subtitle."""
     marks = {a for q in snap.queues for a in (q.accuracy(n) for n in q.figures)}
     notes = []
+    if UNKNOWN in marks:
+        notes.append("? not counted (v says why)")
     c = snap.counts
     if "stale" in marks and c is not None and c.lag_s is not None:
         notes.append(f"* exact {fmt_age(c.lag_s)} ago")
@@ -78,17 +83,19 @@ def abbreviations(labels: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def folded(counts: Sequence[tuple[float, str, str]]) -> str:
+def folded(counts: Sequence[tuple[float | None, str, str]]) -> str:
     """Several extra counts (value, accuracy, abbreviation) in one cell: those not exactly 0.
 
     >>> folded([(14, "stale", "c"), (0, "exact", "p"), (1200, "at_least", "b")])
     '14c* ≥1.2kb'
-    >>> folded([(0, "exact", "c")])
-    '0'
+    >>> folded([(0, "exact", "c")]), folded([(None, "unknown", "c"), (2, "exact", "p")])
+    ('0', '?c 2p')
     """
     parts = []
     for n, accuracy, short in counts:
-        if n or accuracy != EXACT:
+        if n is None or accuracy in (UNKNOWN, UNSUPPORTED):
+            parts.append(f"{fmt_figure(n, accuracy)}{short}")
+        elif n or accuracy != EXACT:
             mark = COUNT_MARK.get(accuracy, "?")
             text = fmt_count(n)
             parts.append(f"{text}{short}{mark}" if accuracy == STALE else f"{mark}{text}{short}")
@@ -185,19 +192,23 @@ class QueuesTable(PanelTable):
             spark = sparkline(snap.throughput.queue_history.get(q.queue, ()), width=8)
             cells: dict[str, object] = {
                 "queue": safe(q.queue, style="bold", limit=12),
-                "wait": Text("n/a", style="dim")
+                "wait": Text("?", style="yellow")  # the kind has it, but it was not taken
+                if "oldest_ready_age_s" in snap.unknown
+                else Text("n/a", style="dim")
                 if "oldest_ready" in snap.unsupported
                 else leveled(fmt_age(q.oldest_ready_age_s), lvl)
-                if q.ready
+                if q.ready or q.oldest_ready_age_s is not None
                 else Text("—", style="dim"),
                 "done/s": _rate(rates, "completed"),
                 "in/s": _rate(rates, "enqueued"),
                 "trend": Text(spark, style="dim" if stale_rates else "cyan"),
             }
             for (name, style), column in zip(_COUNTS, COUNT_COLUMNS, strict=True):
+                # not taken: "?" when the kind has the state but it was not counted, "n/a" when the
+                # kind has no such state (see its help)
                 cells[column] = (
                     Text("n/a", style="dim", justify="right")
-                    if name in snap.unsupported  # this queue's kind cannot count it (see its help)
+                    if name in snap.unsupported and name not in q.figures  # a snapshot built by hand
                     else _num(q, name, style)
                 )
             for x in self.extras:
@@ -205,7 +216,7 @@ class QueuesTable(PanelTable):
             if len(self.extras) == 1:
                 cells[FOLDED] = _num(q, self.extras[0], extra=True)
             elif self.extras:
-                counts = [(q.extra.get(x, 0), q.accuracy(x), short[x]) for x in self.extras]
+                counts = [(q.extra.get(x), q.accuracy(x), short[x]) for x in self.extras]
                 text = folded(counts)
                 cells[FOLDED] = Text(text, style="dim" if text == "0" else "", justify="right")
             row = tuple(cells[k] for k in self.shown_keys)
