@@ -19,7 +19,9 @@ from pgq_tui.monitor.snapshot import Snapshot
 
 def at(seconds: float, **changes: object) -> Snapshot:
     snap = make_snapshot(**changes)
-    return dataclasses.replace(snap, server=dataclasses.replace(snap.server, now=NOW + timedelta(seconds=seconds)))
+    return dataclasses.replace(
+        snap, server=dataclasses.replace(snap.server, now=NOW + timedelta(seconds=seconds))
+    )
 
 
 def test_polls_come_back_equal_to_what_was_recorded(tmp_path: Path) -> None:
@@ -97,10 +99,9 @@ def test_a_truncated_file_is_a_clear_error(tmp_path: Path) -> None:
     rec.close()
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 3])
-    with pytest.raises(RecordingError) as err:
-        with Recording(path) as r:
-            for ref in r.polls("q"):
-                r.snapshot(ref)
+    with pytest.raises(RecordingError) as err, Recording(path) as r:
+        for ref in r.polls("q"):
+            r.snapshot(ref)
     assert "\n" not in str(err.value)
 
 
