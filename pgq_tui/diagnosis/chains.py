@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pgq_tui.diagnosis.findings import LEVEL_RANK, Chain, Finding, Thresholds
+from pgq_tui.diagnosis.findings import DEFAULTS, LEVEL_RANK, Chain, Finding, Thresholds
 from pgq_tui.diagnosis.rules import findings as run_rules
 from pgq_tui.monitor.snapshot import Snapshot
 
@@ -60,7 +60,7 @@ def link(found: Sequence[Finding]) -> list[Chain]:
     return chains
 
 
-def diagnose(history: Sequence[Snapshot], t: Thresholds = Thresholds()) -> list[Chain]:
+def diagnose(history: Sequence[Snapshot], t: Thresholds = DEFAULTS) -> list[Chain]:
     """The whole diagnosis of one queue's Snapshot history (oldest first): a pure function, so a
     recorded history replays to the same chains."""
     return link(run_rules(history, t))

@@ -118,3 +118,6 @@ class Thresholds:
                 raise ValueError(f"{source}{key} must be a number >= 0")
             values[key] = float(value)
         return cls(**values)
+
+
+DEFAULTS = Thresholds()

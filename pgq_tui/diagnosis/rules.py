@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from pgq_tui.diagnosis.findings import CRIT, OK, WARN, Finding, Fix, Thresholds
+from pgq_tui.diagnosis.findings import CRIT, DEFAULTS, OK, WARN, Finding, Fix, Thresholds
 from pgq_tui.monitor.health import fmt_age, fmt_count
 from pgq_tui.monitor.snapshot import Blocker, Session, Snapshot, XminHolder
 
@@ -248,7 +248,8 @@ def autovacuum_pacing(history: History, t: Thresholds) -> list[Finding]:
             short=f"autovacuum too slow for the churn ({p.limiter})",
             text=f"autovacuum is paced too slowly for the churn: {p.message}",
             evidence=(
-                f"{fmt_count(round(p.dead_per_s or 0))} dead tuples/s, threshold {fmt_count(round(p.threshold))}",
+                f"{fmt_count(round(p.dead_per_s or 0))} dead tuples/s, "
+                f"threshold {fmt_count(round(p.threshold))}",
             ),
             fix=Fix("tune autovacuum for this table (the advisor shows the settings)", key="A"),
             held_s=d,
@@ -482,7 +483,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def findings(history: History, t: Thresholds = Thresholds()) -> list[Finding]:
+def findings(history: History, t: Thresholds = DEFAULTS) -> list[Finding]:
     """Every rule over the history (oldest first); nothing for an empty one."""
     if not history:
         return []
