@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import signal
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,8 @@ from textual.containers import Container
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, Static
 
+from pgq_tui.diagnosis import Chain, Thresholds, diagnose
+from pgq_tui.diagnosis.findings import DEFAULTS
 from pgq_tui.errors import describe
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.tui import hangup, keys
@@ -32,6 +35,7 @@ from pgq_tui.tui.screens.detail import DetailScreen
 from pgq_tui.tui.screens.help import HelpScreen
 from pgq_tui.tui.screens.queue import QueueScreen
 from pgq_tui.tui.screens.session import SessionScreen
+from pgq_tui.tui.screens.why import WhyScreen
 from pgq_tui.tui.source import as_source
 from pgq_tui.tui.widgets.chart import ThroughputChart
 from pgq_tui.tui.widgets.health import HealthPanel
@@ -79,6 +83,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         poll: bool = True,
         initial: Snapshot | None = None,
         back: bool = False,
+        diagnosis: Thresholds = DEFAULTS,
     ) -> None:
         super().__init__()
         self.back = back  # opened from the fleet: escape with nothing to clear goes back to it
@@ -105,6 +110,10 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self._timer: Any = None
         self.current_panel = "stuck"  # the panel shown under the queues when the terminal is small
         self._initial = initial  # the launcher's check poll: the first frame already has data
+        # The diagnosis reads the recent polls (pgq_tui.diagnosis): kept as long as its longest window.
+        self.thresholds = diagnosis
+        self.history: deque[Snapshot] = deque()
+        self.chains: list[Chain] = []
 
     # -- layout ----------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -205,6 +214,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self._landed()
         self.received += 1
         self.snapshot = message.snapshot
+        self._diagnose(message.snapshot)
         self.connected = True
         self.error = None
         self._data_at = self.clock()
@@ -215,6 +225,13 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             self.query_one(DemoBar).show(message.demo_status)
         self._render_snapshot()
         self._update_header()
+
+    def _diagnose(self, snap: Snapshot) -> None:
+        keep = max(self.thresholds.backlog_window_s, self.thresholds.min_duration_s) + 2 * self.interval
+        self.history.append(snap)
+        while len(self.history) > 1 and (snap.server.now - self.history[0].server.now).total_seconds() > keep:
+            self.history.popleft()
+        self.chains = diagnose(self.history, self.thresholds)
 
     @on(CollectFailed)
     def _on_failed(self, message: CollectFailed) -> None:
@@ -238,7 +255,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             return
         for panel_id in keys.PANEL_IDS:
             self.panel(panel_id).update_from(snap, self.filter_text)
-        self.query_one(VerdictLine).update_from(snap)
+        self.query_one(VerdictLine).update_from(snap, chains=self.chains)
 
     def connection(self) -> Connection:
         age = None if self._data_at is None else max(0.0, self.clock() - self._data_at)
@@ -392,6 +409,9 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         fetch = getattr(self.actions, "job_detail", None)
         now = self.snapshot.server.now if self.snapshot is not None else None
         self.push_screen(DetailScreen(row.job_id, fetch, now))
+
+    def action_why(self) -> None:
+        self.push_screen(WhyScreen(self.chains))
 
     def action_queue_detail(self) -> None:
         snap = self.snapshot

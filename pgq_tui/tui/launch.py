@@ -87,6 +87,7 @@ def open_dashboard(
     name: str | None = None,
     count_cap: int | None = None,
     probe_interval_s: float = 10.0,
+    diagnosis: Any = None,
 ) -> int:
     """Check the connection and table with one real poll, then run the app on a monitor and actions."""
     from pgq_tui.actions import Actions
@@ -110,6 +111,7 @@ def open_dashboard(
             demo=demo,
             initial=first,
             back=back,
+            **({} if diagnosis is None else {"diagnosis": diagnosis}),
         )
         result = app.run()
         _reinstall_interrupts()  # the app's event loop reset SIGTERM/SIGHUP on exit
@@ -185,6 +187,8 @@ def run_fleet(targets: list[Any], *, interval: float, read_only: bool) -> int:
 
 
 def run_dashboard(args: argparse.Namespace) -> int:
+    from pgq_tui.diagnosis.command import thresholds_from
+
     check_terminal()
     with _interruptible():
         targets = getattr(args, "target_list", [])
@@ -210,6 +214,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                 read_only=args.read_only,
                 count_cap=getattr(args, "count_cap", None),
                 probe_interval_s=args.probe_interval,
+                diagnosis=thresholds_from(args),
             )
         from pgq_tui.demo import DemoSession
 
@@ -228,6 +233,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                     demo=session.controller,
                     count_cap=getattr(args, "count_cap", None),
                     probe_interval_s=args.probe_interval,
+                    diagnosis=thresholds_from(args),
                 )
             finally:
                 print("pgq-top: stopping the demo (workers, load, server)…", file=sys.stderr, flush=True)
