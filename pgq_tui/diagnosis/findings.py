@@ -24,11 +24,12 @@ class Fix:
     key: str | None = None
     sql: str | None = None
     command: str | None = None
+    line: str | None = None  # a few words for the health line when no key does it
 
     @property
     def short(self) -> str:
-        """What the health line ends with: the key, else the command, else the SQL."""
-        return self.key or self.command or self.sql or self.what
+        """What the health line ends with: the key, else a few words, else the command or SQL."""
+        return self.key or self.line or self.command or self.sql or self.what
 
 
 @dataclass(frozen=True)

@@ -108,10 +108,12 @@ def _holder_fix(h: XminHolder) -> Fix:
         return Fix(
             f"roll back prepared transaction {quote_literal(h.name)} (in its database: {h.detail})",
             sql=f"ROLLBACK PREPARED {quote_literal(h.name)};",
+            line="ROLLBACK PREPARED",
         )
     return Fix(
         f"drop replication slot {quote_literal(h.name)} (if nothing consumes it any more)",
         sql=f"SELECT pg_drop_replication_slot({quote_literal(h.name)});",
+        line="drop the slot",
     )
 
 
@@ -120,6 +122,9 @@ def xmin_holders(history: History, t: Thresholds) -> list[Finding]:
     `xmin_hold_s` (a slot's hold is undated: counted from the first poll that saw it)."""
     snap = history[-1]
     block = snap.bloat.xmin_block if snap.bloat else None
+    waits_on: dict[str, list[int]] = {}
+    for b in snap.sessions.blocked:
+        waits_on.setdefault(str(b.blocked_pid), []).append(b.blocking_pid)
     out = []
     for h in snap.sessions.xmin_holders:
         if h.is_pgq_top:
@@ -151,6 +156,8 @@ def xmin_holders(history: History, t: Thresholds) -> list[Finding]:
                 text=f"the xmin horizon has been held for {fmt_age(age)} by {h.kind} {h.name} {note}: {what}",
                 evidence=evidence,
                 fix=_holder_fix(h),
+                # a session waiting on a lock holds its snapshot because of that lock
+                causes=tuple(f"lock:{pid}" for pid in waits_on.get(h.name, ())),
                 held_s=age,
                 note=note,
                 pid=int(h.name) if h.kind == "backend" else None,
@@ -222,7 +229,9 @@ def autovacuum_off(history: History, t: Thresholds) -> list[Finding]:
             text=f"autovacuum is disabled on {tab.table}: its dead tuples grow until someone runs VACUUM",
             evidence=(f"{tab.table} reloptions: autovacuum_enabled = false",),
             fix=Fix(
-                f"enable autovacuum on {tab.table}", sql=f"ALTER TABLE {rel} RESET (autovacuum_enabled);"
+                f"enable autovacuum on {tab.table}",
+                sql=f"ALTER TABLE {rel} RESET (autovacuum_enabled);",
+                line="RESET autovacuum_enabled",
             ),
         )
     ]
@@ -374,7 +383,10 @@ def stalled(history: History, t: Thresholds) -> list[Finding]:
                 text=f"queue {q.queue} is stalled: its oldest ready job has waited {fmt_age(age)}, none of "
                 f"its jobs is running and none completes: no live worker claims from it",
                 evidence=(f"{fmt_count(q.ready)} ready, 0 running, {rates}",),
-                fix=Fix(f"start a worker for queue {q.queue} (or find why the workers do not claim)"),
+                fix=Fix(
+                    f"start a worker for queue {q.queue} (or find why the workers do not claim)",
+                    line="start a worker",
+                ),
                 causes=("lock:", "crashed"),
                 held_s=age,
             )
@@ -463,7 +475,7 @@ def backlog(history: History, t: Thresholds) -> list[Finding]:
             evidence=(
                 f"ready {fmt_count(_ready(first))} -> {fmt_count(_ready(snap))} in {fmt_age(span)}; {rates}",
             ),
-            fix=Fix("add workers (or make the handlers faster)"),
+            fix=Fix("add workers (or make the handlers faster)", line="add workers"),
             causes=("claims_slow", "stalled:", "lock:", "crashed"),
             held_s=span,
         )
