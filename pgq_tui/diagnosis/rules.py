@@ -497,6 +497,7 @@ RULES: tuple[Rule, ...] = (
 
 def findings(history: History, t: Thresholds = DEFAULTS) -> list[Finding]:
     """Every rule over the history (oldest first); nothing for an empty one."""
-    if not history:
+    snaps = tuple(history)  # a deque (the dashboard's) does not slice
+    if not snaps:
         return []
-    return [f for rule in RULES for f in rule(history, t)]
+    return [f for rule in RULES for f in rule(snaps, t)]
