@@ -289,3 +289,15 @@ def test_chains_worst_first_and_thresholds_from_a_file() -> None:
         Thresholds.from_mapping({"min_duration_s": "soon"})
     as_json = found[0].to_dict()
     assert as_json["root"] == "crashed" and as_json["fix"]["key"] == "R" and as_json["links"][0]["rule"]
+
+
+def test_a_holder_a_vacuum_blamed_is_a_cause_however_young() -> None:
+    """Before the holder reaches xmin_hold_s, a vacuum that removed nothing already names it: the
+    dead tuples rest on it, not on the pacing verdict next in line."""
+    block = XminBlock(NOW, 9000, 8900, "backend", "13028", 20.0, "report", "vacuum ran but removed 100")
+    slow = pacing(rate=5000, threshold=20_000, naptime_s=5, vacuum_s=2, max_workers=3, workers_elsewhere=3)
+    bloat = replace(slow_claims(), xmin_block=block, pacing=slow)
+    table = replace(BASE.table, dead_tuples=9000, vacuum=None, vacuum_threshold=1000.0)
+    h = history(3, sessions=idle_holder(age=20.0), bloat=bloat, table=table)
+    chains_found = diagnose(h, T)
+    assert [f.rule for f in chains_found[0].links] == ["claims_slow", "dead_tuples", "xmin_holder"]

@@ -119,7 +119,8 @@ def _holder_fix(h: XminHolder) -> Fix:
 
 def xmin_holders(history: History, t: Thresholds) -> list[Finding]:
     """Each transaction, prepared transaction or replication slot that has held the xmin horizon for
-    `xmin_hold_s` (a slot's hold is undated: counted from the first poll that saw it)."""
+    `xmin_hold_s` (a slot's hold is undated: counted from the first poll that saw it), or sooner when
+    a vacuum ran and could not remove the dead tuples because of it (bloat.xmin_block)."""
     snap = history[-1]
     block = snap.bloat.xmin_block if snap.bloat else None
     waits_on: dict[str, list[int]] = {}
@@ -133,10 +134,12 @@ def xmin_holders(history: History, t: Thresholds) -> list[Finding]:
             history, lambda s, h=h: any(holder_id(x) == holder_id(h) for x in s.sessions.xmin_holders)
         )
         age = max(h.age_s or 0.0, seen or 0.0)
-        if age < max(t.xmin_hold_s, 0.0) or (h.age_s is None and age < t.min_duration_s):
+        # a vacuum that ran and removed nothing names its holder: evidence enough, however young
+        blamed = block is not None and block.holder_kind == h.kind and block.holder == h.name
+        young = age < max(t.xmin_hold_s, 0.0) or (h.age_s is None and age < t.min_duration_s)
+        if young and not blamed:
             continue
         note, evidence = _holder_note(snap, h)
-        blamed = block is not None and block.holder_kind == h.kind and block.holder == h.name
         what = (
             "vacuum cannot remove any row of any table deleted or updated since"
             if _blocks_tables(h)
