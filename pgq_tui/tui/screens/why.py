@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,36 +21,35 @@ from pgq_tui.tui.format import LEVEL_MARK, LEVEL_STYLE, safe
 
 
 def why_renderable(chains: Sequence[Chain]) -> Group:
-    """Pure: the chains as rich Text lines."""
+    """Pure: the chains as rich renderables; each link's words hang beside its role."""
     if not chains:
         return Group(Text("nothing wrong: no chain has held long enough to show", style="green"))
-    lines: list[Text] = []
+    parts: list[Text | Table] = []
     for n, chain in enumerate(chains, 1):
         if n > 1:
-            lines.append(Text(""))
+            parts.append(Text(""))
         head = Text(f"{n}. {LEVEL_MARK[chain.level]} ", style=LEVEL_STYLE[chain.level])
         head.append_text(safe(one_line(chain), style=LEVEL_STYLE[chain.level]))
-        lines.append(head)
+        parts.append(head)
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="bold", no_wrap=True, width=8)
+        grid.add_column()
         for i, f in enumerate(chain.links):
             role = "symptom" if i == 0 and len(chain.links) > 1 else "root" if f is chain.root else "because"
-            line = Text(f"   {role:<8} ", style="bold")
-            line.append_text(safe(f.text))
-            lines.append(line)
+            grid.add_row(role, safe(f.text))
             for e in f.evidence:
-                ev = Text("            - ", style="dim")
-                ev.append_text(safe(e, style="dim"))
-                lines.append(ev)
+                grid.add_row("", Text("- ", style="dim").append_text(safe(e, style="dim")))
         fix = chain.fix
         if fix is not None:
-            line = Text("   fix      ", style="bold green")
-            line.append_text(safe(fix.what, style="green"))
+            what = safe(fix.what, style="green")
             if fix.key:
-                line.append(f"  (key {fix.key} on the dashboard)", style="bold")
-            lines.append(line)
+                what.append(f"  (key {fix.key} on the dashboard)", style="bold")
+            grid.add_row(Text("fix", style="bold green"), what)
             for code in (fix.sql, fix.command):
                 if code:
-                    lines.append(Text("            ").append_text(safe(code, style="cyan")))
-    return Group(*lines)
+                    grid.add_row("", safe(code, style="cyan"))
+        parts.append(grid)
+    return Group(*parts)
 
 
 class WhyScreen(ModalScreen[None]):
