@@ -100,7 +100,8 @@ class Result:
     def level(self) -> str:
         if self.error is not None:
             return UNKNOWN
-        return worst([*(m.level for m in self.measures), *(level for level, _ in self.causes)])
+        # a named cause makes it at least WARNING; CRITICAL stays the thresholds' call (--*-crit)
+        return worst([*(m.level for m in self.measures), *(WARN for _ in self.causes)])
 
 
 def rank(level: str) -> int:
