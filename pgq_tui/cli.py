@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--read-only", action="store_true", help="disable every write action")
     _counting(parser)
+    from pgq_tui.diagnosis.command import add_threshold_arguments as add_dashboard_thresholds
+
+    add_dashboard_thresholds(parser)
     parser.add_argument(
         "--probe-interval",
         type=float,
@@ -202,6 +205,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(check, suppress=True, many=True)
     add_check_arguments(check)
+    add_dashboard_thresholds(check)
+
+    from pgq_tui.diagnosis.command import add_arguments as add_why_arguments
+
+    why = sub.add_parser(
+        "why",
+        help="from the symptom to its root cause to the fix: exit 0 nothing wrong, 1 warning, 2 critical",
+        description="Poll every queue of each target for --window seconds, then print each chain from "
+        "the symptom to its root cause and the fix (the dashboard key, the SQL or command). Exit 0 "
+        "nothing wrong, 1 the worst chain warns, 2 it is critical, 3 a target could not be read. "
+        "See docs/diagnosis.md.",
+    )
+    _common(why, suppress=True, many=True)
+    add_why_arguments(why)
 
     exporter = sub.add_parser(
         "exporter",
@@ -347,6 +364,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return run_replay(args)
 
 
+def _cmd_why(args: argparse.Namespace) -> int:
+    from pgq_tui.diagnosis.command import run_why
+
+    return run_why(args, args.target_list)
+
+
 def _cmd_dashboard(args: argparse.Namespace) -> int:
     from pgq_tui.tui.launch import run_dashboard
 
@@ -364,6 +387,7 @@ COMMANDS = {
     "worker": _cmd_worker,
     "snapshot": _cmd_snapshot,
     "check": _cmd_check,
+    "why": _cmd_why,
     "advise": _cmd_advise,
     "exporter": _cmd_exporter,
     "record": _cmd_record,
@@ -374,7 +398,7 @@ COMMANDS = {
     "cancel": _cmd_action,
     None: _cmd_dashboard,
 }
-MULTI_TARGET = ("snapshot", "check", "record", None)
+MULTI_TARGET = ("snapshot", "check", "why", "record", None)
 OFFLINE = ("replay",)  # commands that read a file, never a server
 
 

@@ -108,7 +108,7 @@ def parse_targets(
     """Targets from a parsed TOML document; every mistake is one line naming the file and target.
     A pin the entry leaves out comes from `defaults` (the command line); a relative mapping path is
     relative to `base` (the targets file's directory)."""
-    unknown = set(data) - {"targets"}
+    unknown = set(data) - {"targets", "diagnosis"}  # [diagnosis]: thresholds, read by pgq_tui.diagnosis
     if unknown:
         raise PgqError(
             f"{source}: unknown top-level key {sorted(unknown)[0]!r} (expected [targets.NAME])", EXIT_USAGE

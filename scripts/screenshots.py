@@ -38,7 +38,11 @@ SHOTS: list[tuple[str, tuple[int, int], list[str]]] = [
     ("sessions-80x24", (80, 24), ["5"]),
     ("requeue-confirm-80x24", (80, 24), ["2", "space", "r"]),
     ("advisor-160x48", (160, 48), ["A"]),
+    # the diagnosis once the idle transaction has held the horizon for a minute (docs/diagnosis.md)
+    ("why-dashboard-80x24", (80, 24), []),
+    ("why-80x24", (80, 24), ["y"]),
 ]
+XMIN_HOLD_S = 65  # the diagnosis names an xmin holder after 60 s (Thresholds.xmin_hold_s)
 FLEET_SHOTS = [("fleet-80x24", (80, 24)), ("fleet-160x48", (160, 48))]
 # The seed article's first shape, as its own plain SQL makes it: waiting jobs, two claimed by a live
 # worker and one by a worker that died an hour ago (stuck by the lock-age rule of its mapping).
@@ -216,10 +220,13 @@ async def main(out: Path, only: str = "") -> None:
         c.raise_load()
         c.raise_load()
         c.open_idle_transaction()
+        opened = time.monotonic()
         time.sleep(8)  # history for the chart and sparklines, dead tuples behind the xmin holder
         print(f"{wait_for_stuck_jobs(session)} stuck jobs", file=sys.stderr)
         for name, size, press in SHOTS:
             if name.startswith(only):
+                if name.startswith("why"):
+                    time.sleep(max(0.0, opened + XMIN_HOLD_S - time.monotonic()))
                 await shoot(session, out, name, size, press)
         await shoot_fleet(session, out, only)
         if "replay".startswith(only) or only.startswith("replay"):

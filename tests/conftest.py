@@ -27,8 +27,10 @@ def server_dsn() -> Iterator[str]:
         return
     from pgq_tui.demo.embedded import FAST_UNSAFE_SETTINGS, EmbeddedPostgres
 
-    # Prepared transactions on, so the xmin-holder test can make one (the server default is 0).
-    server = EmbeddedPostgres(settings={**FAST_UNSAFE_SETTINGS, "max_prepared_transactions": "10"})
+    # Prepared transactions on, so the xmin-holder tests can make one (the server default is 0), and
+    # wal_level logical so the diagnosis test can make a logical replication slot.
+    settings = {**FAST_UNSAFE_SETTINGS, "max_prepared_transactions": "10", "wal_level": "logical"}
+    server = EmbeddedPostgres(settings=settings)
     yield server.start()
     server.stop()
 

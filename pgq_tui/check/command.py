@@ -31,10 +31,15 @@ from pgq_tui.check.rules import (
     Result,
     check,
 )
+from pgq_tui.diagnosis.chains import diagnose, one_line
+from pgq_tui.diagnosis.command import thresholds_from as why_thresholds
+from pgq_tui.diagnosis.findings import DEFAULTS, Thresholds
+from pgq_tui.diagnosis.watch import watch_targets
 from pgq_tui.errors import PgqError
-from pgq_tui.fleet.poll import collect_each, outcome_name
+from pgq_tui.fleet.poll import outcome_name
 from pgq_tui.monitor.settle import add_wait_argument
 from pgq_tui.targets import Target
+from pgq_tui.tui.format import visible
 
 # flag stem, CheckThresholds field, what it limits (for --help)
 THRESHOLD_FLAGS = (
@@ -76,6 +81,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             )
     p.add_argument("--json", action="store_true", help="print the verdicts and measures as JSON")
     p.add_argument(
+        "--window",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="poll this long so the diagnosis sees undated evidence hold (default: 0, one poll: only "
+        "causes the server dates, such as an xmin holder's age or a lock wait, are named)",
+    )
+    p.add_argument(
+        "--interval", type=float, default=2.0, help="seconds between polls in --window (default: 2)"
+    )
+    p.add_argument(
         "--timeout",
         type=float,
         default=15.0,
@@ -101,20 +117,32 @@ def thresholds_from(args: argparse.Namespace) -> CheckThresholds:
 
 
 def check_targets(
-    targets: list[Target], t: CheckThresholds, timeout_s: float, wait_s: float = 0.0
+    targets: list[Target],
+    t: CheckThresholds,
+    timeout_s: float,
+    why: Thresholds = DEFAULTS,
+    window_s: float = 0.0,
+    interval_s: float = 2.0,
+    wait_s: float = 0.0,
 ) -> list[Result]:
     """One Result per queue; a database holding several queues also gets one "database" Result for
     the measures of the whole database (xmin horizon, idle transactions), taken from its first queue
-    read, instead of repeating them per queue."""
+    read, instead of repeating them per queue. Each queue's diagnosis chains (over `window_s` of
+    polls) name the root causes first."""
     results = []
-    for queues in collect_each(targets, timeout_s, min(wait_s, 0.8 * timeout_s)):
+    wait = min(wait_s, 0.8 * timeout_s)
+    for watched in watch_targets(targets, window_s, max(interval_s, 0.1), timeout_s, wait):
+        queues = [w.last for w in watched]
         database: Result | None = None
-        for o in queues:
+        for w in watched:
+            o = w.last
             name = outcome_name(o, queues, len(targets) > 1)
             if isinstance(o.outcome, PgqError):
                 results.append(Result(name, error=str(o.outcome), kind=o.kind, table=o.table))
                 continue
             result = check(name, o.outcome, t, table=o.table)
+            causes = tuple((c.level, visible(one_line(c))) for c in diagnose(w.history, why))
+            result = replace(result, causes=causes)
             if o.several:
                 if database is None:
                     wide = tuple(m for m in result.measures if m.label in DATABASE_WIDE)
@@ -130,7 +158,15 @@ def check_targets(
 
 def run_check(args: argparse.Namespace, targets: list[Target], out: TextIO | None = None) -> int:
     stream = out or sys.stdout
-    results = check_targets(targets, thresholds_from(args), args.timeout, args.wait)
+    results = check_targets(
+        targets,
+        thresholds_from(args),
+        args.timeout,
+        why_thresholds(args),
+        args.window,
+        args.interval,
+        args.wait,
+    )
     code, text = render(results)
     if args.json:
         json.dump(as_json(results), stream, indent=2)

@@ -101,11 +101,12 @@ def render(results: Sequence[Result]) -> tuple[int, str]:
     """The exit code and the whole plugin output (status line, perfdata, long text)."""
     level = worst(r.level for r in results)
     named = len(results) > 1
-    lines = [
-        (f"{r.name}: " if named else "") + p
-        for r in sorted(results, key=lambda r: -rank(r.level))  # stable: worst target first
-        for p in _problems(r)
-    ]
+    ordered = sorted(results, key=lambda r: -rank(r.level))  # stable: worst target first
+    # the root causes first (pgq-top why's chains), each once: a database-wide cause is every queue's
+    causes = list(
+        dict.fromkeys((f"{r.name}: " if named else "") + line for r in ordered for _, line in r.causes)
+    )
+    lines = causes + [(f"{r.name}: " if named else "") + p for r in ordered for p in _problems(r)]
     if level != OK:
         summary = "; ".join(lines)
     elif named:
@@ -139,6 +140,7 @@ def as_json(results: Sequence[Result]) -> dict[str, Any]:
                 "table": r.table,
                 "status": STATUS[r.level],
                 "error": r.error,
+                "causes": [{"level": level, "line": line} for level, line in r.causes],
                 "verdicts": [
                     {"level": m.level, "status": STATUS[m.level], "measure": m.label, "message": m.message}
                     for m in r.problems

@@ -85,6 +85,7 @@ class Result:
     error: str | None = None  # set: the target could not be checked at all (UNKNOWN)
     kind: str | None = None  # the queue's dialect (None: not detected)
     table: str = ""  # the queue's main relation, schema.table
+    causes: tuple[tuple[str, str], ...] = ()  # (level, one line) per diagnosis chain, worst first
 
     @property
     def unsupported(self) -> list[Measure]:
@@ -99,7 +100,8 @@ class Result:
     def level(self) -> str:
         if self.error is not None:
             return UNKNOWN
-        return worst(m.level for m in self.measures)
+        # a named cause makes it at least WARNING; CRITICAL stays the thresholds' call (--*-crit)
+        return worst([*(m.level for m in self.measures), *(WARN for _ in self.causes)])
 
 
 def rank(level: str) -> int:

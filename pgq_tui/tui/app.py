@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import signal
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,8 @@ from textual.containers import Container
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, Static
 
+from pgq_tui.diagnosis import Chain, Thresholds, diagnose
+from pgq_tui.diagnosis.findings import DEFAULTS
 from pgq_tui.errors import describe
 from pgq_tui.history.series import WINDOWS, next_window
 from pgq_tui.monitor.snapshot import Snapshot
@@ -33,6 +36,7 @@ from pgq_tui.tui.screens.detail import DetailScreen
 from pgq_tui.tui.screens.help import HelpScreen
 from pgq_tui.tui.screens.queue import QueueScreen
 from pgq_tui.tui.screens.session import SessionScreen
+from pgq_tui.tui.screens.why import WhyScreen
 from pgq_tui.tui.source import as_source
 from pgq_tui.tui.widgets.chart import ThroughputChart
 from pgq_tui.tui.widgets.health import HealthPanel
@@ -80,6 +84,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         poll: bool = True,
         initial: Snapshot | None = None,
         back: bool = False,
+        diagnosis: Thresholds = DEFAULTS,
     ) -> None:
         super().__init__()
         self.back = back  # opened from the fleet: escape with nothing to clear goes back to it
@@ -106,6 +111,10 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self._timer: Any = None
         self.current_panel = "stuck"  # the panel shown under the queues when the terminal is small
         self._initial = initial  # the launcher's check poll: the first frame already has data
+        # The diagnosis reads the recent polls (pgq_tui.diagnosis): kept as long as its longest window.
+        self.thresholds = diagnosis
+        self.history: deque[Snapshot] = deque()
+        self.chains: list[Chain] = []
 
     # -- layout ----------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -207,6 +216,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self._landed()
         self.received += 1
         self.snapshot = message.snapshot
+        self._diagnose(message.snapshot)
         self.connected = True
         self.error = None
         self._data_at = self.clock()
@@ -217,6 +227,13 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             self.query_one(DemoBar).show(message.demo_status)
         self._render_snapshot()
         self._update_header()
+
+    def _diagnose(self, snap: Snapshot) -> None:
+        keep = max(self.thresholds.backlog_window_s, self.thresholds.min_duration_s) + 2 * self.interval
+        self.history.append(snap)
+        while len(self.history) > 1 and (snap.server.now - self.history[0].server.now).total_seconds() > keep:
+            self.history.popleft()
+        self.chains = diagnose(self.history, self.thresholds)
 
     @on(CollectFailed)
     def _on_failed(self, message: CollectFailed) -> None:
@@ -240,7 +257,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             return
         for panel_id in keys.PANEL_IDS:
             self.panel(panel_id).update_from(snap, self.filter_text)
-        self.query_one(VerdictLine).update_from(snap)
+        self.query_one(VerdictLine).update_from(snap, chains=self.chains)
 
     def connection(self) -> Connection:
         age = None if self._data_at is None else max(0.0, self.clock() - self._data_at)
@@ -399,6 +416,9 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         chart = self.query_one(ThroughputChart)
         chart.cycle_window(next_window(chart.window))
         self.notify(f"chart window: {WINDOWS[chart.window][0]}", timeout=2)
+
+    def action_why(self) -> None:
+        self.push_screen(WhyScreen(self.chains))
 
     def action_queue_detail(self) -> None:
         snap = self.snapshot

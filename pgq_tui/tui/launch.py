@@ -89,6 +89,7 @@ def open_dashboard(
     count_cap: int | None = None,
     probe_interval_s: float = 10.0,
     record: str | None = None,
+    diagnosis: Any = None,
 ) -> int:
     """Check the connection and table with one real poll, then run the app on a monitor and actions
     (and append every poll to the recording `record`, when given)."""
@@ -119,6 +120,7 @@ def open_dashboard(
             demo=demo,
             initial=first,
             back=back,
+            **({} if diagnosis is None else {"diagnosis": diagnosis}),
         )
         result = app.run()
         _reinstall_interrupts()  # the app's event loop reset SIGTERM/SIGHUP on exit
@@ -196,6 +198,8 @@ def run_fleet(targets: list[Any], *, interval: float, read_only: bool) -> int:
 
 
 def run_dashboard(args: argparse.Namespace) -> int:
+    from pgq_tui.diagnosis.command import thresholds_from
+
     check_terminal()
     with _interruptible():
         targets = getattr(args, "target_list", [])
@@ -223,6 +227,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                 count_cap=getattr(args, "count_cap", None),
                 probe_interval_s=args.probe_interval,
                 record=args.record,
+                diagnosis=thresholds_from(args),
             )
         from pgq_tui.demo import DemoSession
 
@@ -242,6 +247,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                     count_cap=getattr(args, "count_cap", None),
                     probe_interval_s=args.probe_interval,
                     record=args.record,
+                    diagnosis=thresholds_from(args),
                 )
             finally:
                 print("pgq-top: stopping the demo (workers, load, server)…", file=sys.stderr, flush=True)

@@ -109,7 +109,9 @@ def test_check_names_each_queue_and_the_framework_rule(
     status = out.splitlines()[0].partition(" | ")[0]
     assert code == 2, out
     rule = "stalled: doing, and its worker is gone or silent for 2 s (procrastinate's stalled_worker_timeout"
-    assert status.startswith(f"PGQ CRITICAL: procrastinate: 1 stuck jobs ({rule}"), out
+    # the root cause first (the diagnosis: its worker is gone, R requeues), then the measure's verdict
+    assert status.startswith("PGQ CRITICAL: procrastinate: 1 stuck jobs, their workers gone · R; "), out
+    assert f"; procrastinate: 1 stuck jobs ({rule}" in status, out
     assert "1 with no live holder" in status  # procrastinate's heartbeats say the worker is gone
     assert perf["procrastinate:stuck"] == "1;0;0;0" and perf["pgq:ready"] == f"{PGQ_READY};;;0"
     for state in ("ready", "scheduled", "running"):

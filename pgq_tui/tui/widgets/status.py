@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
 
+from pgq_tui.diagnosis import Chain, one_line
 from pgq_tui.monitor.snapshot import Snapshot
-from pgq_tui.tui.format import fmt_age, fmt_rate, safe
+from pgq_tui.tui.format import LEVEL_MARK, LEVEL_STYLE, fmt_age, fmt_rate, safe
 from pgq_tui.tui.quiet import update_static
 from pgq_tui.tui.verdict import verdict_text
 
@@ -135,10 +136,25 @@ class Banner(_Ticking):
 
 
 class VerdictLine(Static):
-    def update_from(self, snap: Snapshot, filter_text: str = "") -> None:
+    def update_from(self, snap: Snapshot, filter_text: str = "", chains: Sequence[Chain] = ()) -> None:
         text = Text("health: ", style="bold")
-        text.append_text(verdict_text(snap))
+        if chains:  # the diagnosis: the worst chain, its root and fix kept whole (`y` shows them all)
+            text.append_text(chain_text(chains, (self.size.width or 80) - len(text)))
+        else:
+            text.append_text(verdict_text(snap))
         update_static(self, text)
+
+
+def chain_text(chains: Sequence[Chain], width: int) -> Text:
+    """The worst chain on one line of `width` cells, then how many more and the key that lists them."""
+    worst = chains[0]
+    mark = f"{LEVEL_MARK[worst.level]} "
+    more = f" +{len(chains) - 1}" if len(chains) > 1 else ""
+    hint = f"{more} [y]"
+    line = one_line(worst, max(width - len(mark) - len(hint), 10))
+    text = safe(mark + line, style=LEVEL_STYLE[worst.level])
+    text.append(hint, style="dim")
+    return text
 
 
 class DemoBar(Static):

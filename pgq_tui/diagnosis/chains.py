@@ -1,0 +1,122 @@
+"""Findings linked into chains (symptom first, root cause last), ordered by causality then severity,
+and the chain as one line that fits a width: the root and its fix always survive the abbreviation.
+
+    claims 463x slower ← 8.7k dead tuples vacuum can't remove ← xmin held 1m20s by pid 13028 (...) · K
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pgq_tui.diagnosis.findings import DEFAULTS, LEVEL_RANK, Chain, Finding, Thresholds
+from pgq_tui.diagnosis.rules import findings as run_rules
+from pgq_tui.monitor.snapshot import Snapshot
+
+ARROW = " ← "
+FIX_SEP = " · "
+ELLIPSIS = "…"
+
+
+def _resolve(f: Finding, by_id: dict[str, Finding]) -> Finding | None:
+    """The first of `f.causes` that was found: an exact id, or the strongest finding under a prefix
+    ending in ":" ("lock:" -> any lock)."""
+    for want in f.causes:
+        if want.endswith(":"):
+            matches = [g for k, g in by_id.items() if k.startswith(want) and k != f.id]
+            if matches:
+                return max(matches, key=lambda g: (LEVEL_RANK[g.level], g.held_s))
+        elif want in by_id and want != f.id:
+            return by_id[want]
+    return None
+
+
+def link(found: Sequence[Finding]) -> list[Chain]:
+    """Chains from findings: each finding rests on at most one cause; a chain runs from a finding
+    nothing else rests on (the symptom) down to a finding that rests on nothing (the root). A finding
+    that needs a cause and has none is dropped. Worst first; then longer (more explained) first."""
+    by_id = {f.id: f for f in found}
+    cause: dict[str, Finding] = {}
+    changed = True
+    while changed:  # dropping a finding can leave another without its cause
+        changed = False
+        for f in list(by_id.values()):
+            c = _resolve(f, by_id)
+            if c is None and f.needs_cause:
+                del by_id[f.id]
+                cause.pop(f.id, None)
+                changed = True
+            elif c is not None:
+                cause[f.id] = c
+    explaining = {c.id for c in cause.values()}
+    chains = []
+    for f in by_id.values():
+        if f.id in explaining:
+            continue
+        links = [f]
+        while links[-1].id in cause and cause[links[-1].id] not in links:
+            links.append(cause[links[-1].id])
+        chains.append(Chain(tuple(links)))
+    chains.sort(key=lambda c: (-LEVEL_RANK[c.level], -len(c.links), -c.root.held_s, c.root.id))
+    return chains
+
+
+def diagnose(history: Sequence[Snapshot], t: Thresholds = DEFAULTS) -> list[Chain]:
+    """The whole diagnosis of one queue's Snapshot history (oldest first): a pure function, so a
+    recorded history replays to the same chains."""
+    return link(run_rules(history, t))
+
+
+def _root_text(root: Finding, note: bool = True) -> str:
+    return f"{root.short} {root.note}" if note and root.note else root.short
+
+
+def _cut(text: str, width: int) -> str:
+    if width <= 0:
+        return ""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + ELLIPSIS
+
+
+def one_line(chain: Chain, width: int | None = None) -> str:
+    """The chain on one line, abbreviated to `width` characters: first the middle links become "…",
+    then the root's note is cut, then the symptom; the root's words and the fix key stay.
+
+    >>> from pgq_tui.diagnosis.findings import Fix
+    >>> root = Finding("r", "x", "crit", "xmin held 1m20s by pid 13028", "", fix=Fix("t", key="K"),
+    ...                note="(idle in tx, app 'report', 10.0.0.5)")
+    >>> mid = Finding("d", "x", "crit", "8.7k dead tuples vacuum can't remove", "")
+    >>> top = Finding("c", "x", "warn", "claims 463x slower", "")
+    >>> one_line(Chain((top, mid, root)), 72)
+    'claims 463x slower ← … ← xmin held 1m20s by pid 13028 (idle in tx, … · K'
+    >>> one_line(Chain((top, mid, root)), 50)
+    'claims 463… ← … ← xmin held 1m20s by pid 13028 · K'
+    """
+    fix = f"{FIX_SEP}{chain.fix.short}" if chain.fix else ""
+    symptoms = [f.short for f in chain.links[:-1]]
+    root = chain.root
+    full = ARROW.join([*symptoms, _root_text(root)]) + fix
+    if width is None or len(full) <= width:
+        return full
+    head = [symptoms[0], ELLIPSIS] if len(symptoms) > 1 else symptoms
+    line = ARROW.join([*head, _root_text(root)]) + fix
+    if len(line) <= width:
+        return line
+    bare = ARROW.join([*head, root.short]) + fix
+    room = width - len(bare) - 1  # what is left for the note, after a space
+    if root.note and room >= 8:
+        return ARROW.join([*head, f"{root.short} {_cut(root.note, room)}"]) + fix
+    if len(bare) <= width:
+        return bare
+    if head:
+        tail = ARROW.join(["", *head[1:], root.short]) + fix
+        room = width - len(tail)
+        if room >= 8:
+            return _cut(head[0], room) + tail
+    room = width - len(root.short) - len(fix) - 1
+    if root.note and room >= 8:
+        return f"{root.short} {_cut(root.note, room)}{fix}"
+    return _cut(root.short, width - len(fix)) + fix
+
+
+def exit_code(chains: Sequence[Chain]) -> int:
+    """0 nothing wrong, 1 the worst chain warns, 2 it is critical."""
+    return max((LEVEL_RANK[c.level] for c in chains), default=0)
