@@ -411,6 +411,7 @@ def _resolve_targets(args: argparse.Namespace) -> None:
     if args.command in OFFLINE or getattr(args, "recording", None) is not None:
         if dsns:
             raise PgqError("a recording is read without a server: drop --dsn", EXIT_USAGE)
+        args.target_list = []
         return
     if args.command not in (*MULTI_TARGET, "exporter"):
         if len(dsns) > 1:

@@ -205,3 +205,41 @@ async def test_replay_steps_through_time_and_has_no_write_keys(dsn: str, tmp_pat
             await pilot.press("r")  # requeue's key: absent, nothing happens
             await pilot.press("q")
         assert app.return_code in (0, None)
+
+
+def test_why_from_a_recording_names_the_cause_at_that_moment(
+    dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "rec.pgq"
+    with JobQueue(dsn) as q:
+        q.enqueue("alpha", [{"i": 1}])
+    idle = psycopg.connect(dsn, application_name="report job")
+    try:
+        idle.execute("SELECT txid_current()")  # an xmin holder, idle in transaction
+        pid = idle.info.backend_pid
+        stop = threading.Event()
+        thread = threading.Thread(
+            target=record, args=([Target("t", dsn)], Recorder(path)),
+            kwargs={"interval_s": 0.3, "duration_s": 4.0, "stop": stop, "log": sys.stderr},
+        )  # fmt: skip
+        thread.start()
+        thread.join(30)
+    finally:
+        idle.close()
+    capsys.readouterr()
+    argv = [
+        "why",
+        "--from",
+        str(path),
+        "--at",
+        "2099-01-01T00:00:00Z",
+        "--xmin-hold",
+        "1",
+        "--min-duration",
+        "1",
+    ]
+    code = main(argv)
+    out = capsys.readouterr().out
+    assert code in (1, 2), out
+    assert str(pid) in out and "idle in" in out, out
+    assert main(["why", "--from", str(path)]) == 2  # --at missing: one line, usage exit

@@ -93,7 +93,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--timeout", type=_seconds, default=15.0, help="give up on a target this long after the window (15)"
     )
+    p.add_argument(
+        "--from", dest="recording", metavar="FILE", default=None, help="diagnose a recording, not a server"
+    )
+    p.add_argument("--at", metavar="TIME", default=None, help="with --from: the moment to explain (ISO 8601)")
+    p.add_argument("--queue", default=None, help="with --from: which recorded queue (when several)")
     add_threshold_arguments(p)
+
+
+def recorded(args: argparse.Namespace, t: Thresholds) -> list[list[Watched]]:
+    """`why --from FILE --at TIME`: the recorded polls before TIME (the diagnosis window, or the
+    backlog window when longer: the rules see what they would have seen live), as one watched queue."""
+    from pgq_tui.fleet.poll import QueueOutcome
+    from pgq_tui.history.replay import ReplaySource, choose_queue
+    from pgq_tui.history.store import Recording, RecordingError
+
+    if args.at is None:
+        raise RecordingError("why from a recording takes both --from FILE and --at TIME")
+    with Recording(args.recording) as recording:
+        queue = choose_queue(recording, args.queue)
+        history = ReplaySource(recording, queue, args.at).window_before(max(args.window, t.backlog_window_s))
+    last = history[-1]
+    target = Target(name=queue, dsn="", kind=last.kind)
+    return [[Watched(QueueOutcome(target, None, last), tuple(history))]]
 
 
 def chain_text(chain: Chain, width: int | None = None) -> list[str]:
@@ -168,7 +190,10 @@ def report(watched: list[list[Watched]], t: Thresholds, window_s: float) -> tupl
 def run_why(args: argparse.Namespace, targets: list[Target], out: TextIO | None = None) -> int:
     stream = out or sys.stdout
     t = thresholds_from(args)
-    watched = watch_targets(targets, args.window, max(args.interval, 0.1), args.timeout)
+    if getattr(args, "recording", None) is not None:
+        watched = recorded(args, t)
+    else:
+        watched = watch_targets(targets, args.window, max(args.interval, 0.1), args.timeout)
     code, text, doc = report(watched, t, args.window)
     if args.json:
         json.dump(doc, stream, indent=2)
