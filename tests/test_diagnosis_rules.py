@@ -11,7 +11,7 @@ import pytest
 from bloat_sample import sample_bloat
 from test_tui_sample import NOW, make_snapshot
 
-from pgq_tui.diagnosis import Thresholds, chains, diagnose, exit_code, one_line, rules
+from pgq_tui.diagnosis import Thresholds, chains, diagnose, exit_code, one_line, rules, vacuum, work
 from pgq_tui.diagnosis.rules import findings
 from pgq_tui.monitor.bloat import XminBlock
 from pgq_tui.monitor.pacing import pacing
@@ -76,7 +76,7 @@ def slow_claims() -> object:
 
 
 def test_doctests() -> None:
-    for module in (rules, chains):
+    for module in (rules, chains, vacuum, work):
         assert doctest.testmod(module).failed == 0
 
 
