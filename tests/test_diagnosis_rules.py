@@ -27,7 +27,7 @@ from pgq_tui.monitor.snapshot import (
     XminHolder,
 )
 
-T = Thresholds(min_duration_s=10, xmin_hold_s=60, ready_age_s=30, lock_wait_s=5)
+T = Thresholds(min_duration_s=10, xmin_hold_s=60, stalled_after_s=30, lock_wait_s=5)
 BASE = make_snapshot()
 
 

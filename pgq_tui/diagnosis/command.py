@@ -27,7 +27,11 @@ from pgq_tui.tui.format import visible
 FLAGS = (
     ("--min-duration", "min_duration_s", "seconds undated evidence must hold before a chain shows"),
     ("--xmin-hold", "xmin_hold_s", "seconds an xmin horizon is held before it is a cause"),
-    ("--ready-age", "ready_age_s", "seconds the oldest ready job waits, nothing claimed, before stalled"),
+    (
+        "--stalled-after",
+        "stalled_after_s",
+        "seconds the oldest ready job waits, nothing claimed, before stalled",
+    ),
     ("--lock-wait", "lock_wait_s", "seconds a session waits on a lock before its holder is a cause"),
     ("--backlog-growth", "backlog_growth_per_s", "jobs/s the ready backlog must grow by to be a finding"),
     ("--backlog-window", "backlog_window_s", "seconds of history the backlog growth and rates average"),

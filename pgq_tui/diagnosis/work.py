@@ -75,13 +75,19 @@ def _completed(s: Snapshot, queue: str) -> float | None:
 
 
 def stalled(history: History, t: Thresholds) -> list[Finding]:
-    """A queue whose oldest ready job has waited `ready_age_s` while none of its jobs runs and none
+    """A queue whose oldest ready job has waited `stalled_after_s` while none of its jobs runs and none
     completes: no live worker claims from it (or its claims wait on something)."""
     snap = history[-1]
     out = []
     for q in snap.queues:
         age = q.oldest_ready_age_s
-        if not q.ready or age is None or age < t.ready_age_s or q.running or q.accuracy("running") != "exact":
+        if (
+            not q.ready
+            or age is None
+            or age < t.stalled_after_s
+            or q.running
+            or q.accuracy("running") != "exact"
+        ):
             continue
         done = _completed(snap, q.queue)
         if done:
@@ -94,7 +100,7 @@ def stalled(history: History, t: Thresholds) -> list[Finding]:
             Finding(
                 id=f"stalled:{q.queue}",
                 rule="stalled",
-                level=CRIT if age >= 10 * max(t.ready_age_s, 1.0) else WARN,
+                level=CRIT if age >= 10 * max(t.stalled_after_s, 1.0) else WARN,
                 short=f"queue {q.queue}: nothing claimed for {fmt_age(age)}",
                 text=f"queue {q.queue} is stalled: its oldest ready job has waited {fmt_age(age)}, none of "
                 f"its jobs is running and none completes: no live worker claims from it",
