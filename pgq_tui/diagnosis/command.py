@@ -41,7 +41,7 @@ LEVEL_WORD = {"ok": "OK", "warn": "WARNING", "crit": "CRITICAL"}
 MARK = {"warn": "!", "crit": "!!"}
 
 
-def _seconds(text: str) -> float:
+def seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -57,7 +57,7 @@ def add_threshold_arguments(p: argparse.ArgumentParser, *, suppress: bool = Fals
         g.add_argument(
             flag,
             dest=f"why_{name}",
-            type=_seconds,
+            type=seconds,
             default=argparse.SUPPRESS if suppress else None,
             metavar="N",
             help=f"{what} (default: {getattr(DEFAULTS, name):g})",
@@ -87,15 +87,15 @@ def thresholds_from(args: argparse.Namespace) -> Thresholds:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--window",
-        type=_seconds,
+        type=seconds,
         default=10.0,
         metavar="SECONDS",
         help="poll this long before answering: undated evidence must hold --min-duration (default: 10)",
     )
-    p.add_argument("--interval", type=_seconds, default=2.0, help="seconds between polls (default: 2)")
+    p.add_argument("--interval", type=seconds, default=2.0, help="seconds between polls (default: 2)")
     p.add_argument("--json", action="store_true", help="print the chains as JSON")
     p.add_argument(
-        "--timeout", type=_seconds, default=15.0, help="give up on a target this long after the window (15)"
+        "--timeout", type=seconds, default=15.0, help="give up on a target this long after the window (15)"
     )
     add_threshold_arguments(p)
 
