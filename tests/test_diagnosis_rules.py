@@ -11,7 +11,7 @@ import pytest
 from bloat_sample import sample_bloat
 from test_tui_sample import NOW, make_snapshot
 
-from pgq_tui.diagnosis import Thresholds, chains, diagnose, exit_code, one_line, rules
+from pgq_tui.diagnosis import Thresholds, chains, diagnose, exit_code, one_line, rules, vacuum, work
 from pgq_tui.diagnosis.rules import findings
 from pgq_tui.monitor.bloat import XminBlock
 from pgq_tui.monitor.pacing import pacing
@@ -27,7 +27,7 @@ from pgq_tui.monitor.snapshot import (
     XminHolder,
 )
 
-T = Thresholds(min_duration_s=10, xmin_hold_s=60, ready_age_s=30, lock_wait_s=5)
+T = Thresholds(min_duration_s=10, xmin_hold_s=60, stalled_after_s=30, lock_wait_s=5)
 BASE = make_snapshot()
 
 
@@ -76,7 +76,7 @@ def slow_claims() -> object:
 
 
 def test_doctests() -> None:
-    for module in (rules, chains):
+    for module in (rules, chains, vacuum, work):
         assert doctest.testmod(module).failed == 0
 
 

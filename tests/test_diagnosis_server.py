@@ -23,13 +23,13 @@ from pgq_tui.tui.widgets.status import chain_text
 FAST = Thresholds(
     min_duration_s=1.0,
     xmin_hold_s=1.0,
-    ready_age_s=2.0,
+    stalled_after_s=2.0,
     lock_wait_s=1.0,
     backlog_growth_per_s=5.0,
     backlog_window_s=1.5,
 )
 FLAGS = [
-    "--min-duration", "1", "--xmin-hold", "1", "--ready-age", "2", "--lock-wait", "1",
+    "--min-duration", "1", "--xmin-hold", "1", "--stalled-after", "2", "--lock-wait", "1",
     "--backlog-growth", "5", "--backlog-window", "1.5",
 ]  # fmt: skip
 POLL_S = 0.3

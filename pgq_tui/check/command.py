@@ -32,6 +32,7 @@ from pgq_tui.check.rules import (
     check,
 )
 from pgq_tui.diagnosis.chains import diagnose, one_line
+from pgq_tui.diagnosis.command import seconds as threshold_seconds
 from pgq_tui.diagnosis.command import thresholds_from as why_thresholds
 from pgq_tui.diagnosis.findings import DEFAULTS, Thresholds
 from pgq_tui.diagnosis.watch import watch_targets
@@ -82,7 +83,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the verdicts and measures as JSON")
     p.add_argument(
         "--window",
-        type=float,
+        type=threshold_seconds,
         default=0.0,
         metavar="SECONDS",
         help="poll this long so the diagnosis sees undated evidence hold (default: 0, one poll: only "

@@ -27,7 +27,11 @@ from pgq_tui.tui.format import visible
 FLAGS = (
     ("--min-duration", "min_duration_s", "seconds undated evidence must hold before a chain shows"),
     ("--xmin-hold", "xmin_hold_s", "seconds an xmin horizon is held before it is a cause"),
-    ("--ready-age", "ready_age_s", "seconds the oldest ready job waits, nothing claimed, before stalled"),
+    (
+        "--stalled-after",
+        "stalled_after_s",
+        "seconds the oldest ready job waits, nothing claimed, before stalled",
+    ),
     ("--lock-wait", "lock_wait_s", "seconds a session waits on a lock before its holder is a cause"),
     ("--backlog-growth", "backlog_growth_per_s", "jobs/s the ready backlog must grow by to be a finding"),
     ("--backlog-window", "backlog_window_s", "seconds of history the backlog growth and rates average"),
@@ -37,7 +41,7 @@ LEVEL_WORD = {"ok": "OK", "warn": "WARNING", "crit": "CRITICAL"}
 MARK = {"warn": "!", "crit": "!!"}
 
 
-def _seconds(text: str) -> float:
+def seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -53,7 +57,7 @@ def add_threshold_arguments(p: argparse.ArgumentParser, *, suppress: bool = Fals
         g.add_argument(
             flag,
             dest=f"why_{name}",
-            type=_seconds,
+            type=seconds,
             default=argparse.SUPPRESS if suppress else None,
             metavar="N",
             help=f"{what} (default: {getattr(DEFAULTS, name):g})",
@@ -83,15 +87,15 @@ def thresholds_from(args: argparse.Namespace) -> Thresholds:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--window",
-        type=_seconds,
+        type=seconds,
         default=10.0,
         metavar="SECONDS",
         help="poll this long before answering: undated evidence must hold --min-duration (default: 10)",
     )
-    p.add_argument("--interval", type=_seconds, default=2.0, help="seconds between polls (default: 2)")
+    p.add_argument("--interval", type=seconds, default=2.0, help="seconds between polls (default: 2)")
     p.add_argument("--json", action="store_true", help="print the chains as JSON")
     p.add_argument(
-        "--timeout", type=_seconds, default=15.0, help="give up on a target this long after the window (15)"
+        "--timeout", type=seconds, default=15.0, help="give up on a target this long after the window (15)"
     )
     p.add_argument(
         "--from", dest="recording", metavar="FILE", default=None, help="diagnose a recording, not a server"

@@ -102,7 +102,7 @@ class Thresholds:
 
     min_duration_s: float = 10.0  # evidence must hold this long (seconds)
     xmin_hold_s: float = 60.0  # an xmin horizon held this long is a cause
-    ready_age_s: float = 30.0  # a queue whose oldest ready job waits this long with no claims: stalled
+    stalled_after_s: float = 30.0  # a queue whose oldest ready job waits this long with no claims: stalled
     lock_wait_s: float = 5.0  # a session waiting on a lock this long: blocked
     backlog_growth_per_s: float = 1.0  # the ready backlog growing faster than this (jobs/s): growing
     backlog_window_s: float = 300.0  # rates and growth are averaged over this much history
