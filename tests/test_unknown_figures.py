@@ -224,7 +224,9 @@ def test_a_failed_counts_statement_is_unknown_in_check_exporter_fleet_and_health
     assert series[("pgq_jobs", "emails", "ready")] == 3 and series[("pgq_jobs", "reports", "dead")] == 1
 
     line = verdict_text(during).plain
-    assert "healthy" not in line and "stuck and dead unknown: count failed: " in line, line
+    assert "healthy" not in line and "? stuck, dead and oldest ready age unknown: count failed: " in line, (
+        line
+    )
 
     from pgq_tui.fleet.poller import FleetEntry
 

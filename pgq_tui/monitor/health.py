@@ -238,9 +238,16 @@ def unknown_verdicts(snap: Snapshot) -> list[Verdict]:
             by_reason.setdefault(why, []).append(label)
             panel.setdefault(why, where)
     return [
-        Verdict(UNKNOWN, panel[why], f"{' and '.join(labels)} unknown: {why}")
-        for why, labels in by_reason.items()
+        Verdict(UNKNOWN, panel[why], f"{_and(labels)} unknown: {why}") for why, labels in by_reason.items()
     ]
+
+
+def _and(words: Sequence[str]) -> str:
+    """
+    >>> _and(["stuck"]), _and(["stuck", "dead"]), _and(["stuck", "dead", "oldest ready age"])
+    ('stuck', 'stuck and dead', 'stuck, dead and oldest ready age')
+    """
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def bloat_verdicts(snap: Snapshot) -> list[Verdict]:
