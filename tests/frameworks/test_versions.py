@@ -41,18 +41,27 @@ def test_pgboss_11_is_named_and_refused_with_the_reason(
 def test_pgboss_12_without_its_state_indexes_names_them_then_counts_through_them(
     framework_dsn: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A schema before 46 (or one whose background migrations have not built job_i14/job_i16 yet):
-    the counts those indexes serve are replaced by their definitions as advice, never scanned for;
-    once they exist, every count equals ground truth."""
+    """pg-boss 12.38 (schema 46) builds job_i14/job_i16 on every job table, the counts' indexes; before
+    46, or while its background migrations (BAM) have not built them, they are named as advice instead,
+    never scanned for. Once an operator creates them, every count equals ground truth."""
     PgBoss12.version()
     fw = PgBoss12(framework_dsn)
     fw.install()
     fw.enqueue("fast", "fast-0")
     fw.enqueue("later", "later-0", in_seconds=3600)
+    assert single_queue(framework_dsn, kind="pg-boss").model.counts != ()
     with psycopg.connect(framework_dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO pgboss.bam (name, version, table_name, command) VALUES ('i14', 46, 'job_common', '')"
+        )
+        model = single_queue(framework_dsn, kind="pg-boss").model
+        assert model.counts == () and Capability.COUNTS in {a.capability for a in model.advice}
+        conn.execute("DELETE FROM pgboss.bam")
+        # a schema before 46 (12.19-12.37), without pg-boss 12.38's indexes
+        conn.execute("UPDATE pgboss.version SET version = 45")
         conn.execute("DROP INDEX pgboss.job_common_i14, pgboss.job_common_i16")
     model = single_queue(framework_dsn, kind="pg-boss").model
-    assert model.counts == () and model.leases is None
+    assert model.match.version == "12.x (schema 45)" and model.counts == () and model.leases is None
     assert {a.capability for a in model.advice} == {Capability.COUNTS, Capability.DONE, Capability.DEAD}
     code = main(["snapshot", "--json", "--dsn", framework_dsn, "--kind", "pg-boss"])
     out, err = capsys.readouterr()
