@@ -3,7 +3,8 @@
     python benchmarks/bench_dialects.py [--dsn DSN] [--sizes 10000,5000000] [--runs 15] [--only river,...]
 
 For each framework and size, a database (`bench_<kind>_<size>`) gets the framework's schema from its own
-migration DDL (tests/dialect_cases/ddl/), then one INSERT ... SELECT generate_series per state, over 10
+migrations (River's own migrator, the Go program in tests/frameworks/river; Oban's and Solid Queue's
+migration DDL in tests/dialect_cases/ddl/), then one INSERT ... SELECT generate_series per state, over 10
 queues, with the framework's btree indexes built after the load (faster than maintaining them during
 it; the GIN indexes on args/metadata, which no poll reads, are left out of the 5M load) and VACUUM
 ANALYZE. The active set is the same at every size (2,000 ready, 1,000 scheduled, 150 running, 50 stuck);
@@ -36,7 +37,8 @@ from psycopg.conninfo import make_conninfo
 from pgq_tui.detection import find_queues
 from pgq_tui.monitor.collect import Monitor
 
-DDL = Path(__file__).resolve().parent.parent / "tests" / "dialect_cases" / "ddl"
+TESTS = Path(__file__).resolve().parent.parent / "tests"
+DDL = TESTS / "dialect_cases" / "ddl"
 ACTIVE = {"ready": 2_000, "scheduled": 1_000, "running": 150, "stuck": 50}
 Q = "'q' || mod(g, 10)"  # ten queues
 
@@ -110,7 +112,7 @@ class Framework:
 
 
 FRAMEWORKS = (
-    Framework("river", "river.sql", ("river_job",),
+    Framework("river", "", ("river_job",),  # River's own migrator
               "SELECT queue, state, count(*) FROM river_job GROUP BY 1, 2"),
     Framework("oban", "oban.sql", ("oban_jobs",),
               "SELECT queue, state, count(*) FROM oban_jobs GROUP BY 1, 2"),
@@ -130,7 +132,13 @@ def sizes_of(n: int) -> dict[str, int]:
 
 
 def load(conn: psycopg.Connection, fw: Framework, n: int) -> None:
-    conn.execute((DDL / fw.ddl).read_text())
+    if fw.ddl:
+        conn.execute((DDL / fw.ddl).read_text())
+    else:  # River: its own migrator (rivermigrate), built by the tests' driver
+        sys.path.insert(0, str(TESTS))
+        from frameworks.river_client import River
+
+        River(conn.info.dsn, schema="public").install()
     # secondary btree indexes are rebuilt after the load; GIN ones (args, metadata) are left out
     indexes = conn.execute(
         """SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid), am.amname

@@ -177,6 +177,25 @@ class PgBoss12(PgBoss):
         )
 
 
+class PgBoss12ByTimeout(PgBoss12):
+    """pg-boss 12 for the conformance case, which populates once per check: the slow job is stuck by
+    its timeout (expireInSeconds, 2 s) rather than by its heartbeat (10 s at least), so its holder is
+    `unknown`; the held job keeps its heartbeat (`alive`). The acceptance flow covers `gone`."""
+
+    def send_options(self, queue: str) -> dict[str, object]:
+        return PgBoss.send_options(self, queue) if queue == "slow" else super().send_options(queue)
+
+    def make_stuck(self, job_id: str) -> None:
+        """Wait out the slow job's expire_seconds."""
+        expires_in = scalar(
+            self.dsn,
+            "SELECT extract(epoch FROM started_on + expire_seconds * interval '1 second' - now())"
+            " FROM pgboss.job WHERE id = %s",
+            (job_id,),
+        )
+        time.sleep(max(0.0, float(expires_in)) + 0.2)
+
+
 class PgBoss11(PgBoss):
     """pg-boss 11 (npm alias pg-boss-11, schema 26) on Node 22: installed to check that pgq-top names
     the layout and refuses it (no heartbeats, no index for active or failed jobs)."""

@@ -27,10 +27,14 @@ SOURCES = ("main.go", "go.mod", "go.sum")
 
 
 def go_env() -> dict[str, str]:
-    """GOMODCACHE, GOCACHE and GOPATH inside the clone unless the caller set them."""
+    """GOMODCACHE, GOCACHE and GOPATH inside the clone unless the caller set them; the module cache
+    writable (-modcacherw), so that deleting the clone needs no chmod; no VCS stamp in the binary."""
     cache = RIVER_DIR / ".go"
     wanted = {"GOMODCACHE": cache / "mod", "GOCACHE": cache / "cache", "GOPATH": cache / "path"}
-    return {name: os.environ.get(name) or str(path) for name, path in wanted.items()}
+    env = {name: os.environ.get(name) or str(path) for name, path in wanted.items()}
+    flags = os.environ.get("GOFLAGS", "").split()
+    env["GOFLAGS"] = " ".join(dict.fromkeys([*flags, "-modcacherw", "-buildvcs=false"]))
+    return env
 
 
 def build() -> Path:

@@ -116,7 +116,7 @@ class PgBossDialect:
         "10.x (schema 21-24; tested with 10.4.2) and 12.19+ (schema 31-46; tested with 12.38.0);"
         " 11.0-12.18 and 9.x are detected and refused"
     )
-    version_markers: tuple[VersionMarker, ...] = (VersionMarker("version", "version"),)
+    version_markers: tuple[VersionMarker, ...] = (VersionMarker("version", "version"), modern.BAM_PENDING)
 
     def detect(self, catalog: Catalog) -> list[Match]:
         out = []
@@ -162,7 +162,7 @@ class PgBossDialect:
         if not found.supported:
             return _refused(match, found)
         if found.generation == 12:
-            return modern.model(match, catalog, self.title)
+            return modern.model(match, catalog, self.title, found.schema_version)
         idents = {"job": (schema, "job"), "queue": (schema, "queue"), "job_state": (schema, "job_state")}
 
         def s(name: str, columns: tuple[str, ...]) -> Statement:

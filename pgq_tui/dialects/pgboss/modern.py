@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from psycopg import sql
 
-from pgq_tui.dialects.catalog import Catalog
+from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
     DEAD_COLUMNS,
@@ -40,6 +40,9 @@ from pgq_tui.dialects.sqlfiles import sql_file
 
 MIN_SCHEMA = 31  # 12.19.0: heartbeats (30) and flows' `blocked` (31) are both there
 MAX_SCHEMA = 46  # 12.38.0, the newest pgq-top was tested with
+INDEXED_SCHEMA = 46  # 12.38.0 creates job_i14 and job_i16 on every job table (BAM builds them on upgrade)
+# The newest schema version whose background migrations (BAM: index builds) pg-boss has not started yet
+BAM_PENDING = VersionMarker("bam", "version", "status", "pending")
 COLUMNS = frozenset(("expire_seconds", "heartbeat_on", "heartbeat_seconds", "blocked"))
 STUCK_RULE = (
     "active past started_on + expire_seconds (the job's expireInSeconds, 15 min by default), or, for a"
@@ -61,26 +64,28 @@ STATES = (
 )
 
 
-def model(match: Match, catalog: Catalog, title: str) -> QueueModel:
+def model(match: Match, catalog: Catalog, title: str, schema_version: int | None) -> QueueModel:
     schema = match.schema
     idents = {"job": (schema, "job"), "queue": (schema, "queue"), "job_state": (schema, "job_state")}
 
     def s(name: str, columns: tuple[str, ...]) -> Statement:
         return Statement.of(f"pgboss.{name}", sql_file(__package__, name), columns, **idents)
 
-    # pg-boss's indexes live on each partition (job_common and the partitioned queues' tables)
-    common = catalog.relation(schema, "job_common")
+    # pg-boss creates its indexes on each job table (job_common and each partitioned queue's), which the
+    # catalog does not list (it reads no partitions): from schema 46 they are pg-boss's own, unless its
+    # background migrations have not built them yet; an index an operator created on `job` shows there
+    pending = catalog.marker(schema, "bam", "version")
+    own = (
+        schema_version is not None
+        and schema_version >= INDEXED_SCHEMA
+        and not (pending is not None and pending.isdigit() and int(pending) >= INDEXED_SCHEMA)
+    )
     parent = catalog.relation(schema, "job")
-    has_states = any(
-        r is not None and r.has_index(("name", "state", "blocked", "start_after")) for r in (common, parent)
+    has_states = own or (parent is not None and parent.has_index(("name", "state", "blocked", "start_after")))
+    has_completed = own or (
+        parent is not None and parent.has_index(("name", "completed_on"), "completed_on IS NOT NULL")
     )
-    has_completed = any(
-        r is not None and r.has_index(("name", "completed_on"), "completed_on IS NOT NULL")
-        for r in (common, parent)
-    )
-    has_failed = any(
-        r is not None and r.has_index(("name", "completed_on"), "'failed'") for r in (common, parent)
-    )
+    has_failed = parent is not None and parent.has_index(("name", "completed_on"), "'failed'")
     counts: list[Statement] = []
     advice: list[IndexAdvice] = []
     if has_states:
