@@ -9,6 +9,7 @@ Absent: the tests skip and say how to install it; with PGQ_REQUIRE_FRAMEWORKS=1 
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -22,7 +23,16 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 BINARY_PATHS = ("/usr/sbin/pgbouncer", "/usr/bin/pgbouncer")
-RUN_AS = "nobody"
+
+
+def run_as() -> str:
+    """The OS user PgBouncer runs as when we are root: postgres where it exists (a Debian cluster's
+    peer authentication then lets it in as role postgres), else nobody (the embedded server trusts)."""
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        return "nobody"
+    return "postgres"
 
 
 def pgbouncer_binary() -> str:
@@ -52,6 +62,8 @@ def pgbouncer(
     server = conninfo_to_dict(server_dsn)
     port = free_port()
     workdir = Path(tempfile.mkdtemp(prefix="pgq-pgb-"))
+    user = run_as() if os.geteuid() == 0 else None
+    server.setdefault("user", user or "postgres")  # a DSN without one: peer authentication as `user`
     backend = " ".join(
         f"{k}={server[k]}" for k in ("host", "port", "user", "password") if server.get(k) is not None
     )
@@ -68,9 +80,9 @@ def pgbouncer(
     if password:
         (workdir / "users.txt").write_text(f'"{server.get("user", "postgres")}" "{password}"\n')
     cmd = [binary, str(workdir / "pgbouncer.ini")]
-    if os.geteuid() == 0:
-        shutil.chown(workdir, RUN_AS)
-        cmd = ["runuser", "-u", RUN_AS, "--", *cmd]
+    if user is not None:
+        shutil.chown(workdir, user)
+        cmd = ["runuser", "-u", user, "--", *cmd]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 15

@@ -12,11 +12,13 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 from psycopg import sql
+from psycopg.conninfo import make_conninfo
 
 from pgq_tui.errors import (
     EXIT_CONFLICT,
@@ -122,14 +124,28 @@ def test_deadlock(dsn: str, stuck: list[int], admin: psycopg.Connection) -> None
     assert "may or may not" not in err and "cannot connect" not in err and still_stuck(admin, stuck)
 
 
-def test_missing_privilege(dsn: str, admin: psycopg.Connection) -> None:
-    role = "pgq_no_select"
-    admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+def test_missing_privilege(dsn: str, server_dsn: str) -> None:
+    name, password = "pgq_no_select", uuid.uuid4().hex
+    with psycopg.connect(server_dsn, autocommit=True) as admin:
+        admin.execute(
+            sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(sql.Identifier(name), sql.Literal(password))
+        )
     try:
-        proc = cli("snapshot", "--table", "jobs", "--dsn", f"{dsn} user={role}")
+        # the socket with trust (the embedded server), else TCP with the password (a Debian cluster)
+        for role_dsn in (
+            make_conninfo(dsn, user=name, password=password),
+            make_conninfo(dsn, host="127.0.0.1", user=name, password=password),
+        ):
+            try:
+                psycopg.connect(role_dsn, connect_timeout=3).close()
+                break
+            except psycopg.OperationalError:
+                continue
+        proc = cli("snapshot", "--table", "jobs", "--dsn", role_dsn)
         assert proc.returncode == EXIT_PRIVILEGE and "permission denied" in proc.stderr, proc.stderr
     finally:
-        admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+        with psycopg.connect(server_dsn, autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(name)))
 
 
 def test_missing_object(dsn: str) -> None:

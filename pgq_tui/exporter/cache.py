@@ -48,7 +48,8 @@ class ExporterState:
 
     @property
     def error_code(self) -> int:
-        """pgq-top's exit code for the last collect's error (3 connect, 4 table, 5 privilege), else 0."""
+        """pgq-top's exit code for the last collect's error (3 connect, 4 table, 5 privilege, 8-11 by
+        SQLSTATE class: errors.py), else 0."""
         error = self.error
         return error.exit_code if error is not None else EXIT_OK
 
