@@ -14,7 +14,7 @@ from textual.events import Resize
 
 from pgq_tui.monitor.health import COUNT_MARK, Thresholds, fmt_count, fmt_figure
 from pgq_tui.monitor.snapshot import EXACT, STALE, QueueStats, Rates, Snapshot
-from pgq_tui.tui.format import fmt_age, fmt_rate, level, leveled, safe, sparkline
+from pgq_tui.tui.format import fmt_age, fmt_age_coarse, fmt_rate, level, leveled, safe, sparkline
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
 
 # Oldest ready job waiting this long: workers are not keeping up. Same thresholds as the verdicts.
@@ -187,7 +187,7 @@ class QueuesTable(PanelTable):
                 "queue": safe(q.queue, style="bold", limit=12),
                 "wait": Text("n/a", style="dim")
                 if "oldest_ready" in snap.unsupported
-                else leveled(fmt_age(q.oldest_ready_age_s), lvl)
+                else leveled(fmt_age_coarse(q.oldest_ready_age_s), lvl)
                 if q.ready
                 else Text("—", style="dim"),
                 "done/s": _rate(rates, "completed"),
