@@ -113,7 +113,7 @@ async def test_enter_on_a_queue_filters_to_it() -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.3)
         await pilot.press("1", "down", "enter")  # the second queue: reports
-        assert app.filter_text == "reports"
+        assert app.filter_text == "queue:reports"  # exactly that queue
         assert [r.target for r in app.panel("stuck")._panel_rows.values()] == [91]
         await pilot.press("enter")
         assert app.filter_text == ""

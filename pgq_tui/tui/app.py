@@ -43,7 +43,15 @@ from pgq_tui.tui.widgets.health import HealthPanel
 from pgq_tui.tui.widgets.jobs import DeadTable, LeasesTable, StuckTable
 from pgq_tui.tui.widgets.queues import QueuesTable
 from pgq_tui.tui.widgets.sessions import SessionsTable
-from pgq_tui.tui.widgets.status import Banner, Connection, DemoBar, Header, VerdictLine, header_text
+from pgq_tui.tui.widgets.status import (
+    Banner,
+    Connection,
+    DemoBar,
+    Header,
+    VerdictLine,
+    header_text,
+    steady_poll_ms,
+)
 from pgq_tui.tui.widgets.table import PanelTable, queue_filter, selected_queue
 
 INTERVALS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
@@ -104,6 +112,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self.collects = 0  # polls started (tests check that pause stops them)
         self.received = 0  # snapshots rendered (tests wait on it)
         self._data_at: float | None = None
+        self._poll_ms: float | None = None  # the poll time the header shows (steady_poll_ms)
         self._in_flight = False
         self._flight_started = 0.0
         self._refresh_pending = False
@@ -217,6 +226,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self.received += 1
         self.snapshot = message.snapshot
         self._diagnose(message.snapshot)
+        self._poll_ms = steady_poll_ms(self._poll_ms, message.snapshot.server.collect_ms)
         self.connected = True
         self.error = None
         self._data_at = self.clock()
@@ -271,6 +281,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             read_only=self.read_only,
             error=self.error,
             waiting_s=waiting,
+            poll_ms=self._poll_ms,
         )
 
     def header_line(self) -> Text:

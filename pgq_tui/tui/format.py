@@ -14,7 +14,7 @@ from typing import Any
 from rich.text import Text
 
 # The monitor owns the shared formatters and thresholds; the dashboard re-exports them for its widgets.
-from pgq_tui.monitor.health import fmt_age, fmt_bytes, fmt_count
+from pgq_tui.monitor.health import fmt_age, fmt_age_coarse, fmt_bytes, fmt_count
 from pgq_tui.monitor.health import latency_level as level
 
 DASH = "—"
@@ -97,10 +97,7 @@ def fmt_ago(when: datetime | None, now: datetime) -> str:
     """
     if when is None:
         return "never"
-    seconds = (now - when).total_seconds()
-    if 60 <= seconds < 3600:
-        return f"{int(seconds) // 60}m ago"
-    return f"{fmt_age(seconds)} ago"
+    return f"{fmt_age_coarse((now - when).total_seconds())} ago"
 
 
 # Colour plus a symbol, so the level survives NO_COLOR and colour-blind eyes.
@@ -130,6 +127,7 @@ def sparkline(values: tuple[int, ...] | list[int], width: int = 12) -> str:
 __all__ = [
     "DASH",
     "fmt_age",
+    "fmt_age_coarse",
     "fmt_ago",
     "fmt_bytes",
     "fmt_count",

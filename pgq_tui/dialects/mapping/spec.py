@@ -60,20 +60,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-ROLES = (
-    "id",
-    "queue",
-    "status",
-    "run_at",
-    "lease",
-    "locked_at",
-    "worker",
-    "attempts",
-    "max_attempts",
-    "error",
-    "finished_at",
-    "payload",
-)
+ROLES = ("id", "queue", "status", "run_at", "lease", "locked_at", "worker", "attempts", "max_attempts",
+         "error", "finished_at", "payload")  # fmt: skip
 STATE_KEYS = ("ready", "running", "dead", "done")
 RULES = ("lease", "lock_age")
 _INTERVAL = re.compile(r"^\s*\d+(\.\d+)?\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
@@ -82,20 +70,9 @@ _LABEL = re.compile(r"^[a-z][a-z0-9_]*$")
 # Names an extra state may not take: the counts row's queue column, the canonical states and the
 # oldest-ready age (an extra labelled `queue` would replace the queue column).
 RESERVED_LABELS = ("queue", *(s.value for s in State), OLDEST_READY)
-KEYS = {
-    (): (
-        "kind",
-        "title",
-        "queue_name",
-        "table",
-        "columns",
-        "states",
-        "stuck",
-        "requeue",
-        "retry",
-        "discard",
-        "claim",
-    ),
+KEYS = {  # every key the format has, per table
+    (): ("kind", "title", "queue_name", "table", "columns", "states", "stuck", "requeue", "retry", "discard",
+         "claim"),
     ("table",): ("schema", "name"),
     ("states",): (*STATE_KEYS, "extra"),
     ("stuck",): ("rule", "interval"),
@@ -103,7 +80,7 @@ KEYS = {
     ("retry",): ("status", "clear", "reset_attempts"),
     ("discard",): ("delete",),
     ("claim",): ("order",),
-}
+}  # fmt: skip
 
 
 # One ORDER BY term of the claim: a column name, then optionally ASC/DESC and NULLS FIRST/LAST.

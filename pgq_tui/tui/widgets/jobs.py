@@ -8,7 +8,7 @@ from rich.text import Text
 
 from pgq_tui.monitor.figures import sum_known
 from pgq_tui.monitor.snapshot import Lease, LeaseList, Snapshot
-from pgq_tui.tui.format import DASH, fmt_age, fmt_ago, safe
+from pgq_tui.tui.format import DASH, fmt_age, fmt_age_coarse, fmt_ago, safe
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
 
 
@@ -89,7 +89,7 @@ class StuckTable(_LeaseTable):
         return snap.expired
 
     def _left(self, lease: Lease) -> Text:
-        return Text(fmt_age(-lease.seconds_left), style="red", justify="right")
+        return Text(fmt_age_coarse(-lease.seconds_left), style="red", justify="right")
 
 
 class LeasesTable(_LeaseTable):
@@ -101,7 +101,7 @@ class LeasesTable(_LeaseTable):
 
     def _left(self, lease: Lease) -> Text:
         style = "red" if lease.seconds_left < 0 else ""
-        return Text(fmt_age(lease.seconds_left), style=style, justify="right")
+        return Text(fmt_age_coarse(lease.seconds_left), style=style, justify="right")
 
 
 class DeadTable(PanelTable):

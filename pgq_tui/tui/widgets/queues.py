@@ -14,7 +14,7 @@ from textual.events import Resize
 
 from pgq_tui.monitor.health import COUNT_MARK, Thresholds, fmt_count, fmt_figure
 from pgq_tui.monitor.snapshot import EXACT, STALE, UNKNOWN, UNSUPPORTED, QueueStats, Rates, Snapshot
-from pgq_tui.tui.format import fmt_age, fmt_rate, level, leveled, safe, sparkline
+from pgq_tui.tui.format import fmt_age, fmt_age_coarse, fmt_rate, level, leveled, safe, sparkline
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
 
 # Oldest ready job waiting this long: workers are not keeping up. Same thresholds as the verdicts.
@@ -196,7 +196,7 @@ class QueuesTable(PanelTable):
                 if "oldest_ready_age_s" in snap.unknown
                 else Text("n/a", style="dim")
                 if "oldest_ready" in snap.unsupported
-                else leveled(fmt_age(q.oldest_ready_age_s), lvl)
+                else leveled(fmt_age_coarse(q.oldest_ready_age_s), lvl)
                 if q.ready or q.oldest_ready_age_s is not None
                 else Text("—", style="dim"),
                 "done/s": _rate(rates, "completed"),

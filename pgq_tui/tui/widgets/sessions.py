@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from pgq_tui.monitor.snapshot import Snapshot
-from pgq_tui.tui.format import fmt_age, fmt_count, safe
+from pgq_tui.tui.format import fmt_age_coarse, fmt_count, safe
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
 
 
@@ -50,7 +50,7 @@ class SessionsTable(PanelTable):
                 cells = (
                     Text(str(b.blocking_pid), justify="right"),
                     what,
-                    Text(fmt_age(b.blocked_wait_s), justify="right"),
+                    Text(fmt_age_coarse(b.blocked_wait_s), justify="right"),
                     Text("—", style="dim", justify="right"),
                     *([safe(b.blocking_application, limit=18)] if self.wide else []),
                     safe(
@@ -69,7 +69,7 @@ class SessionsTable(PanelTable):
                 cells = (
                     Text(str(x.pid), justify="right"),
                     Text("idle-tx" + own, style="yellow"),
-                    Text(fmt_age(x.xact_age_s), justify="right"),
+                    Text(fmt_age_coarse(x.xact_age_s), justify="right"),
                     Text(fmt_count(x.backend_xmin_age), justify="right"),
                     *([safe(x.application, limit=18)] if self.wide else []),
                     safe(self._who(x.application, x.query or ""), style="dim", limit=qlimit),
@@ -82,7 +82,7 @@ class SessionsTable(PanelTable):
                 cells = (
                     _right(safe(h.name, limit=7)),
                     Text(label.get(h.kind, h.kind[:9]), style="magenta"),
-                    Text(fmt_age(h.age_s), justify="right"),
+                    Text(fmt_age_coarse(h.age_s), justify="right"),
                     Text(fmt_count(h.xmin_age), justify="right"),
                     *([Text("—", style="dim")] if self.wide else []),
                     safe(h.detail, style="dim", limit=qlimit),

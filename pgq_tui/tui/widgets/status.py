@@ -28,6 +28,22 @@ class Connection:
     read_only: bool
     error: str | None = None
     waiting_s: float = 0.0  # how long the poll in flight has been waiting for the server
+    poll_ms: float | None = None  # the poll time to show (steady_poll_ms); None: the snapshot's own
+
+
+def steady_poll_ms(shown: float | None, measured: float) -> float:
+    """The poll time the header shows: the one shown until a poll takes under half or over 1.5 times
+    as long, then the new one to two significant digits. Poll times jitter (19, 38, 25 ms): showing
+    each one repaints the header every second for nothing; a real change still shows at once.
+
+    >>> steady_poll_ms(None, 19.4), steady_poll_ms(19, 25), steady_poll_ms(19, 38), steady_poll_ms(19, 9)
+    (19.0, 19, 38.0, 9.0)
+    >>> steady_poll_ms(None, 248.7), steady_poll_ms(250, 1234.0)
+    (250.0, 1200.0)
+    """
+    if shown is not None and shown / 2 <= measured <= shown * 1.5:
+        return shown
+    return float(f"{measured:.2g}")
 
 
 def header_text(snap: Snapshot | None, c: Connection) -> Text:
@@ -59,7 +75,8 @@ def header_text(snap: Snapshot | None, c: Connection) -> Text:
         old = c.data_age_s > 2 * c.interval_s + 1
         out.append(f"  data {fmt_age(int(c.data_age_s))} old", style="bold yellow" if old else "")
     if snap is not None:
-        out.append(f"  poll {snap.server.collect_ms:.0f}ms", style="dim")
+        poll = c.poll_ms if c.poll_ms is not None else snap.server.collect_ms
+        out.append(f"  poll {poll:.0f}ms", style="dim")
     if c.read_only:
         out.append("  READ-ONLY", style="bold cyan")
     return out
