@@ -1,0 +1,78 @@
+"""procrastinate's stock schema (made by its own CLI) written by a foreign fleet in plain SQL: INSERT
+and COPY enqueues, claim + mark succeeded on one queue, claim + mark failed on the other, as fast as
+this shared machine allows. procrastinate's own triggers write its events, so the timestamps' done/s
+and failed/s (QueueModel.finished) see the fleet like any worker; checked against what the fleet did
+over each figure's own window (1 s behind the polls), within 10%."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from foreign_fleet import Shape, foreign_fleet
+from test_monitor_foreign import Sampler
+
+from pgq_tui.detection import single_queue
+from pgq_tui.monitor import open_monitor
+from pgq_tui.monitor.finished import LAG_S
+
+from .procrastinate_client import Procrastinate
+
+PROCRASTINATE = Shape(
+    insert="INSERT INTO procrastinate_jobs (queue_name, task_name, args) "
+    "SELECT %(queue)s, 'job', jsonb_build_object('n', g) FROM generate_series(1, %(n)s) g",
+    copy="COPY procrastinate_jobs (queue_name, args, task_name) FROM STDIN",
+    copy_extra=("job",),
+    claim="""
+UPDATE procrastinate_jobs SET status = 'doing', attempts = attempts + 1
+WHERE id IN (SELECT id FROM procrastinate_jobs WHERE status = 'todo' AND queue_name = %(queue)s
+             ORDER BY priority DESC, id LIMIT %(n)s FOR UPDATE SKIP LOCKED)
+RETURNING id
+""",
+    finish={
+        "delete": "UPDATE procrastinate_jobs SET status = 'failed' WHERE id = ANY(%s)",
+        "done": "UPDATE procrastinate_jobs SET status = 'succeeded' WHERE id = ANY(%s)",
+    },
+)
+PER_S = 1500.0
+TOLERANCE = 0.10
+
+
+def test_procrastinate_rates_under_a_foreign_fleet(framework_dsn: str) -> None:
+    Procrastinate.version()  # skips (or fails under PGQ_REQUIRE_FRAMEWORKS=1) without the client
+    Procrastinate(framework_dsn).install()
+    target = single_queue(framework_dsn, kind="procrastinate")
+    snaps = []
+    with (
+        foreign_fleet(framework_dsn, PER_S, workers=2, shape=PROCRASTINATE) as fleet,
+        open_monitor(framework_dsn, target.model, rate_window_s=3) as monitor,
+    ):
+        sampler = Sampler(fleet)
+        fleet.wait_running(60)  # spawned processes take seconds to start on a loaded machine
+        monitor.collect()
+        deadline = time.monotonic() + 7  # procrastinate_events stays under the 1,000-page limit
+        while time.monotonic() < deadline:
+            snaps.append(monitor.collect())
+            time.sleep(0.5)
+        sampler.stop.set()
+    snap = snaps[-1]
+    tp = snap.throughput
+    assert tp.rates_note is None, tp.rates_note
+    assert tp.window_s is not None
+    lag = timedelta(seconds=LAG_S)
+    end = snap.server.now
+    start = end - timedelta(seconds=tp.window_s)
+    rows = {}
+    # queue "done" finishes jobs (succeeded), queue "del" fails them (failed for good)
+    for q, name in (("done", "completed"), ("del", "failed")):
+        rates = tp.per_queue[q]
+        assert rates.figures[name].source == "timestamps", rates
+        truth = sampler.rate(q, 1, start - lag, end - lag)
+        shown = getattr(rates, name)
+        rows[q] = (truth, shown)
+        assert shown == pytest.approx(truth, rel=TOLERANCE), (q, name, shown, truth)
+        enq = sampler.rate(q, 0, start, end)
+        rows[q] += (enq, rates.enqueued)
+        assert rates.enqueued == pytest.approx(enq, rel=TOLERANCE), (q, rates, enq)
+    print(f"procrastinate fleet over {tp.window_s:.1f} s (truth done, shown, truth in, shown): {rows}")
