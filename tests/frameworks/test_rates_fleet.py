@@ -1,12 +1,14 @@
-"""procrastinate's stock schema (made by its own CLI) written by a foreign fleet in plain SQL: INSERT
-and COPY enqueues, claim + mark succeeded on one queue, claim + mark failed on the other, as fast as
-this shared machine allows. procrastinate's own triggers write its events, so the timestamps' done/s
-and failed/s (QueueModel.finished) see the fleet like any worker; checked against what the fleet did
-over each figure's own window (1 s behind the polls), within 10%."""
+"""Stock schemas made by each framework's own tool (procrastinate's CLI, pg-boss 10's client), written by
+a foreign fleet in plain SQL: INSERT and COPY enqueues, claim + mark done on one queue, claim + mark
+failed on the other, as fast as this shared machine allows. The timestamps' done/s and failed/s
+(QueueModel.finished: procrastinate's events, written by its own triggers; pg-boss's completed_on)
+and enqueued/s (ids; pg-boss's created_on) see the fleet like any worker; checked against what the
+fleet did over each figure's own window, within 10%."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
@@ -17,6 +19,7 @@ from pgq_tui.detection import single_queue
 from pgq_tui.monitor import open_monitor
 from pgq_tui.monitor.finished import LAG_S
 
+from .pgboss_client import PgBoss
 from .procrastinate_client import Procrastinate
 
 PROCRASTINATE = Shape(
@@ -35,23 +38,57 @@ RETURNING id
         "done": "UPDATE procrastinate_jobs SET status = 'succeeded' WHERE id = ANY(%s)",
     },
 )
+PGBOSS = Shape(
+    insert="INSERT INTO pgboss.job (name, data) "
+    "SELECT %(queue)s, jsonb_build_object('n', g) FROM generate_series(1, %(n)s) g",
+    copy="COPY pgboss.job (name, data) FROM STDIN",
+    claim="""
+UPDATE pgboss.job SET state = 'active', started_on = now()
+WHERE name = %(queue)s
+  AND id IN (SELECT id FROM pgboss.job WHERE name = %(queue)s AND state < 'active' AND start_after < now()
+             ORDER BY priority DESC, created_on, id LIMIT %(n)s FOR UPDATE SKIP LOCKED)
+RETURNING id
+""",
+    finish={
+        "delete": "UPDATE pgboss.job SET state = 'failed', completed_on = now() WHERE id = ANY(%s)",
+        "done": "UPDATE pgboss.job SET state = 'completed', completed_on = now() WHERE id = ANY(%s)",
+    },
+)
 PER_S = 1500.0
 TOLERANCE = 0.10
 
 
-def test_procrastinate_rates_under_a_foreign_fleet(framework_dsn: str) -> None:
+def _procrastinate(dsn: str) -> Shape:
     Procrastinate.version()  # skips (or fails under PGQ_REQUIRE_FRAMEWORKS=1) without the client
-    Procrastinate(framework_dsn).install()
-    target = single_queue(framework_dsn, kind="procrastinate")
+    Procrastinate(dsn).install()
+    return PROCRASTINATE
+
+
+def _pgboss(dsn: str) -> Shape:
+    PgBoss.version()
+    boss = PgBoss(dsn)
+    boss.env["PGQ_TEST_QUEUES"] = "del,done"  # the queues (and their partitions) the client creates
+    boss.install()
+    return PGBOSS
+
+
+@pytest.mark.parametrize(
+    ("setup", "kind"),
+    [(_procrastinate, "procrastinate"), (_pgboss, "pg-boss")],
+    ids=["procrastinate", "pg-boss"],
+)
+def test_rates_under_a_foreign_fleet(framework_dsn: str, setup: Callable[[str], Shape], kind: str) -> None:
+    shape = setup(framework_dsn)
+    target = single_queue(framework_dsn, kind=kind)
     snaps = []
     with (
-        foreign_fleet(framework_dsn, PER_S, workers=2, shape=PROCRASTINATE) as fleet,
+        foreign_fleet(framework_dsn, PER_S, workers=2, shape=shape) as fleet,
         open_monitor(framework_dsn, target.model, rate_window_s=3) as monitor,
     ):
         sampler = Sampler(fleet)
         fleet.wait_running(60)  # spawned processes take seconds to start on a loaded machine
         monitor.collect()
-        deadline = time.monotonic() + 7  # procrastinate_events stays under the 1,000-page limit
+        deadline = time.monotonic() + 7  # what the timestamps scan stays under 1,000 pages
         while time.monotonic() < deadline:
             snaps.append(monitor.collect())
             time.sleep(0.5)
@@ -72,7 +109,8 @@ def test_procrastinate_rates_under_a_foreign_fleet(framework_dsn: str) -> None:
         shown = getattr(rates, name)
         rows[q] = (truth, shown)
         assert shown == pytest.approx(truth, rel=TOLERANCE), (q, name, shown, truth)
-        enq = sampler.rate(q, 0, start, end)
+        shift = lag if rates.figures["enqueued"].source == "timestamps" else timedelta(0)  # pg-boss
+        enq = sampler.rate(q, 0, start - shift, end - shift)
         rows[q] += (enq, rates.enqueued)
         assert rates.enqueued == pytest.approx(enq, rel=TOLERANCE), (q, rates, enq)
-    print(f"procrastinate fleet over {tp.window_s:.1f} s (truth done, shown, truth in, shown): {rows}")
+    print(f"{kind} fleet over {tp.window_s:.1f} s (truth done, shown, truth in, shown): {rows}")
