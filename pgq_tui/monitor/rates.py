@@ -167,7 +167,9 @@ def table_rates(window: Sequence[Activity]) -> dict[str, Rates]:
     dt = (last.at - first.at).total_seconds()
     if dt <= 0:
         return {}
-    unresolved = sum(a.unresolved for a in polls)
+    # ids unseen for a whole poll, plus those the last poll has not seen yet (a late commit, or a row
+    # already deleted): the bound covers the whole window, not all but its last poll
+    unresolved = sum(a.unresolved for a in polls) + last_holes(window)
     queues = {q for a in window for q in (*a.new, *(a.depth or ()))}
     out = {}
     for q in sorted(queues):
@@ -186,6 +188,10 @@ def table_rates(window: Sequence[Activity]) -> dict[str, Rates]:
             figures["failed"] = Figure(EXACT if f1 >= f0 else AT_LEAST, last.at, FAILED_DELTA)
         out[q] = Rates(health.rate(enq, dt), completed, failed, failed, figures)
     return out
+
+
+def last_holes(window: Sequence[Activity]) -> int:
+    return window[-1].holes if window and not window[-1].first else 0
 
 
 def background_completed(bg: BackgroundCount | None, queue: str) -> tuple[float, Figure] | None:
