@@ -12,27 +12,46 @@ import multiprocessing as mp
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.sharedctypes import Synchronized
 from typing import Any
 
 import psycopg
 
-CLAIM = """
+
+@dataclass(frozen=True)
+class Shape:
+    """A jobs table as the foreign fleet writes it: plain SQL, no client library."""
+
+    insert: str  # params: queue, n
+    copy: str  # COPY ... FROM STDIN of (queue, payload) rows
+    claim: str  # params: queue, n; returns the claimed ids
+    finish: dict[str, str] = field(default_factory=dict)  # "delete" / "done" -> SQL, param: the ids
+    copy_extra: tuple[str, ...] = ()  # further COPY columns' values, after queue and payload
+
+
+SEED = Shape(  # pgq-top's own table (or the seed's), written with the seed article's SQL
+    insert="INSERT INTO jobs (queue, payload) SELECT %(queue)s, jsonb_build_object('n', g) "
+    "FROM generate_series(1, %(n)s) g",
+    copy="COPY jobs (queue, payload) FROM STDIN",
+    claim="""
 UPDATE jobs SET status = 'running', attempts = attempts + 1,
                 locked_until = now() + interval '60 seconds'
 WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' AND queue = %(queue)s AND run_at <= now()
              ORDER BY run_at, id LIMIT %(n)s FOR UPDATE SKIP LOCKED)
 RETURNING id
-"""
-FINISH = {
-    "delete": "DELETE FROM jobs WHERE id = ANY(%s)",
-    "done": "UPDATE jobs SET status = 'done' WHERE id = ANY(%s)",
-}
+""",
+    finish={
+        "delete": "DELETE FROM jobs WHERE id = ANY(%s)",
+        "done": "UPDATE jobs SET status = 'done' WHERE id = ANY(%s)",
+    },
+)
 QUEUES = {"del": "delete", "done": "done"}  # queue -> how its claimers finish a job
 
 
-def _enqueue(dsn: str, queue: str, per_s: float, batch: int, copy: bool, count: Any, stop: Any) -> None:
+def _enqueue(
+    dsn: str, shape: Shape, queue: str, per_s: float, batch: int, copy: bool, count: Any, stop: Any
+) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         started, sent = time.monotonic(), 0
         while not stop.is_set():
@@ -41,25 +60,21 @@ def _enqueue(dsn: str, queue: str, per_s: float, batch: int, copy: bool, count: 
                 time.sleep(min(0.05, (sent - due) / per_s + 0.001))
                 continue
             if copy:
-                with conn.transaction(), conn.cursor().copy("COPY jobs (queue, payload) FROM STDIN") as cp:
+                with conn.transaction(), conn.cursor().copy(shape.copy) as cp:
                     for i in range(batch):
-                        cp.write_row((queue, f'{{"n": {sent + i}}}'))
+                        cp.write_row((queue, f'{{"n": {sent + i}}}', *shape.copy_extra))
             else:
-                conn.execute(
-                    "INSERT INTO jobs (queue, payload) SELECT %s, jsonb_build_object('n', g) "
-                    "FROM generate_series(1, %s) g",
-                    (queue, batch),
-                )
+                conn.execute(shape.insert, {"queue": queue, "n": batch})
             sent += batch
             with count.get_lock():
                 count.value += batch
 
 
-def _work(dsn: str, queue: str, batch: int, count: Any, stop: Any) -> None:
-    finish = FINISH[QUEUES[queue]]
+def _work(dsn: str, shape: Shape, queue: str, batch: int, count: Any, stop: Any) -> None:
+    finish = shape.finish[QUEUES[queue]]
     with psycopg.connect(dsn, autocommit=True) as conn:
         while not stop.is_set():
-            ids = [r[0] for r in conn.execute(CLAIM, {"queue": queue, "n": batch}).fetchall()]
+            ids = [r[0] for r in conn.execute(shape.claim, {"queue": queue, "n": batch}).fetchall()]
             if not ids:
                 time.sleep(0.01)
                 continue
@@ -73,6 +88,14 @@ class Fleet:
     enqueued: Mapping[str, Synchronized]  # type: ignore[type-arg]
     completed: Mapping[str, Synchronized]  # type: ignore[type-arg]
 
+    def wait_running(self, timeout: float) -> None:
+        """Until every queue has finished a job (the processes are up and working)."""
+        deadline = time.monotonic() + timeout
+        while any(done == 0 for _, done in self.read().values()):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the foreign fleet did not start: {self.read()}")
+            time.sleep(0.05)
+
     def read(self) -> dict[str, tuple[int, int]]:
         """queue -> (enqueued, completed) so far."""
         return {q: (self.enqueued[q].value, self.completed[q].value) for q in self.enqueued}
@@ -80,7 +103,13 @@ class Fleet:
 
 @contextmanager
 def foreign_fleet(
-    dsn: str, per_s: float, *, workers: int = 1, batch: int = 10, enqueue_batch: int = 50
+    dsn: str,
+    per_s: float,
+    *,
+    workers: int = 1,
+    batch: int = 10,
+    enqueue_batch: int = 50,
+    shape: Shape = SEED,
 ) -> Iterator[Fleet]:
     """Run the fleet (each queue enqueued at `per_s` jobs/s, drained by `workers` claimers) until the
     block ends; the processes are stopped and joined on the way out."""
@@ -90,11 +119,13 @@ def foreign_fleet(
     procs = []
     for queue in QUEUES:
         copy = QUEUES[queue] == "done"  # one queue enqueued by INSERT, the other by COPY
-        args = (dsn, queue, per_s, enqueue_batch, copy, fleet.enqueued[queue], stop)
+        args = (dsn, shape, queue, per_s, enqueue_batch, copy, fleet.enqueued[queue], stop)
         procs.append(ctx.Process(target=_enqueue, args=args, daemon=True))
         for _ in range(workers):
             procs.append(
-                ctx.Process(target=_work, args=(dsn, queue, batch, fleet.completed[queue], stop), daemon=True)
+                ctx.Process(
+                    target=_work, args=(dsn, shape, queue, batch, fleet.completed[queue], stop), daemon=True
+                )
             )
     for p in procs:
         p.start()

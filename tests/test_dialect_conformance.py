@@ -28,6 +28,7 @@ from pgq_tui.dialects.contract import (
     ACTIVITY_COLUMNS,
     CANONICAL_STATES,
     COUNT_KEY,
+    FINISHED_COLUMNS,
     OLDEST_READY,
     PREVIEW_COLUMNS,
     PREVIEW_OPTIONAL,
@@ -96,12 +97,17 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
         assert COUNT_KEY in statement.columns and set(statement.columns) <= allowed, statement.name
     if model.activity is not None:
         assert model.activity.columns == ACTIVITY_COLUMNS
+    if model.finished is not None:  # timestamps' rates: queue, then the rates it counts
+        assert model.finished.columns[0] == "queue" and set(model.finished.columns) <= set(FINISHED_COLUMNS)
     listed = [
-        s for s in (*model.counts, model.leases, model.dead, model.job, model.activity) if s is not None
+        s
+        for s in (*model.counts, model.leases, model.dead, model.job, model.activity, model.finished)
+        if s is not None
     ]
+    window = {"since": datetime(2000, 1, 1, tzinfo=timezone.utc), "until": datetime.now(timezone.utc)}
     for statement in listed:
         with conn.cursor() as cur:
-            params = {"cap1": None, "rows": 50, "id": _any_id(conn, case), **_activity(after=0)}
+            params = {"cap1": None, "rows": 50, "id": _any_id(conn, case), **_activity(after=0), **window}
             cur.execute(statement.compose(), params)
             got = tuple(d.name for d in cur.description or ())
         assert got == statement.columns, statement.name

@@ -67,7 +67,7 @@ def test_foreign_fleet_rates_match_the_truth(dsn: str, queue: JobQueue) -> None:
         pgq_monitor(dsn, rate_window_s=WINDOW_S, count_interval_s=0.5) as monitor,
     ):
         sampler = Sampler(fleet)
-        time.sleep(1.0)  # the fleet's processes start
+        fleet.wait_running(60)  # spawned processes take seconds to start on a loaded machine
         deadline = time.monotonic() + 14
         while time.monotonic() < deadline:
             queue.enqueue("own", [{}] * 5)

@@ -167,7 +167,9 @@ def table_rates(window: Sequence[Activity]) -> dict[str, Rates]:
     dt = (last.at - first.at).total_seconds()
     if dt <= 0:
         return {}
-    unresolved = sum(a.unresolved for a in polls)
+    # ids unseen for a whole poll, plus those the last poll has not seen yet (a late commit, or a row
+    # already deleted): the bound covers the whole window, not all but its last poll
+    unresolved = sum(a.unresolved for a in polls) + last_holes(window)
     queues = {q for a in window for q in (*a.new, *(a.depth or ()))}
     out = {}
     for q in sorted(queues):
@@ -186,6 +188,10 @@ def table_rates(window: Sequence[Activity]) -> dict[str, Rates]:
             figures["failed"] = Figure(EXACT if f1 >= f0 else AT_LEAST, last.at, FAILED_DELTA)
         out[q] = Rates(health.rate(enq, dt), completed, failed, failed, figures)
     return out
+
+
+def last_holes(window: Sequence[Activity]) -> int:
+    return window[-1].holes if window and not window[-1].first else 0
 
 
 def background_completed(bg: BackgroundCount | None, queue: str) -> tuple[float, Figure] | None:
@@ -296,7 +302,7 @@ def pg_rates(window: Sequence[Activity]) -> TableRates | None:
 
 
 def table_history(
-    polls: Sequence[Activity], until: datetime, history_s: int
+    polls: Sequence[Activity], until: datetime, history_s: int, stamped: frozenset[str] = frozenset()
 ) -> tuple[tuple[ThroughputPoint, ...], dict[str, tuple[int, ...]]]:
     """Per-second history when there are no counters: each poll interval's derived counts spread
     evenly over its seconds (a chart, not a figure: the rates above are the figures)."""
@@ -306,7 +312,7 @@ def table_history(
     for a, b in itertools.pairwise(polls):
         if b.first:
             continue
-        rates = table_rates([a, b])
+        rates = finished_rates.overlay(table_rates([a, b]), finished_rates.rates([a, b], stamped))
         lo, hi = a.at, b.at
         idx = [i for i, s in enumerate(seconds) if lo <= s < hi] or []
         if not idx:
@@ -344,9 +350,9 @@ def throughput(
     if counters is not None:
         history, queue_history = counters.history, counters.queue_history
         if source != "counters":
-            history, queue_history = table_history(polls, now.replace(microsecond=0), history_s)
+            history, queue_history = table_history(polls, now.replace(microsecond=0), history_s, stamped)
     else:
-        history, queue_history = table_history(polls, now.replace(microsecond=0), history_s)
+        history, queue_history = table_history(polls, now.replace(microsecond=0), history_s, stamped)
     window_s = (window[-1].at - window[0].at).total_seconds() if len(window) > 1 else None
     if counters is None and not per_queue:
         source = "table"
