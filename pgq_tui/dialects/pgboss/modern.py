@@ -83,9 +83,9 @@ def model(match: Match, catalog: Catalog, title: str, schema_version: int | None
     parent = catalog.relation(schema, "job")
     has_states = own or (parent is not None and parent.has_index(("name", "state", "blocked", "start_after")))
     has_completed = own or (
-        parent is not None and parent.has_index(("name", "completed_on"), "completed_on IS NOT NULL")
+        parent is not None and parent.has_index(("name", "completed_on"), also=["completed_on IS NOT NULL"])
     )
-    has_failed = parent is not None and parent.has_index(("name", "completed_on"), "'failed'")
+    has_failed = parent is not None and parent.has_index(("name", "completed_on"), {"state": ["failed"]})
     counts: list[Statement] = []
     advice: list[IndexAdvice] = []
     if has_states:
