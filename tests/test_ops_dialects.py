@@ -43,6 +43,12 @@ def _threshold(case: DialectCase) -> str | None:
     return None
 
 
+def _dead_reads(case: DialectCase) -> int | None:
+    """The dead rule the case tells its dialect (pgmq's read_ct >= N), to tell the CLI and the
+    exporter's target the same way an operator would (--dead-reads, a target's dead_reads)."""
+    return next((d.dead_reads for d in case.dialects() if getattr(d, "dead_reads", None)), None)
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_check_and_exporter_report_every_dialect_truthfully(
     case: DialectCase, empty_dsn: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -57,7 +63,10 @@ def test_check_and_exporter_report_every_dialect_truthfully(
         truth = Counter((str(j.queue), j.state) for j in case.truth(conn))
     total = Counter(state for (_, state), n in truth.items() for _ in range(n))
 
-    code = main(["check", "--dsn", empty_dsn, "--kind", case.kind, "--json", "--ready-age-warn", "off"])
+    dead_reads = _dead_reads(case)
+    told = ["--dead-reads", str(dead_reads)] if dead_reads else []
+    argv = ["check", "--dsn", empty_dsn, "--kind", case.kind, "--json", "--ready-age-warn", "off", *told]
+    code = main(argv)
     doc = json.loads(capsys.readouterr().out)
     (result,) = doc["targets"]
     assert (result["kind"], result["table"], result["error"]) == (
@@ -77,7 +86,7 @@ def test_check_and_exporter_report_every_dialect_truthfully(
         assert verdicts["stuck"]["message"].startswith(f"{total['stuck']} stuck jobs (")
     assert code == doc["exit_code"] != 3, doc  # every measure was read: never UNKNOWN
 
-    with TargetWatch(Target("db", empty_dsn, kind=case.kind)) as watch:
+    with TargetWatch(Target("db", empty_dsn, kind=case.kind, dead_reads=dead_reads)) as watch:
         registry = CollectorRegistry(auto_describe=False)
         registry.register(SnapshotCollector(SnapshotCache(watch)))
         body = generate_latest(registry).decode()
