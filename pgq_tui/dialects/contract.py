@@ -278,6 +278,10 @@ class ActionSpec:
     # further canonical words (or extra states) it takes besides applies_to, e.g. a cancel of waiting
     # jobs takes ready and scheduled ones
     also_applies_to: tuple[str, ...] = ()
+    # of those, the states it takes only when the operator names the jobs (`ids`): with ids NULL
+    # ("every job the guard admits") it leaves them alone, e.g. pgmq's retry of archived messages,
+    # which usually were processed
+    chosen_only: tuple[str, ...] = ()
     # the outcome's verb when the framework's transition is not what the kind's verb says (Solid
     # Queue's requeue fails a dead process's claims, as its supervisor does): "failed 2 of 2 jobs"
     done: str | None = None

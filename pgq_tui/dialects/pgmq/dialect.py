@@ -230,9 +230,10 @@ class PgmqDialect:
                     label="send() a copy + delete the original (pgmq has no unarchive)",
                     applies_to=State.DEAD,
                     also_applies_to=(State.DONE.value,),
+                    chosen_only=(State.DONE.value,),  # archived: only the messages named by id
                     effect="a copy is sent (new msg_id, read_ct 0, visible now, same message and"
                     " headers) and the original deleted from the queue or the archive, in one transaction",
-                    guard=f"dead ({dead_rule(n)}) or archived",
+                    guard=f"dead ({dead_rule(n)}), or archived and chosen by id",
                     preview=s("preview_retry", PREVIEW_COLUMNS),
                     statement=s("retry", ("id",)),
                 ),

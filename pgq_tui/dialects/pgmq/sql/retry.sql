@@ -3,8 +3,8 @@
 -- insert: a new msg_id from the queue's sequence, read_ct 0, visible now, same message and headers)
 -- and delete the original from q_<name> or a_<name>. Guards, re-checked on each locked row: read_ct
 -- >= {dead_reads} in the queue table; present in the archive. Returns the originals' ids.
--- With %(ids)s NULL it takes every dead and every archived message (of %(queue)s when given), dead
--- first: the plan's preview says how many before anything runs.
+-- With %(ids)s NULL it takes every dead message (of %(queue)s when given), never an archived one:
+-- archived usually means processed, so those come back only when chosen by id.
 -- @outer
 WITH ids AS (
     SELECT substring(i FROM '^(.*):[0-9]+$') AS queue, substring(i FROM ':([0-9]+)$')::bigint AS msg_id
@@ -25,7 +25,8 @@ WITH ids AS (
 UNION ALL
 (SELECT {qname}::text, m.msg_id, true FROM {a} m
  WHERE (%(queue)s::text IS NULL OR {qname}::text = %(queue)s::text)
-   AND (%(ids)s::text[] IS NULL OR m.msg_id IN (SELECT i.msg_id FROM ids i WHERE i.queue = {qname}))
+   AND %(ids)s::text[] IS NOT NULL
+   AND m.msg_id IN (SELECT i.msg_id FROM ids i WHERE i.queue = {qname})
  ORDER BY m.msg_id LIMIT %(batch)s)
 -- @cte
 {c} AS (
