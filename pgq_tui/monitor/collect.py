@@ -10,8 +10,10 @@ Cost is proportional to the active jobs, never to the table: every count walks a
 `count_cap` (monitor/counting.py); above it a background thread keeps exact counts on its own
 connection (monitor/background.py). Rates come from the new ids per queue since the last poll (the
 dialect's activity statement) and the depths the polls see (monitor/rates.py), and from the
-framework's own counters where it has them. Panels a dialect cannot serve are listed in
-`Snapshot.unsupported` with the reason (e.g. the index it wants), never run. The connection is
+framework's own counters where it has them. A statement no index serves (a scan) runs in the poll
+while the relation is small, else in the background counter (monitor/tiers.py): an index is an
+optimization, never the price of a figure. Panels a dialect cannot serve (its framework does not
+record it) are listed in `Snapshot.unsupported` with the reason, never run. The connection is
 autocommit, so no transaction or snapshot survives a poll (a monitor must not pin the xmin horizon it
 watches).
 
@@ -35,13 +37,15 @@ from pgq_tui.db.connect import Session
 from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import Capability, QueueModel, Statement
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
-from pgq_tui.monitor import counting, panels, pipeline, queries, rates
+from pgq_tui.monitor import counting, panels, pipeline, queries, rates, tiers
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
 from pgq_tui.monitor.bloat import BloatReport
 from pgq_tui.monitor.bloatwatch import BloatWatch
 from pgq_tui.monitor.snapshot import (
+    UNKNOWN,
     CountStatus,
     DeadList,
+    Figure,
     LeaseList,
     QueueStats,
     ServerInfo,
@@ -103,6 +107,7 @@ class Monitor:
         rate_window_s: int = 10,
         session_rows: int = 50,
         probe_interval_s: float = 10.0,
+        scan_pages: int = tiers.SCAN_PAGES,
     ) -> None:
         self.conninfo = conninfo
         self.model = model
@@ -118,6 +123,9 @@ class Monitor:
         self.session_rows = session_rows
         # panels the dialect cannot serve: listed with the reason, never run
         self.unsupported = counting.unsupported(model)
+        self.notes = counting.notes(model)  # the index that would make a scanned figure live
+        self.scan_pages = scan_pages  # the largest relation (pages) whose scans run in the poll
+        self.tier: tiers.Plan = tiers.plan(model, None, scan_pages)  # set by each poll
         self._depth = counting.depth_of(model)  # the unfinished states its completed/s is derived from
         self._counters_statement = model.throughput if model.support(Capability.THROUGHPUT).ok else None
         # Claim-cost probe and autovacuum pacing (monitor/bloatwatch.py); the probe is the framework's
@@ -235,6 +243,7 @@ class Monitor:
         now = server["now"]
         errors: dict[str, str] = {}
         oid = rel["oid"]
+        tier = self.tier = tiers.plan(model, rel.get("pages"), self.scan_pages)
         try:
             self._prefetch(self._plan(now, oid))
         except psycopg.Error as exc:  # the connection went away mid-poll
@@ -245,14 +254,21 @@ class Monitor:
         counters = self._guard("throughput", errors, None, lambda: self._counters(now))
         active = self._guard("throughput", errors, None, lambda: self._activity(now))
         count_rows = self._guard(
-            "queues", errors, None, lambda: [r for s in model.counts for r in self._run(s, cap1=cap1)]
+            "queues", errors, None, lambda: [r for s in tier.counts for r in self._run(s, cap1=_cap(s, cap1))]
         )
         bg = self._counter.latest()
         seen = {q for a in self._polls for q in a.new} | set(counters.per_queue if counters else ())
-        queues = counting.queue_stats(count_rows or [], model, cap1, now, bg, also=seen)
+        uncapped = frozenset(n for s in tier.scanned_here for n in counting.names_of(s))
+        deferred = frozenset(n for s in tier.deferred if s in model.counts for n in counting.names_of(s))
+        queues = counting.queue_stats(
+            count_rows or [], model, cap1, now, bg, seen, uncapped, deferred, self.notes
+        )
         if count_rows is not None:
-            self._counter.want(counting.over_cap(counting.poll_reads(count_rows)[0], model, cap1))
-        leases, expired = self._leases(errors, queues)
+            over = counting.over_cap(counting.poll_reads(count_rows)[0], model, cap1) - uncapped
+            self._counter.want(over, tier.deferred)
+        else:
+            self._counter.want(frozenset(), tier.deferred)
+        leases, expired = self._leases(errors, queues, bg)
         dead = DeadList((), 0)
         if model.dead is not None:
             statement = model.dead
@@ -260,7 +276,7 @@ class Monitor:
                 "dead",
                 errors,
                 dead,
-                lambda: panels.dead_list(self._run(statement, rows=self.lease_rows), queues),
+                lambda: self._dead(statement, queues, bg),
             )
         table = self._guard("table", errors, panels.empty_table(self.qualified), lambda: self._table(oid))
         pg = None if "table" in errors else (table.inserted, table.updated, table.deleted)
@@ -314,10 +330,10 @@ class Monitor:
         cap1 = {"cap1": self.count_cap + 1}
         lists, sessions = {"rows": self.lease_rows}, {"rows": self.session_rows}
         rel = {"jobs_oid": oid}
-        plan = [self._model_sql(s, cap1) for s in model.counts]
+        plan = [self._model_sql(s, {"cap1": _cap(s, cap1["cap1"])}) for s in self.tier.counts]
         if model.activity is not None:
             plan.append(self._model_sql(model.activity, self._activity_params()))
-        plan += [self._model_sql(s, lists) for s in (model.leases, model.dead) if s is not None]
+        plan += [self._model_sql(s, lists) for s in self.tier.lists]
         plan += [
             self._server_sql("table_health", rel),
             self._server_sql("vacuum_progress", rel),
@@ -373,19 +389,41 @@ class Monitor:
         )
 
     # -- panels -----------------------------------------------------------------------------------
-    def _leases(self, errors: dict[str, str], queues: tuple[QueueStats, ...]) -> tuple[LeaseList, LeaseList]:
+    def _list_rows(
+        self, statement: Statement, bg: BackgroundCount | None
+    ) -> tuple[list[dict[str, Any]], Figure | None]:
+        """A list's rows: read by this poll (figure None), or the background counter's last scan of it
+        (stale, with its as_of; unknown and empty before the first)."""
+        if statement in self.tier.lists:
+            return self._run(statement, rows=self.lease_rows), None
+        rows = bg.lists.get(statement.name) if bg is not None else None
+        panel = "leases" if statement is self.model.leases else "dead"
+        note = self.notes.get(panel)
+        if rows is None or bg is None:
+            return [], Figure(UNKNOWN, None, counting.BACKGROUND_SCAN, note=note)
+        return rows[: self.lease_rows], Figure("stale", bg.as_of, counting.BACKGROUND_SCAN, note=note)
+
+    def _leases(
+        self, errors: dict[str, str], queues: tuple[QueueStats, ...], bg: BackgroundCount | None
+    ) -> tuple[LeaseList, LeaseList]:
         empty = (LeaseList((), 0), LeaseList((), 0))
         statement = self.model.leases
         if statement is None:
             return empty
-        return self._guard(
-            "leases",
-            errors,
-            empty,
-            lambda: panels.lease_lists(
-                self._run(statement, rows=self.lease_rows), queues, "queues" in errors
-            ),
-        )
+
+        def read() -> tuple[LeaseList, LeaseList]:
+            rows, fig = self._list_rows(statement, bg)
+            running, stuck = panels.lease_lists(rows, queues, "queues" in errors)
+            return LeaseList(running.rows, running.total, fig), LeaseList(stuck.rows, stuck.total, fig)
+
+        return self._guard("leases", errors, empty, read)
+
+    def _dead(
+        self, statement: Statement, queues: tuple[QueueStats, ...], bg: BackgroundCount | None
+    ) -> DeadList:
+        rows, fig = self._list_rows(statement, bg)
+        dead = panels.dead_list(rows, queues)
+        return DeadList(dead.rows, dead.total, fig)
 
     def _activity_params(self) -> dict[str, Any]:
         return rates.activity_params(self._polls[-1] if self._polls else None)
@@ -452,6 +490,11 @@ class Monitor:
             None,
             lambda: self.bloat.poll(self._connection(), self._rows, oid, table, sessions, queues, now),
         )
+
+
+def _cap(statement: Statement, cap1: int) -> int | None:
+    """A scan reads every row of its states anyway: its count is exact, uncapped."""
+    return cap1 if statement.indexed else None
 
 
 def open_monitor(conninfo: str, model: QueueModel, **kw: Any) -> Monitor:

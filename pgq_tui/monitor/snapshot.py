@@ -31,7 +31,8 @@ EXACT = "exact"  # true at this poll; as_of is the poll's server time
 STALE = "stale"  # exact as of `as_of`, an earlier moment (a background count); show its age
 APPROXIMATE = "approximate"  # the truth lies within the figure's measured `bound`
 AT_LEAST = "at_least"  # a proven lower bound, nothing exact known yet: shown as "≥value"
-ACCURACIES = (EXACT, STALE, APPROXIMATE, AT_LEAST)
+UNKNOWN = "unknown"  # not taken yet (a background scan has not landed): the value means nothing, never 0
+ACCURACIES = (EXACT, STALE, APPROXIMATE, AT_LEAST, UNKNOWN)
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,17 @@ class Figure:
     as_of: datetime | None  # server time at which the value was (or was known to be) true
     source: str  # e.g. "poll", "background", "counters", "ids", "depth" (README lists them)
     bound: float | None = None  # approximate: the true value is in [value, value + bound]
+    # why it is not live, and what would make it so (e.g. the index no statement walks: "no index
+    # serves it: CREATE INDEX ..."); None for a figure an index serves
+    note: str | None = None
 
     @property
     def exact(self) -> bool:
         return self.accuracy == EXACT
+
+    @property
+    def unknown(self) -> bool:
+        return self.accuracy == UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,7 @@ class Lease:
 class LeaseList:
     rows: tuple[Lease, ...]
     total: int  # true total (rows is capped for display)
+    figure: Figure | None = None  # None: read by this poll; else a background scan's (stale) or unknown
 
 
 @dataclass(frozen=True)
@@ -114,6 +123,7 @@ class DeadJob:
 class DeadList:
     rows: tuple[DeadJob, ...]  # newest first, capped for display
     total: int
+    figure: Figure | None = None  # None: read by this poll; else a background scan's (stale) or unknown
 
 
 @dataclass(frozen=True)

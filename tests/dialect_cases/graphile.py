@@ -3,4 +3,7 @@
 from frameworks.cases import framework_case
 from frameworks.graphile_client import Graphile
 
-CASES = [framework_case(Graphile, "graphile-worker", "graphile_worker", "_private_jobs")]
+CASES = [
+    framework_case(Graphile, "graphile-worker", "graphile_worker", "_private_jobs"),
+    framework_case(Graphile, "graphile-worker", "graphile_worker", "_private_jobs", advised=False),
+]

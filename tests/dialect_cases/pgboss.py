@@ -3,4 +3,7 @@
 from frameworks.cases import framework_case
 from frameworks.pgboss_client import PgBoss
 
-CASES = [framework_case(PgBoss, "pg-boss", "pgboss", "job")]
+CASES = [
+    framework_case(PgBoss, "pg-boss", "pgboss", "job"),
+    framework_case(PgBoss, "pg-boss", "pgboss", "job", advised=False),
+]

@@ -37,6 +37,12 @@ def seed_jobs_install(dsn: str) -> None:
         conn.execute(SEED_JOBS_ADVISED)
 
 
+def seed_jobs_install_stock(dsn: str) -> None:
+    """Exactly as the article writes it: no index for running jobs (they are read by a scan)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(SEED_JOBS)
+
+
 def seed_jobs_populate(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         for queue in ("mail", "thumbs"):
@@ -95,6 +101,12 @@ def job_queue_install(dsn: str) -> None:
         conn.execute(JOB_QUEUE_ADVISED)
 
 
+def job_queue_install_stock(dsn: str) -> None:
+    """Exactly as the article writes it: no index for claimed rows (they are read by a scan)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(JOB_QUEUE)
+
+
 def job_queue_populate(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(
@@ -140,6 +152,25 @@ CASES = [
         "public",
         "job_queue",
         job_queue_install,
+        job_queue_populate,
+        _truth(JOB_QUEUE_TRUTH),
+    ),
+    # the stock shapes: every count, list and action through scans, no index asked for
+    DialectCase(
+        "seed-jobs-stock",
+        "seed-jobs",
+        "public",
+        "jobs",
+        seed_jobs_install_stock,
+        seed_jobs_populate,
+        _truth(SEED_JOBS_TRUTH),
+    ),
+    DialectCase(
+        "seed-job-queue-stock",
+        "seed-job-queue",
+        "public",
+        "job_queue",
+        job_queue_install_stock,
         job_queue_populate,
         _truth(JOB_QUEUE_TRUTH),
     ),
