@@ -74,9 +74,13 @@ def scan_names(scans: Iterable[Statement]) -> frozenset[str]:
     """
     out: set[str] = set()
     for s in scans:
-        names = names_of(s)
-        out |= names if COUNT_KEY in s.columns else {f"list:{s.name}"}
+        out |= {f"list:{s.name}"} if is_list(s) else names_of(s)
     return frozenset(out)
+
+
+def is_list(statement: Statement) -> bool:
+    """A lease or dead list (rows of jobs, `id` first), not a count."""
+    return statement.columns[:1] == ("id",)
 
 
 def parse(
@@ -279,10 +283,10 @@ class BackgroundCounter:
                 as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
             for statement in scans:
                 got = cur.execute(statement.compose(), {**DEFAULTS, "cap1": None}).fetchall()
-                if COUNT_KEY in statement.columns:
-                    rows += got
-                else:
+                if is_list(statement):
                     lists[statement.name] = got
+                else:
+                    rows += got
         cost_ms = (time.perf_counter() - started) * 1000
         result = parse(rows, names | scanned, as_of, cost_ms, seen)
         result = dataclasses.replace(result, depth=depth_of(self.model), scanned=scanned, lists=lists)

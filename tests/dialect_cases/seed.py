@@ -129,6 +129,27 @@ FROM job_queue ORDER BY id
 """
 
 
+# The table's definition as pg_dump would restore it: columns with types, defaults and nullability,
+# every index and constraint by its definition, options and triggers.
+DEFINITION = """
+SELECT (SELECT array_agg(format('%%s %%s %%s %%s', a.attname, format_type(a.atttypid, a.atttypmod),
+                                a.attnotnull, pg_get_expr(d.adbin, d.adrelid)) ORDER BY a.attnum)
+        FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE a.attrelid = %(t)s::regclass AND a.attnum > 0 AND NOT a.attisdropped),
+       (SELECT array_agg(pg_get_indexdef(indexrelid) ORDER BY 1) FROM pg_index
+        WHERE indrelid = %(t)s::regclass),
+       (SELECT array_agg(pg_get_constraintdef(oid) ORDER BY 1) FROM pg_constraint
+        WHERE conrelid = %(t)s::regclass),
+       (SELECT array_agg(tgname ORDER BY 1) FROM pg_trigger WHERE tgrelid = %(t)s::regclass),
+       (SELECT reloptions FROM pg_class WHERE oid = %(t)s::regclass)
+"""
+
+
+def definition(conn: psycopg.Connection, table: str) -> tuple:
+    """The table's definition (DEFINITION): equal before and after means pgq-top changed nothing."""
+    return conn.execute(DEFINITION, {"t": table}).fetchone()  # type: ignore[return-value]
+
+
 def _truth(query: str):
     def truth(conn: psycopg.Connection) -> list[TruthJob]:
         return [TruthJob(*r) for r in conn.execute(query).fetchall()]
