@@ -278,9 +278,11 @@ def fmt_figure(n: float | None, accuracy: str = "exact") -> str:
     """A count with its accuracy mark: "≥" a lower bound (over the cap, not counted yet), "~" an
     estimate, a trailing "*" exact as of an earlier time (stale: the age is shown beside).
 
-    >>> fmt_figure(1200), fmt_figure(1000, "at_least"), fmt_figure(25_300, "stale")
-    ('1.2k', '≥1.0k', '25k*')
+    >>> fmt_figure(1200), fmt_figure(1000, "at_least"), fmt_figure(25_300, "stale"), fmt_figure(0, "unknown")
+    ('1.2k', '≥1.0k', '25k*', '?')
     """
+    if accuracy == "unknown":  # not taken yet (a background scan has not landed): never a number
+        return "?"
     mark = COUNT_MARK.get(accuracy, "?")
     text = fmt_count(n)
     return f"{text}{mark}" if accuracy == "stale" else f"{mark}{text}"
