@@ -4,9 +4,9 @@ A dialect supplies its count, lease and dead statements whether or not an index 
 (`Statement.indexed`). An indexed statement's cost is bounded by the count cap and the list length; an
 unindexed one is a scan, whose cost grows with the relation. The engine picks its tier per poll:
 
-- in the poll, as a scan, while the relation (the table and every partition under it, by their size on
-  disk: `relpages` lags behind a table that was filled and never vacuumed) is at most `SCAN_PAGES`
-  pages. Its counts are exact at this poll (uncapped: the scan reads every row of the state anyway);
+- in the poll, as a scan, while the relation (the table and every partition under it) is at most
+  `SCAN_PAGES` pages: their `relpages` scaled to the rows the statistics count now, read without a
+  lock (db/sql/check_table.sql; `relpages` alone lags behind a table filled and not yet analyzed). Its counts are exact at this poll (uncapped: the scan reads every row of the state anyway);
   its lists are the first `rows` rows of the scan.
 - above it, in the background counter (monitor/background.py): one statement at a time in autocommit
   (each its own snapshot, each bounded by the counter's statement_timeout), paced to at most
@@ -46,6 +46,7 @@ class Plan:
     """The statements one poll runs and the ones it leaves to the background counter."""
 
     tier: str
+    pages: int | None  # the relation's size as the tier was picked (every partition summed)
     counts: tuple[Statement, ...]  # count statements the poll runs (scans among them run uncapped)
     lists: tuple[Statement, ...]  # leases / dead statements the poll runs
     deferred: tuple[Statement, ...]  # unindexed statements the background counter runs instead
@@ -69,7 +70,7 @@ def plan(model: QueueModel, pages: int | None, threshold: int = SCAN_PAGES) -> P
     where = tier(pages, threshold)
     lists = tuple(s for s in (model.leases, model.dead) if s is not None)
     if where == POLL:
-        return Plan(where, model.counts, lists, ())
+        return Plan(where, pages, model.counts, lists, ())
     counts = tuple(s for s in model.counts if s.indexed)
     deferred = tuple(s for s in (*model.counts, *lists) if not s.indexed)
-    return Plan(where, counts, tuple(s for s in lists if s.indexed), deferred)
+    return Plan(where, pages, counts, tuple(s for s in lists if s.indexed), deferred)
