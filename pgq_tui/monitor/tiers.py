@@ -6,8 +6,9 @@ unindexed one is a scan, whose cost grows with the relation. The engine picks it
 
 - in the poll, as a scan, while the relation (the table and every partition under it) is at most
   `SCAN_PAGES` pages: their `relpages` scaled to the rows the statistics count now, read without a
-  lock (db/sql/check_table.sql; `relpages` alone lags behind a table filled and not yet analyzed). Its counts are exact at this poll (uncapped: the scan reads every row of the state anyway);
-  its lists are the first `rows` rows of the scan.
+  lock (db/sql/check_table.sql; `relpages` alone lags behind a table filled and not yet analyzed).
+  Its counts are exact at this poll (uncapped: the scan reads every row of the state anyway); its
+  lists are the first `rows` rows of the scan.
 - above it, in the background counter (monitor/background.py): one statement at a time in autocommit
   (each its own snapshot, each bounded by the counter's statement_timeout), paced to at most
   `SCAN_DUTY` of one backend. Its figures are stale with their age; before the first one lands they
