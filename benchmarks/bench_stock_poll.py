@@ -14,7 +14,8 @@ Timed, medians of --runs, sizes in turns: the whole Monitor.collect() (the foreg
 waits for) with its background counter running beside it, as in the dashboard. Then for --watch-s a
 monitor polls once a second and reports the background pass: its cost (median and max), its duty
 (cost / (cost + wait) over the watch, from the pass timestamps) and the figures' lag (poll time -
-as_of, median and max). Prints the 5M / 10k poll ratio (target < 2) and the load average.
+as_of, median and max), and the pacing wait after the last pass with the duty it gives (cost /
+(cost + wait)). Prints the 5M / 10k poll ratio (target < 2) and the load average.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def watch(monitor: Monitor, seconds: float) -> dict[str, Any]:
             lags.append((snap.server.now - bg.as_of).total_seconds())
         time.sleep(1.0)
     costs = list(passes.values())
+    wait = monitor._counter._last_wait  # the pacing wait after the last pass (>= 9x its cost)
     stamps = sorted(passes)
     span = (stamps[-1] - stamps[0]).total_seconds() if len(stamps) > 1 else None
     busy = sum(passes[t] for t in stamps[:-1]) / 1000  # each pass before the last, within the span
@@ -91,7 +93,9 @@ def watch(monitor: Monitor, seconds: float) -> dict[str, Any]:
         "passes": len(costs),
         "cost_med_ms": statistics.median(costs) if costs else None,
         "cost_max_ms": max(costs) if costs else None,
-        "duty": busy / span if span else None,
+        "duty": busy / span if span else None,  # measured, over two passes or more
+        "wait_s": wait,
+        "paced_duty": costs[-1] / 1000 / (costs[-1] / 1000 + wait) if costs else None,  # cost/(cost+wait)
         "lag_med_s": statistics.median(lags) if lags else None,
         "lag_max_s": max(lags) if lags else None,
     }
