@@ -127,3 +127,20 @@ def test_the_tier_reads_the_size_of_every_partition(empty_dsn: str) -> None:
         assert monitor.tier.tier == tiers.POLL, monitor.tier.pages
     assert {q.queue: q.expired for q in snap.queues} == {"a": 40, "b": 40}
     assert all(q.figures["expired"].accuracy == EXACT for q in snap.queues)
+
+
+def test_the_advice_is_shown_beside_the_figure_in_v_and_in_advise(
+    empty_dsn: str, stock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pgq_tui.cli import main
+    from pgq_tui.monitor.provenance import count_how
+
+    with _monitor(empty_dsn) as monitor:
+        snap = monitor.collect()
+    q = snap.queues[0]
+    how = count_how(q.figures["expired"], monitor.count_cap, snap.server.now)
+    assert how.startswith("exact: counted by this poll with a scan") and "jobs_running_idx" in how
+    assert count_how(q.figures["ready"], monitor.count_cap, snap.server.now).startswith("exact: counted")
+    assert main(["advise", "--dsn", empty_dsn, "--table", "jobs", "--seconds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "index: no index serves it (a scan); CREATE INDEX CONCURRENTLY jobs_running_idx" in out

@@ -121,8 +121,10 @@ class BackgroundCounter:
         min_interval_s: float = 2.0,
         duty: float = 0.25,
         read_only: bool = False,
+        list_rows: int = 50,
     ) -> None:
         self.model = model
+        self.list_rows = list_rows  # rows per list a background scan reads (the monitor's lease_rows)
         self.budget_ms = budget_ms
         self.min_interval_s = min_interval_s
         self.duty = duty
@@ -282,7 +284,8 @@ class BackgroundCounter:
             if as_of is None:
                 as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
             for statement in scans:
-                got = cur.execute(statement.compose(), {**DEFAULTS, "cap1": None}).fetchall()
+                params = {**DEFAULTS, "cap1": None, "rows": self.list_rows}
+                got = cur.execute(statement.compose(), params).fetchall()
                 if is_list(statement):
                     lists[statement.name] = got
                 else:

@@ -147,6 +147,7 @@ class Monitor:
             budget_ms=count_budget_ms,
             min_interval_s=count_interval_s,
             read_only=read_only,
+            list_rows=lease_rows,
         )
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
         self._prefetched: dict[Hashable, pipeline.Outcome] = {}  # sent together, read by _rows/_run

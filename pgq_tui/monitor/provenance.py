@@ -49,6 +49,14 @@ def _count_how(figure: Figure | None, cap: int, now: datetime, cost_ms: float | 
     return f"stale: exact count(*) by the background counter {age} ago (own connection{took})"
 
 
+def index_notes(snap: Snapshot) -> list[str]:
+    """Every distinct advice carried by the snapshot's figures and lists (what a missing index costs
+    and which one would make the figures live), in the order first seen."""
+    notes = [f.note for q in snap.queues for f in q.figures.values() if f.note]
+    notes += [x.figure.note for x in (snap.leases, snap.expired, snap.dead) if x.figure and x.figure.note]
+    return list(dict.fromkeys(notes))
+
+
 def list_note(figure: Figure | None, now: datetime) -> str | None:
     """A list's provenance in a few words for its panel, when the poll did not read it itself.
 
