@@ -108,8 +108,9 @@ def statement_runs(monitor: Monitor) -> dict[str, Callable[[], object]]:
     return {s.name.split(".")[-1]: lambda s=s: monitor._run(s, **params) for s in statements}
 
 
-def build(server_dsn: str, kind: str, n: int) -> str:
-    """A fresh database with the framework's schema (its own tool), n rows and the advised indexes."""
+def build(server_dsn: str, kind: str, n: int, advised: bool = True) -> str:
+    """A fresh database with the framework's schema (its own tool), n rows and (`advised`) the
+    advised indexes."""
     name = f"bench_{kind.replace('-', '_')}_{n}_{uuid.uuid4().hex[:6]}"
     with psycopg.connect(server_dsn, autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
@@ -118,7 +119,8 @@ def build(server_dsn: str, kind: str, n: int) -> str:
     driver, _ = FRAMEWORKS[kind]
     driver(dsn).install()  # type: ignore[attr-defined]
     fill(dsn, kind, n, QUEUES)
-    follow_index_advice(dsn, kind)
+    if advised:
+        follow_index_advice(dsn, kind)
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
         conn.execute("CHECKPOINT")  # the bulk load's dirty pages are written now, not while timing

@@ -11,7 +11,7 @@ from pgq_tui.db.introspect import read_catalog
 from pgq_tui.detection import queues_in
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.catalog import Catalog, Index, Relation, VersionMarker, table
-from pgq_tui.dialects.contract import Capability, Match
+from pgq_tui.dialects.contract import ActionKind, Capability, Match
 from pgq_tui.dialects.detect import DetectionError, choose, detect
 from pgq_tui.dialects.mapping import MappingDialect, MappingError, parse
 from pgq_tui.errors import EXIT_SCHEMA, EXIT_USAGE, PgqError
@@ -98,20 +98,28 @@ def test_flags_that_name_no_queue_keep_the_one_line_errors() -> None:
     assert e.value.exit_code == EXIT_USAGE
 
 
-def test_a_missing_index_becomes_advice_not_a_scan() -> None:
+def test_a_missing_index_becomes_advice_and_a_scan_never_a_missing_figure() -> None:
     pending = Index("p", ("queue", "run_at"), "(status = 'pending'::text)", "CREATE INDEX ...", True)
     rel = Relation("public", "jobs", "r", table("public", "jobs", SEED).columns, (pending,))
     catalog = Catalog((rel,))
     (match,) = detect(catalog, registry.builtin())
     model = next(d for d in registry.builtin() if d.kind == "seed-jobs").model(match, catalog)
-    assert model.leases is None and not model.support(Capability.LEASES).ok
-    assert (
+    # the running jobs are still counted, listed and requeued: by a scan, marked as one
+    assert model.support(Capability.LEASES).ok and model.leases is not None and not model.leases.indexed
+    (scan,) = [s for s in model.counts if "running" in s.columns]
+    assert not scan.indexed and {"running", "stuck"} <= set(scan.columns)
+    # the kept done rows too (no index on them either)
+    assert {s.name for s in model.scans} == {scan.name, "seed-jobs.count_done_scan", model.leases.name}
+    assert model.action(ActionKind.REQUEUE) is not None
+    # the index that would make them live is advice
+    (advice,) = [a for a in model.advice if a.capability == Capability.LEASES]
+    assert advice.definition == (
         "CREATE INDEX CONCURRENTLY jobs_running_idx ON public.jobs (queue, locked_until) "
-        "WHERE status = 'running'" in str(model.support(Capability.LEASES).reason)
+        "WHERE status = 'running'"
     )
-    assert {"ready", "scheduled", "oldest_ready_age_s"} <= set(model.count_columns())
-    assert not {"running", "stuck"} & set(model.count_columns())
-    assert model.actions == ()  # requeue is guarded by the stuck rule, which cannot be read cheaply
+    # ready and scheduled through the seed's own index: not scans
+    (ready,) = [s for s in model.counts if "ready" in s.columns]
+    assert ready.indexed and {"ready", "scheduled", "oldest_ready_age_s"} <= set(model.count_columns())
 
 
 @pytest.mark.parametrize(

@@ -105,12 +105,17 @@ def test_solid_queue_needs_every_table_and_advises_its_own_missing_indexes() -> 
     assert "(queue_name, finished_at)" in advised[Capability.DONE]
     assert {c for s in model.counts for c in s.columns} == {
         "queue",
+        "ready",
+        "oldest_ready_age_s",
         "scheduled",
         "dead",
         "blocked",
         "running",
         "stuck",
+        "done",
     }
+    # without Solid Queue's own indexes, ready and done are still counted: by scans
+    assert {s.name for s in model.scans} == {"solid_queue.count_ready", "solid_queue.count_done"}
     assert (
         SolidQueueDialect().detect(Catalog(tuple(t for t in tables if t.name != "solid_queue_processes")))
         == []

@@ -1,9 +1,11 @@
 """Unknown is never zero: a count not taken is null in JSON (with its reason), absent from the
-exporter, "?" on screen, UNKNOWN in `check`, and never "healthy" in the health line. Two real causes
-on a real server: a state with no way to count it (the seed article's table exactly as the article
-creates it, without the running index), and a counts statement that fails at this poll (a lock on
-the table held past the monitor's lock_timeout). Plus the one-shot wait for the background count
-(`--wait`): landed, exact; past the budget, the figure says why."""
+exporter, "?" on screen, UNKNOWN in `check`, and never "healthy" in the health line. Real causes on a
+real server: a state no index serves whose count cannot be taken (the seed article's table exactly as
+the article creates it, without the running index, counted by background scans whose statement_timeout
+cannot be met), and a counts statement that fails at this poll (a lock on the table held past the
+monitor's lock_timeout). A state no index serves is not unknown by itself: on a small table the poll
+counts it with a scan (exact, with the index advice as its note). Plus the one-shot wait for the
+background count (`--wait`): landed, exact; past the budget, the figure says why."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from pgq_tui.cli import main
 from pgq_tui.detection import find_queues, single_queue
 from pgq_tui.exporter.cache import SnapshotCache
 from pgq_tui.exporter.server import SnapshotCollector
-from pgq_tui.fleet.poll import QueueOutcome, TargetWatch
+from pgq_tui.fleet.poll import QueueOutcome
 from pgq_tui.fleet.rows import fleet_row
 from pgq_tui.monitor import settle
 from pgq_tui.monitor.collect import Monitor, open_monitor
@@ -80,64 +82,133 @@ def stock_seed(empty_dsn: str) -> str:
     return empty_dsn
 
 
-# -- a state with no way to count it -----------------------------------------------------------------
-def test_a_state_with_no_way_to_count_it_is_null_with_its_reason_in_json(
+def seed_truth(dsn: str) -> dict[str, dict[str, int]]:
+    """Ground truth per queue from the seed article's own rules (tests/dialect_cases/seed.py)."""
+    with psycopg.connect(dsn) as conn:
+        jobs = conn.execute(seed.SEED_JOBS_TRUTH).fetchall()
+    out: dict[str, dict[str, int]] = {}
+    for _, queue, state, *_ in jobs:
+        state = "expired" if state == "stuck" else state  # a lease past its time: QueueStats.expired
+        per = out.setdefault(queue, {})
+        per[state] = per.get(state, 0) + 1
+    return out
+
+
+# -- a state no index serves: counted by a scan, not unknown -----------------------------------------
+def test_a_state_no_index_serves_is_counted_by_a_scan_with_the_advice(
     stock_seed: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out = run(capsys, "snapshot", "--json", "--dsn", stock_seed)
     snap = json.loads(out)
     assert code == 0 and snap["queues"], snap
-    with psycopg.connect(stock_seed) as conn:
-        ready = dict(
-            conn.execute(
-                "SELECT queue, count(*) FROM jobs WHERE status = 'pending' AND run_at <= now() GROUP BY 1"
-            ).fetchall()
-        )
+    truth = seed_truth(stock_seed)
     for q in snap["queues"]:
-        assert q["ready"] == ready.get(q["queue"], 0)  # counted through the article's own index
+        want = truth[q["queue"]]
+        assert q["ready"] == want.get("ready", 0)  # counted through the article's own index
+        # no index serves running/expired: a scan in the poll (the table is small), exact, with the
+        # index that would make it live as its note; never "unknown: no way to count it"
+        assert q["running"] == want.get("running", 0) and q["running"] > 0
+        assert q["expired"] == want.get("expired", 0) and q["expired"] > 0
         for name in ("running", "expired"):
-            assert q[name] is None, (name, q)  # never 0
             figure = q["figures"][name]
-            assert figure["accuracy"] == "unknown" and "CREATE INDEX" in figure["reason"], figure
+            assert (figure["accuracy"], figure["source"]) == ("exact", "scan"), figure
+            assert figure["reason"] is None and "CREATE INDEX" in figure["note"], figure
         # the article's table has no dead state: nothing to count, and says so
         assert q["failed"] is None and q["figures"]["failed"]["accuracy"] == "unsupported"
         assert "does not record dead jobs" in q["figures"]["failed"]["reason"]
-    assert set(snap["unknown"]) >= {"running", "expired"} and "failed" not in snap["unknown"]
-    assert snap["unknown"]["expired"] == snap["queues"][0]["figures"]["expired"]["reason"]
-    # the text summary: "?" in the columns, the reason under the header, no "healthy"
-    code, out = run(capsys, "snapshot", "--dsn", stock_seed)
-    assert code == 0 and "healthy" not in out and "stuck unknown: " in out
-    assert "expired not counted: no way to count it without an index" in out
-    row = next(line for line in out.splitlines() if line.startswith("│ mail "))
-    assert [c.strip() for c in row.split("│")[2:8]] == [str(ready["mail"]), "3", "?", "?", "n/a", "?"]
+    assert not set(snap["unknown"]) & {"running", "expired", "failed"}, snap["unknown"]
 
 
-def test_check_says_unknown_and_the_exporter_leaves_the_series_out(
-    stock_seed: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out = run(capsys, "check", "--dsn", stock_seed, "--ready-age-warn", "off")
-    first = out.splitlines()[0]
-    assert code == 3 and first.startswith("PGQ UNKNOWN: stuck unknown: "), out
-    assert "CREATE INDEX" in first
+def _settled_past_budget(dsn: str, wait_s: float) -> Snapshot:
+    """A one-shot poll (as `snapshot`/`check` take it) on the seed article's stock table with every
+    relation counted as large (scan_pages=0: its scans are the background counter's) and a
+    background statement_timeout of 1 ms, which no scan meets: the figures no index serves are
+    never taken."""
+    (target,) = find_queues(dsn)
+    with open_monitor(dsn, target.model, read_only=True, scan_pages=0, count_budget_ms=1) as monitor:
+        monitor.collect()
+        assert monitor.owes
+        assert monitor.settle(wait_s) is False
+        return settle.past_wait(monitor.collect(), wait_s)
+
+
+def test_a_background_scan_that_cannot_finish_is_null_with_its_reason(stock_seed: str) -> None:
+    snap = _settled_past_budget(stock_seed, 5.0)
+    doc = snap.to_dict()
+    truth = seed_truth(stock_seed)
+    assert doc["queues"], doc
+    for q in doc["queues"]:
+        assert q["ready"] == truth[q["queue"]].get("ready", 0)  # the index-served figures stand
+        for name in ("running", "expired"):
+            assert q[name] is None, (name, q)  # never 0
+            figure = q["figures"][name]
+            assert (figure["accuracy"], figure["source"]) == ("unknown", "background scan"), figure
+            assert figure["reason"].startswith("background count failed: "), figure
+            assert "statement timeout" in figure["reason"] and "CREATE INDEX" in figure["note"]
+        assert q["failed"] is None and q["figures"]["failed"]["accuracy"] == "unsupported"
+
+
+def test_past_the_wait_a_background_scan_not_landed_says_so(stock_seed: str) -> None:
+    """The first poll of a large stock table: its scans are only now asked of the background counter;
+    past a wait of 0 s the figures are null and say the count did not finish in time."""
+    (target,) = find_queues(stock_seed)
+    with open_monitor(stock_seed, target.model, read_only=True, scan_pages=0) as monitor:
+        first = monitor.collect()
+        snap = settle.past_wait(first, 0.0)
+        for q in snap.queues:
+            for name in ("running", "expired"):
+                figure = q.figures[name]
+                assert q.count(name) is None and figure.accuracy == "unknown", (name, figure)
+                assert figure.reason == "background count not finished within 0 s", figure
+        # given the time, the same scans land: exact as of the background's moment (stale)
+        assert monitor.settle(10.0)
+        landed = monitor.collect()
+    truth = seed_truth(stock_seed)
+    for q in landed.queues:
+        assert q.expired == truth[q.queue].get("expired", 0) and q.figures["expired"].accuracy == "stale"
+
+
+def test_check_says_unknown_and_the_exporter_leaves_the_series_out(stock_seed: str) -> None:
+    snap = _settled_past_budget(stock_seed, 2.0)
+    code, text = plugin.render([rules.check("seed-jobs", snap)])
+    first = text.splitlines()[0]
+    assert code == 3 and first.startswith("PGQ UNKNOWN: stuck unknown: "), text
+    assert "background count failed: " in first
     perf = perfdata(first)
     assert perf["stuck"] == "U;0;50;0" and perf["running"] == "U;;;0", perf  # unknown: U, never 0
     assert "dead" not in perf  # no dead state in this shape: unsupported, left out
-    assert "unsupported for seed-jobs: dead (" in out
+    assert "unsupported for seed-jobs: dead (" in text
 
-    with TargetWatch(Target("db", stock_seed)) as watch:
-        series = scrape(watch)
-    assert series[("pgq_up", "", "")] == 1
+    (target,) = find_queues(stock_seed)
+    series = scrape(Collected(QueueOutcome(Target("db", stock_seed), target, snap)))
     states = {state for (name, _, state) in series if name == "pgq_jobs"}
     assert "ready" in states and not states & {"running", "stuck", "dead"}, states
     assert not any(name == "pgq_jobs_exact" and state == "stuck" for name, _, state in series)
     assert not any(name == "pgq_stuck_jobs" for name, _, _ in series)
+    line = verdict_text(snap).plain
+    assert "healthy" not in line and line.startswith("? stuck unknown: queue mail: background count"), line
+
+
+def test_on_the_stock_table_check_counts_what_no_index_serves(
+    stock_seed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same stock table, small: `check` is not UNKNOWN for want of an index."""
+    code, out = run(capsys, "check", "--dsn", stock_seed, "--ready-age-warn", "off")
+    first = out.splitlines()[0]
+    perf = perfdata(first)
+    truth = seed_truth(stock_seed)
+    expired = sum(per.get("expired", 0) for per in truth.values())
+    assert code != 3 and "UNKNOWN" not in first, out
+    assert perf["stuck"].startswith(f"{expired};") and expired > 0, perf
+    assert "dead" not in perf and "unsupported for seed-jobs: dead (" in out
 
 
 async def test_screen_shows_a_question_mark_and_never_healthy(stock_seed: str) -> None:
     from pgq_tui.tui.app import PgqTopApp
 
     (target,) = find_queues(stock_seed)
-    monitor = Monitor(stock_seed, target.model, read_only=True)
+    # background scans that never finish (scan_pages=0, a 1 ms budget): those figures stay unknown
+    monitor = Monitor(stock_seed, target.model, read_only=True, scan_pages=0, count_budget_ms=1)
     app = PgqTopApp(monitor, target=target.label, interval=1.0, read_only=True)
     try:
         async with app.run_test(size=(160, 48)) as pilot:

@@ -42,9 +42,12 @@ imports `pgq_tui.monitor`, `pgq_tui.actions`, `pgq_tui.tui` or another dialect. 
    - `required_columns`, `setup_hint`, `stuck_label` (optional): the main table's columns the monitor
      checks at each poll (one clear error instead of failing panels), what to tell a user whose table
      is missing or lacks them, and the stuck rule in a few words for one-line verdicts.
-     Cost must stay flat: every statement walks an index and stops at a LIMIT. Where the table lacks
-     the index a panel needs, leave that statement out and add `IndexAdvice(capability, "CREATE INDEX
-     CONCURRENTLY ...", why)`: the dashboard shows the advice instead of scanning.
+     Cost must stay flat: a statement an index serves walks it and stops at a LIMIT. Where the table
+     lacks that index, still supply the statement, as a scan (`Statement.scan()`: a count reads every
+     row of its states, exact; a list stops at its LIMIT), and add `IndexAdvice(capability, "CREATE
+     INDEX CONCURRENTLY ...", why, states)`: the engine runs the scan in the poll while the relation
+     is small, else in its background counter (monitor/tiers.py), and shows the advice beside the
+     figure. An index is an optimization, never the price of a figure.
    - `actions`: `ActionSpec(kind, label, applies_to, effect, guard, preview, statement)` for each
      `ActionKind` the framework has an equivalent for, in its own terms (its functions where it has
      them; else the same transition its own code makes), taking the jobs of `applies_to` (and of

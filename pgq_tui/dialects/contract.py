@@ -87,6 +87,11 @@ class Statement:
                          operator confirmed, never one that became stuck while the dialog was open
     The activity statement (QueueModel.activity) takes its own: after, max_span, gap_rows, lo, hi.
     `columns` declares the result columns; the conformance suite checks them against the server.
+
+    `indexed` says whether an index serves the statement (its cost class). An unindexed statement is
+    a scan whose cost grows with the relation: a count of that kind reads every row of its states and
+    is exact (it ignores cap1), a list reads at most `rows` rows after the scan. The engine runs it in
+    the poll while the relation is small, else in the background counter (monitor/tiers.py).
     """
 
     name: str
@@ -96,6 +101,11 @@ class Statement:
     # `{placeholder}` -> constant values bound as quoted literals, comma-separated (e.g. status values
     # from a mapping file: literals, not parameters, so the planner can match partial indexes)
     literals: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    indexed: bool = True
+
+    def scan(self) -> Statement:
+        """The same statement, marked as served by no index (a scan: see the class docstring)."""
+        return Statement(self.name, self.text, self.idents, self.columns, self.literals, indexed=False)
 
     @classmethod
     def of(
@@ -324,12 +334,14 @@ class StateWord:
 
 @dataclass(frozen=True)
 class IndexAdvice:
-    """An index the monitor needs and the table lacks: the capability is off until it exists."""
+    """An index that would make a figure live: an optimization offered next to the figure, never the
+    price of it. Without it the dialect still supplies the statement, as a scan (Statement.indexed
+    False): small relations are scanned in the poll, large ones in the background (stale, with age)."""
 
     capability: Capability
     definition: str  # CREATE INDEX CONCURRENTLY ... (for the operator to run, never run by pgq-top)
     why: str
-    states: tuple[str, ...] = ()  # the counts left out until it exists (e.g. ("running", "stuck"))
+    states: tuple[str, ...] = ()  # the counts it would make live (e.g. ("running", "stuck"))
 
 
 @dataclass(frozen=True)
@@ -398,10 +410,14 @@ class QueueModel:
     def count_columns(self) -> frozenset[str]:
         return frozenset(c for s in self.counts for c in s.columns)
 
+    @property
+    def scans(self) -> tuple[Statement, ...]:
+        """The count and list statements no index serves (their cost grows with the relation)."""
+        return tuple(s for s in (*self.counts, self.leases, self.dead) if s is not None and not s.indexed)
+
     def support(self, cap: Capability) -> Support:
-        for a in self.advice:
-            if a.capability == cap:
-                return Support(False, f"needs an index: {a.definition} ({a.why})")
+        """Whether the dialect serves a capability at all. A missing index never turns one off (it is
+        advice: `advice`); only what the framework does not record, or a statement not supplied."""
         for c, why in self.unsupported:
             if c == cap:
                 return Support(False, why)

@@ -23,6 +23,7 @@ from pgq_tui.errors import EXIT_OK
 from pgq_tui.monitor.advice import Advice, advise
 from pgq_tui.monitor.collect import Monitor, open_monitor
 from pgq_tui.monitor.health import bloat_verdicts
+from pgq_tui.monitor.provenance import index_notes
 from pgq_tui.monitor.report import single_target
 from pgq_tui.monitor.snapshot import Snapshot
 
@@ -61,6 +62,8 @@ def render(advice: Advice, snap: Snapshot) -> Group:
         parts.append(Text("no setting to change", style="green"))
     for note in advice.notes:
         parts.append(Text(f"note: {note}", style="yellow"))
+    for note in index_notes(snap):  # optional: the figures are read by scans meanwhile
+        parts.append(Text(f"index: {note}", style="dim"))
     if advice.table_sql:
         parts.append(Text("\n-- per table (pgq-top can apply it: dashboard key A)", style="dim"))
         parts.append(Text(advice.table_sql + ";"))

@@ -9,8 +9,15 @@ poll's connection. The same snapshot reads the activity statement's max id and t
 the previous count (for completion rates of queues too deep to count every poll). Its results are
 exact as of the snapshot and are shown as stale, with their age, until the next one lands.
 
+The same thread runs the statements no index serves (scans) when the relation is too big to scan in
+the poll (monitor/tiers.py): counts uncapped, lists with their LIMIT. Each scan is one statement in
+autocommit, outside the REPEATABLE READ transaction, so it holds back the xmin horizon for its own
+duration only (at most the statement_timeout, `budget_ms`), never for the whole pass. Their figures
+are exact as of the moment before the first scan of the pass started (`as_of`, conservative).
+
 Pacing: after a count that took `cost`, the next waits max(min_interval_s, cost * (1 - duty) / duty),
-so the counter keeps at most `duty` of one backend busy. A new state passing the cap is counted at once.
+so the counter keeps at most `duty` of one backend busy; a pass with scans uses at most SCAN_DUTY
+(10%: it sleeps at least 9x its cost). A new state passing the cap is counted at once.
 A failed count (its statement_timeout, a lost connection) is reported and retried after twice the wait.
 """
 
@@ -32,8 +39,9 @@ from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import COUNT_KEY, OLDEST_READY, QueueModel, Statement
 from pgq_tui.errors import PgqError, first_line
 from pgq_tui.monitor.counting import DEPTH, FIELD, BackgroundCount, depth_of, names_of
+from pgq_tui.monitor.tiers import SCAN_DUTY
 
-__all__ = ["BackgroundCount", "BackgroundCounter", "pacing_wait", "parse", "statements_for"]
+__all__ = ["BackgroundCount", "BackgroundCounter", "pacing_wait", "parse", "scan_names", "statements_for"]
 
 APPLICATION_NAME = "pgq-top counts"
 ALL_IDS = 1 << 62  # the activity statement's max_span when the background reads every new id
@@ -49,12 +57,30 @@ def pacing_wait(cost_s: float, min_interval_s: float, duty: float) -> float:
 
 
 def statements_for(model: QueueModel, names: frozenset[str]) -> tuple[tuple[Statement, ...], frozenset[str]]:
-    """The count statements that read any of `names` (all of the depth when any depth state is
-    wanted: one snapshot for the whole depth, so depth deltas are exact), and every name they read."""
+    """The indexed count statements that read any of `names` (all of the depth when any depth state
+    is wanted: one snapshot for the whole depth, so depth deltas are exact), and every name they
+    read. Scans are never in it: they run apart (`BackgroundCounter.want`'s `scans`)."""
     if names & DEPTH:
         names |= DEPTH
-    chosen = tuple(s for s in model.counts if names_of(s) & names)
+    chosen = tuple(s for s in model.counts if s.indexed and names_of(s) & names)
     return chosen, frozenset(n for s in chosen for n in names_of(s))
+
+
+def scan_names(scans: Iterable[Statement]) -> frozenset[str]:
+    """What a pass over these scans covers: count names, and `list:<statement>` for a list.
+
+    >>> sorted(scan_names([Statement.of("d", "", ("queue", "dead")), Statement.of("l", "", ("id",))]))
+    ['failed', 'list:l']
+    """
+    out: set[str] = set()
+    for s in scans:
+        out |= {f"list:{s.name}"} if is_list(s) else names_of(s)
+    return frozenset(out)
+
+
+def is_list(statement: Statement) -> bool:
+    """A lease or dead list (rows of jobs, `id` first), not a count."""
+    return statement.columns[:1] == ("id",)
 
 
 def parse(
@@ -95,8 +121,10 @@ class BackgroundCounter:
         min_interval_s: float = 2.0,
         duty: float = 0.25,
         read_only: bool = False,
+        list_rows: int = 50,
     ) -> None:
         self.model = model
+        self.list_rows = list_rows  # rows per list a background scan reads (the monitor's lease_rows)
         self.budget_ms = budget_ms
         self.min_interval_s = min_interval_s
         self.duty = duty
@@ -120,13 +148,17 @@ class BackgroundCounter:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._active: psycopg.Connection | None = None  # the connection a count runs on (to cancel)
+        self._scans: tuple[Statement, ...] = ()  # statements no index serves, run one by one
 
     # -- the poll's side --------------------------------------------------------------------------
-    def want(self, groups: frozenset[str]) -> None:
-        """The count names that passed the cap at this poll (empty: the counter idles)."""
+    def want(self, groups: frozenset[str], scans: tuple[Statement, ...] = ()) -> None:
+        """The count names that passed the cap at this poll, and the scans the poll leaves to the
+        background (a relation too big to scan in the poll); both empty: the counter idles."""
         if groups:
             groups = statements_for(self.model, groups)[1] | groups
+        groups |= scan_names(scans)
         with self._cond:
+            self._scans = scans
             if groups - self._wanted:
                 self._next_at = 0.0  # a state newly over the cap: count it now
                 self._asked_at = time.monotonic()
@@ -198,12 +230,13 @@ class BackgroundCounter:
                 if self._closed:
                     return
                 groups = self._wanted
+                scans = self._scans
                 previous = self._latest
                 self._running = True
                 started_at = time.monotonic()
             started = time.perf_counter()
             try:
-                result = self._count(groups, previous)
+                result = self._count(groups - scan_names(scans), previous, scans)
                 error = None
             except (psycopg.Error, PgqError) as exc:
                 result, error = None, first_line(exc)
@@ -212,7 +245,8 @@ class BackgroundCounter:
             cost_s = time.perf_counter() - started
             with self._cond:
                 self._running = False
-                wait = pacing_wait(cost_s, self.min_interval_s, self.duty)
+                duty = min(self.duty, SCAN_DUTY) if scans else self.duty
+                wait = pacing_wait(cost_s, self.min_interval_s, duty)
                 if result is not None:
                     self._latest, self._error, self._last_wait = result, None, wait
                     self._started_at = started_at
@@ -221,33 +255,60 @@ class BackgroundCounter:
                 self._next_at = time.monotonic() + wait
                 self._cond.notify_all()
 
-    def _count(self, groups: frozenset[str], previous: BackgroundCount | None) -> BackgroundCount:
+    def _count(
+        self, groups: frozenset[str], previous: BackgroundCount | None, scans: tuple[Statement, ...] = ()
+    ) -> BackgroundCount:
         conn = self._active = self._session.conn
-        with self._session.deadline(self.budget_ms / 1000 + 10):
-            return self._count_on(conn, groups, previous)
+        # the session deadline covers the counts' transaction and each scan after it (each bounded
+        # by the counter's statement_timeout)
+        with self._session.deadline(self.budget_ms / 1000 * (1 + len(scans)) + 10):
+            return self._count_on(conn, groups, previous, scans)
 
     def _count_on(
-        self, conn: psycopg.Connection, groups: frozenset[str], previous: BackgroundCount | None
+        self,
+        conn: psycopg.Connection,
+        groups: frozenset[str],
+        previous: BackgroundCount | None,
+        scans: tuple[Statement, ...],
     ) -> BackgroundCount:
-        # one snapshot for every count (BEGIN ISOLATION LEVEL ...: through a pooler, the transaction's
-        # SET LOCALs come right after BEGIN, before which the level must be chosen)
-        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
-        statements, names = statements_for(self.model, groups)
+        statements, names = statements_for(self.model, groups) if groups else ((), frozenset[str]())
         activity = self.model.activity
         started = time.perf_counter()
         rows: list[dict[str, Any]] = []
         seen: list[dict[str, Any]] = []
-        with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-            as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
-            for statement in statements:
-                cur.execute(statement.compose(), {**DEFAULTS, "cap1": None})
-                rows += cur.fetchall()
-            if activity is not None:
-                after = previous.max_id if previous is not None else None
-                params = {"after": after, "max_span": ALL_IDS, "gap_rows": 0, "lo": [], "hi": []}
-                seen = cur.execute(activity.compose(), params).fetchall()
-        result = parse(rows, names, as_of, (time.perf_counter() - started) * 1000, seen)
-        result = dataclasses.replace(result, depth=depth_of(self.model))
+        lists: dict[str, list[dict[str, Any]]] = {}
+        scanned = scan_names(scans)
+        as_of = None
+        if statements:
+            # one snapshot for every count (BEGIN ISOLATION LEVEL ...: through a pooler, the
+            # transaction's SET LOCALs come right after BEGIN, before which the level must be chosen)
+            conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+                as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
+                for statement in statements:
+                    cur.execute(statement.compose(), {**DEFAULTS, "cap1": None})
+                    rows += cur.fetchall()
+                if activity is not None:
+                    after = (previous.max_id or None) if previous is not None else None
+                    params = {"after": after, "max_span": ALL_IDS, "gap_rows": 0, "lo": [], "hi": []}
+                    seen = cur.execute(activity.compose(), params).fetchall()
+        # The scans after it, each its own autocommit statement (its own snapshot and timeout): their
+        # figures are exact as of a moment after `as_of`, which is therefore a conservative age.
+        with conn.cursor(row_factory=dict_row) as cur:
+            if as_of is None:
+                as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
+            for statement in scans:
+                params = {**DEFAULTS, "cap1": None, "rows": self.list_rows}
+                got = cur.execute(statement.compose(), params).fetchall()
+                if is_list(statement):
+                    lists[statement.name] = got
+                else:
+                    rows += got
+        cost_ms = (time.perf_counter() - started) * 1000
+        result = parse(rows, names | scanned, as_of, cost_ms, seen)
+        result = dataclasses.replace(result, depth=depth_of(self.model), scanned=scanned, lists=lists)
+        if not statements:  # no snapshot of the depth, no activity: no rates from this one
+            return dataclasses.replace(result, new=None, previous=None)
         # Keep one count back (rates need two), not the whole chain.
         back = dataclasses.replace(previous, previous=None) if previous is not None else None
         return dataclasses.replace(result, new=result.new if back is not None else None, previous=back)

@@ -10,8 +10,10 @@ Cost is proportional to the active jobs, never to the table: every count walks a
 `count_cap` (monitor/counting.py); above it a background thread keeps exact counts on its own
 connection (monitor/background.py). Rates come from the new ids per queue since the last poll (the
 dialect's activity statement) and the depths the polls see (monitor/rates.py), and from the
-framework's own counters where it has them. Panels a dialect cannot serve are listed in
-`Snapshot.unsupported` with the reason (e.g. the index it wants), never run. The connection is
+framework's own counters where it has them. A statement no index serves (a scan) runs in the poll
+while the relation is small, else in the background counter (monitor/tiers.py): an index is an
+optimization, never the price of a figure. Panels a dialect cannot serve (its framework does not
+record it) are listed in `Snapshot.unsupported` with the reason, never run. The connection is
 autocommit, so no transaction or snapshot survives a poll (a monitor must not pin the xmin horizon it
 watches).
 
@@ -36,7 +38,7 @@ from pgq_tui.db.connect import Session
 from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import OLDEST_READY, Capability, QueueModel, Statement
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
-from pgq_tui.monitor import counting, finished, panels, pipeline, queries, rates
+from pgq_tui.monitor import counting, finished, panels, pipeline, queries, rates, tiers
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
 from pgq_tui.monitor.bloat import BloatReport
 from pgq_tui.monitor.bloatwatch import BloatWatch
@@ -44,6 +46,7 @@ from pgq_tui.monitor.snapshot import (
     UNKNOWN,
     CountStatus,
     DeadList,
+    Figure,
     LeaseList,
     QueueStats,
     ServerInfo,
@@ -108,6 +111,7 @@ class Monitor:
         session_rows: int = 50,
         probe_interval_s: float = 10.0,
         poll_deadline_s: float | None = DEFAULT_POLL_DEADLINE_S,
+        scan_pages: int = tiers.SCAN_PAGES,
     ) -> None:
         self.conninfo = conninfo
         self.model = model
@@ -124,6 +128,9 @@ class Monitor:
         self.poll_deadline_s = poll_deadline_s
         # panels the dialect cannot serve: listed with the reason, never run
         self.unsupported = counting.unsupported(model)
+        self.notes = counting.notes(model)  # the index that would make a scanned figure live
+        self.scan_pages = scan_pages  # the largest relation (pages) whose scans run in the poll
+        self.tier: tiers.Plan = tiers.plan(model, None, scan_pages)  # set by each poll
         self._depth = counting.depth_of(model)  # the unfinished states its completed/s is derived from
         self._counters_statement = model.throughput if model.support(Capability.THROUGHPUT).ok else None
         # Claim-cost probe and autovacuum pacing (monitor/bloatwatch.py); the probe is the framework's
@@ -145,11 +152,13 @@ class Monitor:
             budget_ms=count_budget_ms,
             min_interval_s=count_interval_s,
             read_only=read_only,
+            list_rows=lease_rows,
         )
         self._stamps = finished.Stamps(model)  # rates from the framework's timestamps
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
         self._prefetched: dict[Hashable, pipeline.Outcome] = {}  # sent together, read by _rows/_run
         self._listed: set[str] = set()  # the queues the last poll listed
+        self._over: frozenset[str] = frozenset()  # the count names over the cap at the last good poll
         self._version = 0
 
     # -- connection -------------------------------------------------------------------------------
@@ -256,6 +265,7 @@ class Monitor:
         errors: dict[str, str] = {}
         unknown: dict[str, str] = {}  # counts not taken this poll, and why
         oid = rel["oid"]
+        tier = self.tier = tiers.plan(model, rel.get("pages"), self.scan_pages)
         try:
             self._prefetch(self._plan(now, oid))
         except psycopg.Error as exc:  # the connection went away mid-poll
@@ -265,7 +275,7 @@ class Monitor:
         cap1 = self.count_cap + 1
         counters = self._guard("throughput", errors, None, lambda: self._counters(now))
         active = self._guard("throughput", errors, None, lambda: self._activity(now))
-        count_rows, failed = self._counts(errors, cap1)
+        count_rows, failed = self._counts(errors, cap1, tier.counts)
         bg = self._counter.latest()
         seen = {q for a in self._polls for q in a.new} | set(counters.per_queue if counters else ())
         if failed:  # keep listing the queues the last poll saw: their counts are unknown, not gone
@@ -277,11 +287,25 @@ class Monitor:
         oldest = counting.oldest_unknown(model, failed)
         if oldest is not None:
             unknown[OLDEST_READY] = oldest
-        queues = counting.queue_stats(count_rows, model, cap1, now, bg, also=seen, missing=missing)
+        uncapped = frozenset(n for s in tier.scanned_here for n in counting.names_of(s))
+        deferred = frozenset(n for s in tier.deferred if s in model.counts for n in counting.names_of(s))
+        queues = counting.queue_stats(
+            count_rows,
+            model,
+            cap1,
+            now,
+            bg,
+            also=seen,
+            missing=missing,
+            uncapped=uncapped,
+            deferred=deferred,
+            notes=self.notes,
+        )
         self._listed = {q.queue for q in queues}
         if not failed:  # a failed count keeps what the background was asked for
-            self._counter.want(counting.over_cap(counting.poll_reads(count_rows)[0], model, cap1))
-        leases, expired = self._leases(errors, queues)
+            self._over = counting.over_cap(counting.poll_reads(count_rows)[0], model, cap1) - uncapped
+        self._counter.want(self._over, tier.deferred)
+        leases, expired = self._leases(errors, queues, bg)
         dead = DeadList((), 0)
         if model.dead is not None:
             statement = model.dead
@@ -289,7 +313,7 @@ class Monitor:
                 "dead",
                 errors,
                 dead,
-                lambda: panels.dead_list(self._run(statement, rows=self.lease_rows), queues),
+                lambda: self._dead(statement, queues, bg),
             )
         table = self._guard("table", errors, panels.empty_table(self.qualified), lambda: self._table(oid))
         pg = None if "table" in errors else (table.inserted, table.updated, table.deleted)
@@ -346,14 +370,18 @@ class Monitor:
             unknown=unknown,
         )
 
-    def _counts(self, errors: dict[str, str], cap1: int) -> tuple[list[dict[str, Any]], dict[Statement, str]]:
-        """Every count statement's rows, and the statements that failed with their error: a failed
-        one (its statement_timeout, a lock_timeout) makes exactly its counts unknown (never 0), the
-        others stand."""
+    def _counts(
+        self, errors: dict[str, str], cap1: int, statements: tuple[Statement, ...]
+    ) -> tuple[list[dict[str, Any]], dict[Statement, str]]:
+        """Every count statement's rows (those this poll's tier runs), and the statements that failed
+        with their error: a failed one (its statement_timeout, a lock_timeout) makes exactly its
+        counts unknown (never 0), the others stand."""
         rows: list[dict[str, Any]] = []
         failed: dict[Statement, str] = {}
-        for statement in self.model.counts:
-            got = self._guard("queues", errors, None, lambda s=statement: self._run(s, cap1=cap1))
+        for statement in statements:
+            got = self._guard(
+                "queues", errors, None, lambda s=statement: self._run(s, cap1=_cap(s, cap1))
+            )
             if got is None:
                 failed[statement] = errors["queues"]
             else:
@@ -370,10 +398,10 @@ class Monitor:
         cap1 = {"cap1": self.count_cap + 1}
         lists, sessions = {"rows": self.lease_rows}, {"rows": self.session_rows}
         rel = {"jobs_oid": oid}
-        plan = [self._model_sql(s, cap1) for s in model.counts]
+        plan = [self._model_sql(s, {"cap1": _cap(s, cap1["cap1"])}) for s in self.tier.counts]
         if model.activity is not None:
             plan.append(self._model_sql(model.activity, self._activity_params()))
-        plan += [self._model_sql(s, lists) for s in (model.leases, model.dead) if s is not None]
+        plan += [self._model_sql(s, lists) for s in self.tier.lists]
         plan += [
             self._server_sql("table_health", rel),
             self._server_sql("vacuum_progress", rel),
@@ -432,19 +460,42 @@ class Monitor:
         )
 
     # -- panels -----------------------------------------------------------------------------------
-    def _leases(self, errors: dict[str, str], queues: tuple[QueueStats, ...]) -> tuple[LeaseList, LeaseList]:
+    def _list_rows(
+        self, statement: Statement, bg: BackgroundCount | None
+    ) -> tuple[list[dict[str, Any]], Figure | None]:
+        """A list's rows: read by this poll (figure None), or the background counter's last scan of it
+        (stale, with its as_of; unknown and empty before the first)."""
+        if statement in self.tier.lists:
+            return self._run(statement, rows=self.lease_rows), None
+        rows = bg.lists.get(statement.name) if bg is not None else None
+        panel = "leases" if statement is self.model.leases else "dead"
+        note = self.notes.get(panel)
+        if rows is None or bg is None:
+            why = counting.NOT_LANDED
+            return [], Figure(UNKNOWN, None, counting.BACKGROUND_SCAN, reason=why, note=note)
+        return rows[: self.lease_rows], Figure("stale", bg.as_of, counting.BACKGROUND_SCAN, note=note)
+
+    def _leases(
+        self, errors: dict[str, str], queues: tuple[QueueStats, ...], bg: BackgroundCount | None
+    ) -> tuple[LeaseList, LeaseList]:
         empty = (LeaseList((), 0), LeaseList((), 0))
         statement = self.model.leases
         if statement is None:
             return empty
-        return self._guard(
-            "leases",
-            errors,
-            empty,
-            lambda: panels.lease_lists(
-                self._run(statement, rows=self.lease_rows), queues, "queues" in errors
-            ),
-        )
+
+        def read() -> tuple[LeaseList, LeaseList]:
+            rows, fig = self._list_rows(statement, bg)
+            running, stuck = panels.lease_lists(rows, queues, "queues" in errors)
+            return LeaseList(running.rows, running.total, fig), LeaseList(stuck.rows, stuck.total, fig)
+
+        return self._guard("leases", errors, empty, read)
+
+    def _dead(
+        self, statement: Statement, queues: tuple[QueueStats, ...], bg: BackgroundCount | None
+    ) -> DeadList:
+        rows, fig = self._list_rows(statement, bg)
+        dead = panels.dead_list(rows, queues)
+        return DeadList(dead.rows, dead.total, fig)
 
     def _activity_params(self) -> dict[str, Any]:
         return rates.activity_params(self._polls[-1] if self._polls else None)
@@ -511,6 +562,11 @@ class Monitor:
             None,
             lambda: self.bloat.poll(self._connection(), self._rows, oid, table, sessions, queues, now),
         )
+
+
+def _cap(statement: Statement, cap1: int) -> int | None:
+    """A scan reads every row of its states anyway: its count is exact, uncapped."""
+    return cap1 if statement.indexed else None
 
 
 def open_monitor(conninfo: str, model: QueueModel, **kw: Any) -> Monitor:

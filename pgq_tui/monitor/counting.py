@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +34,9 @@ FIELD = {
 DEPTH = frozenset(("ready", "scheduled", "running", "expired", "failed"))  # every row not finished
 POLL = "poll"  # capped index walk in this poll
 BACKGROUND = "background"  # the background exact count
+SCAN = "scan"  # a scan no index serves, in this poll (a small relation: monitor/tiers.py)
+BACKGROUND_SCAN = "background scan"  # the same scan, run by the background counter (a large relation)
+NOT_LANDED = "the background scan (no index serves it; the table is large) has not landed yet"
 # the panel (or figure) each capability feeds, for Snapshot.unsupported. A framework without its own
 # counters still has a throughput panel when the rates come from its ids (RATES): "counters" says
 # what is missing; "throughput" is unsupported only when neither serves it.
@@ -61,6 +64,10 @@ class BackgroundCount:
     new: dict[str, int] | None = None  # rows per queue with ids above the previous count's max_id
     previous: BackgroundCount | None = field(default=None, repr=False)  # for rates over two counts
     depth: frozenset[str] = DEPTH  # the unfinished states this queue's kind has (depth_of)
+    # the names of `groups` read by scans, each in its own autocommit statement (not the one snapshot
+    # of the rest): exact as of at least `as_of` (taken before the first of them started)
+    scanned: frozenset[str] = frozenset()
+    lists: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # statement name -> its rows
 
     def value(self, queue: str, name: str) -> int | None:
         return self.counts.get((queue, name), 0) if name in self.groups else None
@@ -141,19 +148,26 @@ def queue_stats(
     bg: BackgroundCount | None = None,
     also: Iterable[str] = (),
     missing: Mapping[str, Figure] | None = None,
+    uncapped: frozenset[str] = frozenset(),
+    deferred: frozenset[str] = frozenset(),
+    notes: Mapping[str, str] | None = None,
 ) -> tuple[QueueStats, ...]:
     """Sum the count statements' rows per queue, each count with its Figure. Every queue seen by the
     poll is listed, plus `also` (e.g. queues seen only in the rate window, listed with zeros). A
-    count in `missing` (not_taken(): no way to count it, its statement failed) has no value (None)
-    and that figure, in every queue."""
+    count in `missing` (not_taken(): the kind has no such state, its statement failed) has no value
+    (None) and that figure, in every queue. `uncapped`: names this poll read by a scan (exact,
+    whatever the cap). `deferred`: names left to the background counter's scans (stale with its
+    as_of, unknown and None until its first lands). `notes`: name -> why it is not live (the index
+    that would make it so), carried by its Figure."""
     reads, oldest = poll_reads(rows)
-    capped = over_cap(reads, model, cap1)
+    capped = over_cap(reads, model, cap1) - uncapped
     overall = {FIELD.get(s, s) for s in model.capped_overall}
     queues = set(reads) | set(also)
-    if bg is not None:
-        queues |= {q for q, n in bg.counts if n in capped}  # queues the capped reads did not reach
+    if bg is not None:  # queues the capped reads did not reach, or that only a background scan sees
+        queues |= {q for q, n in bg.counts if n in capped or n in deferred}
     missing = not_taken(model) if missing is None else missing
     served = {FIELD.get(c, c) for c in model.count_columns()} - {COUNT_KEY, OLDEST_READY} - set(missing)
+    notes = notes or {}
     out = []
     for q in sorted(queues):
         values: dict[str, int | None] = dict.fromkeys(FIELD.values(), None)
@@ -165,9 +179,16 @@ def queue_stats(
                 extra[name] = None
         for name in sorted(served):
             read = reads.get(q, {}).get(name, 0)
-            # a per-queue cap binds only the queues whose read reached it (others are exact)
-            capped_here = name in capped and (name in overall or read >= cap1)
-            n, f = figure(name, read, capped_here, name in overall, cap1, bg, q, now)
+            if name in deferred:
+                n, f = scanned_figure(name, bg, q)
+            else:
+                # a per-queue cap binds only the queues whose read reached it (others are exact)
+                capped_here = name in capped and (name in overall or read >= cap1)
+                n, f = figure(name, read, capped_here, name in overall, cap1, bg, q, now)
+                if name in uncapped:
+                    f = Figure(EXACT, now, SCAN)
+            if name in notes:
+                f = replace(f, note=notes[name])
             figures[name] = f
             if name in values:
                 values[name] = n
@@ -215,13 +236,40 @@ def oldest_unknown(model: QueueModel, failed: Mapping[Statement, str] | None = N
     """Why the oldest ready job's age is not taken at this poll: the kind has ready jobs but no index
     serves their age, or the statement that reads it failed; None when it is taken (or the kind has
     no such figure)."""
-    for advice in model.advice:
-        if advice.capability == Capability.OLDEST_READY:
-            return f"no way to take it without an index: {advice.definition}"
+    if not any(OLDEST_READY in s.columns for s in model.counts):
+        for advice in model.advice:
+            if advice.capability == Capability.OLDEST_READY:
+                return f"no way to take it without an index: {advice.definition}"
     for statement, error in (failed or {}).items():
         if OLDEST_READY in statement.columns:
             return f"count failed: {error}"
     return None
+
+
+def scanned_figure(name: str, bg: BackgroundCount | None, queue: str) -> tuple[int | None, Figure]:
+    """A count left to the background counter's scans: its last exact value (stale, with as_of), or
+    unknown (None, never 0) before the first scan covering it has landed.
+
+    >>> n, f = scanned_figure("failed", None, "q"); n, f.accuracy, f.reason == NOT_LANDED
+    (None, 'unknown', True)
+    """
+    value = bg.value(queue, name) if bg is not None else None
+    if value is None or bg is None:
+        return None, Figure(UNKNOWN, None, BACKGROUND_SCAN, reason=NOT_LANDED)
+    return value, Figure(STALE, bg.as_of, BACKGROUND_SCAN)
+
+
+def notes(model: QueueModel) -> dict[str, str]:
+    """Count name (and "leases", "dead") -> the advice shown next to a figure no index serves."""
+    out: dict[str, str] = {}
+    for advice in model.advice:
+        text = f"no index serves it (a scan); {advice.definition} would make it live"
+        for state in advice.states:
+            out.setdefault(FIELD.get(state, state), text)
+        panel = PANEL.get(advice.capability)
+        if panel in ("leases", "dead"):
+            out.setdefault(panel, text)
+    return out
 
 
 def depth_of(model: QueueModel) -> frozenset[str]:
@@ -251,8 +299,9 @@ def exact_depth(q: QueueStats, states: frozenset[str] = DEPTH) -> int | None:
 
 
 def background_depth(bg: BackgroundCount, queue: str) -> int | None:
-    """The queue's depth in one background count, when that count covered every state of it."""
-    if not bg.groups >= bg.depth:
+    """The queue's depth in one background count, when that count covered every state of it in its
+    one snapshot (states read by separate scans are not one moment)."""
+    if not bg.groups - bg.scanned >= bg.depth:
         return None
     return sum(bg.counts.get((queue, n), 0) for n in bg.depth)
 
@@ -266,9 +315,6 @@ def unsupported(model: QueueModel) -> dict[str, str]:
             out[panel] = str(support.reason)
     if "counters" in out and "rates" in out:
         out["throughput"] = out["counters"]
-    for advice in model.advice:
-        for state in advice.states:
-            out.setdefault(FIELD.get(state, state), f"needs an index: {advice.definition}")
     counted = model.count_columns()
     for state, name in FIELD.items():  # a count the dialect cannot give is shown as n/a, not as 0
         if state not in counted:

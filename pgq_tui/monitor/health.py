@@ -339,6 +339,8 @@ def fmt_figure(n: float | None, accuracy: str = "exact") -> str:
     ('1.2k', '≥1.0k', '25k*')
     >>> fmt_figure(None, "unknown"), fmt_figure(None, "unsupported"), fmt_figure(None)
     ('?', 'n/a', '?')
+    >>> fmt_figure(0, "unknown")  # a value beside an unknown accuracy means nothing
+    '?'
     """
     if accuracy == "unsupported":
         return "n/a"

@@ -23,10 +23,18 @@ def count_how(figure: Figure | None, cap: int, now: datetime, cost_ms: float | N
     >>> count_how(Figure("at_least", t, "poll"), 1000, t)
     'more than the cap of 1000: this poll stopped counting there, the background count has not caught up'
     """
+    if figure is not None and figure.note:  # a figure no index serves: how, then the advice
+        return f"{_count_how(figure, cap, now, cost_ms)}; {figure.note}"
+    return _count_how(figure, cap, now, cost_ms)
+
+
+def _count_how(figure: Figure | None, cap: int, now: datetime, cost_ms: float | None) -> str:
     if figure is not None and figure.accuracy == UNKNOWN:
         return f"unknown: {figure.reason or 'not counted'}"
     if figure is not None and figure.accuracy == UNSUPPORTED:
         return f"n/a: {figure.reason or 'this kind has no such state'}"
+    if figure is not None and figure.source == "scan":
+        return "exact: counted by this poll with a scan (no index serves it; the table is small)"
     if figure is None or (figure.source == "poll" and figure.accuracy != AT_LEAST):
         return f"exact: counted by this poll through its partial index (exact up to the cap of {cap})"
     if figure.accuracy == AT_LEAST:
@@ -38,7 +46,34 @@ def count_how(figure: Figure | None, cap: int, now: datetime, cost_ms: float | N
         )
     age = fmt_age((now - figure.as_of).total_seconds()) if figure.as_of is not None else "?"
     took = f", took {cost_ms:.0f} ms" if cost_ms is not None else ""
+    if figure.source == "background scan":
+        return f"stale: exact, by the background counter's scan {age} ago (own connection{took})"
     return f"stale: exact count(*) by the background counter {age} ago (own connection{took})"
+
+
+def index_notes(snap: Snapshot) -> list[str]:
+    """Every distinct advice carried by the snapshot's figures and lists (what a missing index costs
+    and which one would make the figures live), in the order first seen."""
+    notes = [f.note for q in snap.queues for f in q.figures.values() if f.note]
+    notes += [x.figure.note for x in (snap.leases, snap.expired, snap.dead) if x.figure and x.figure.note]
+    return list(dict.fromkeys(notes))
+
+
+def list_note(figure: Figure | None, now: datetime) -> str | None:
+    """A list's provenance in a few words for its panel, when the poll did not read it itself.
+
+    >>> from datetime import datetime, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> list_note(None, t), list_note(Figure("unknown", None, "background scan"), t)
+    (None, 'scanning in the background')
+    >>> list_note(Figure("stale", t, "background scan"), t)
+    'scanned 0s ago'
+    """
+    if figure is None:
+        return None
+    if figure.accuracy == "unknown" or figure.as_of is None:
+        return "scanning in the background"
+    return f"scanned {fmt_age(max(0.0, (now - figure.as_of).total_seconds()))} ago"
 
 
 RATE_SOURCES = {

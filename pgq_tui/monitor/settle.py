@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from pgq_tui.monitor.counting import BACKGROUND
+from pgq_tui.monitor.counting import BACKGROUND, BACKGROUND_SCAN
 from pgq_tui.monitor.snapshot import AT_LEAST, UNKNOWN, Figure, QueueStats, Snapshot
 
 DEFAULT_WAIT_S = 10.0
@@ -55,8 +55,10 @@ def not_finished(waited_s: float, error: str | None = None) -> str:
 
 def owed(figure: Figure) -> bool:
     """A figure the background counter still owes: a lower bound over the cap, or unknown until its
-    first background count."""
-    return figure.accuracy == AT_LEAST or (figure.accuracy == UNKNOWN and figure.source == BACKGROUND)
+    first background count (or background scan, for a state no index serves on a large table)."""
+    return figure.accuracy == AT_LEAST or (
+        figure.accuracy == UNKNOWN and figure.source in (BACKGROUND, BACKGROUND_SCAN)
+    )
 
 
 def past_wait(snap: Snapshot, waited_s: float) -> Snapshot:

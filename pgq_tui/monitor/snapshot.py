@@ -32,7 +32,7 @@ STALE = "stale"  # exact as of `as_of`, an earlier moment (a background count); 
 APPROXIMATE = "approximate"  # the truth lies within the figure's measured `bound`
 AT_LEAST = "at_least"  # a proven lower bound, nothing exact known yet: shown as "≥value"
 # Unknown is never zero: a count not taken has no value (None, JSON null) and says why in `reason`.
-UNKNOWN = "unknown"  # the kind has this state, but it was not counted (no way to, failed, not yet)
+UNKNOWN = "unknown"  # the kind has this state, but it was not counted (failed, not landed yet, not in time)
 UNSUPPORTED = "unsupported"  # the kind does not record this state at all: nothing to count (n/a)
 ACCURACIES = (EXACT, STALE, APPROXIMATE, AT_LEAST, UNKNOWN, UNSUPPORTED)
 
@@ -46,6 +46,9 @@ class Figure:
     source: str  # e.g. "poll", "background", "counters", "ids", "depth" (README lists them)
     bound: float | None = None  # approximate: the true value is in [value, value + bound]
     reason: str | None = None  # unknown / unsupported: why there is no value; at_least: why no better
+    # how it was taken when no index serves it, and what would make it live (e.g. "no index serves
+    # it (a scan); CREATE INDEX ... would make it live"); None for a figure an index serves
+    note: str | None = None
 
     @property
     def exact(self) -> bool:
@@ -55,6 +58,10 @@ class Figure:
     def known(self) -> bool:
         """The figure has a value (exact, stale, approximate or a lower bound)."""
         return self.accuracy not in (UNKNOWN, UNSUPPORTED)
+
+    @property
+    def unknown(self) -> bool:
+        return self.accuracy == UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,7 @@ class Lease:
 class LeaseList:
     rows: tuple[Lease, ...]
     total: int  # true total (rows is capped for display)
+    figure: Figure | None = None  # None: read by this poll; else a background scan's (stale) or unknown
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,7 @@ class DeadJob:
 class DeadList:
     rows: tuple[DeadJob, ...]  # newest first, capped for display
     total: int
+    figure: Figure | None = None  # None: read by this poll; else a background scan's (stale) or unknown
 
 
 @dataclass(frozen=True)

@@ -9,4 +9,5 @@ CASES = [
     framework_case(
         Graphile18, "graphile-worker", "graphile_worker", "_private_jobs", case_id="graphile-worker-18"
     ),
+    framework_case(Graphile, "graphile-worker", "graphile_worker", "_private_jobs", advised=False),
 ]

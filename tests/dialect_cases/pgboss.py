@@ -7,4 +7,5 @@ from frameworks.pgboss_client import PgBoss, PgBoss12ByTimeout
 CASES = [
     framework_case(PgBoss, "pg-boss", "pgboss", "job"),
     framework_case(PgBoss12ByTimeout, "pg-boss", "pgboss", "job", case_id="pg-boss-12"),
+    framework_case(PgBoss, "pg-boss", "pgboss", "job", advised=False),
 ]

@@ -13,5 +13,13 @@ CASES = [
         "public",
         "pgqueuer",
         dialects=lambda: (PgqueuerDialect(heartbeat_timeout_s=HEARTBEAT_TIMEOUT_S),),
-    )
+    ),
+    framework_case(
+        Pgqueuer,
+        "pgqueuer",
+        "public",
+        "pgqueuer",
+        dialects=lambda: (PgqueuerDialect(heartbeat_timeout_s=HEARTBEAT_TIMEOUT_S),),
+        advised=False,
+    ),
 ]

@@ -13,5 +13,13 @@ CASES = [
         "public",
         "procrastinate_jobs",
         dialects=lambda: (ProcrastinateDialect(stalled_after_s=STALLED_S),),
-    )
+    ),
+    framework_case(
+        Procrastinate,
+        "procrastinate",
+        "public",
+        "procrastinate_jobs",
+        dialects=lambda: (ProcrastinateDialect(stalled_after_s=STALLED_S),),
+        advised=False,
+    ),
 ]

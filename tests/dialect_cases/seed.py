@@ -37,6 +37,12 @@ def seed_jobs_install(dsn: str) -> None:
         conn.execute(SEED_JOBS_ADVISED)
 
 
+def seed_jobs_install_stock(dsn: str) -> None:
+    """Exactly as the article writes it: no index for running jobs (they are read by a scan)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(SEED_JOBS)
+
+
 def seed_jobs_populate(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         for queue in ("mail", "thumbs"):
@@ -95,6 +101,12 @@ def job_queue_install(dsn: str) -> None:
         conn.execute(JOB_QUEUE_ADVISED)
 
 
+def job_queue_install_stock(dsn: str) -> None:
+    """Exactly as the article writes it: no index for claimed rows (they are read by a scan)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(JOB_QUEUE)
+
+
 def job_queue_populate(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(
@@ -115,6 +127,27 @@ SELECT id, 'default',
                    ELSE status END
 FROM job_queue ORDER BY id
 """
+
+
+# The table's definition as pg_dump would restore it: columns with types, defaults and nullability,
+# every index and constraint by its definition, options and triggers.
+DEFINITION = """
+SELECT (SELECT array_agg(format('%%s %%s %%s %%s', a.attname, format_type(a.atttypid, a.atttypmod),
+                                a.attnotnull, pg_get_expr(d.adbin, d.adrelid)) ORDER BY a.attnum)
+        FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE a.attrelid = %(t)s::regclass AND a.attnum > 0 AND NOT a.attisdropped),
+       (SELECT array_agg(pg_get_indexdef(indexrelid) ORDER BY 1) FROM pg_index
+        WHERE indrelid = %(t)s::regclass),
+       (SELECT array_agg(pg_get_constraintdef(oid) ORDER BY 1) FROM pg_constraint
+        WHERE conrelid = %(t)s::regclass),
+       (SELECT array_agg(tgname ORDER BY 1) FROM pg_trigger WHERE tgrelid = %(t)s::regclass),
+       (SELECT reloptions FROM pg_class WHERE oid = %(t)s::regclass)
+"""
+
+
+def definition(conn: psycopg.Connection, table: str) -> tuple:
+    """The table's definition (DEFINITION): equal before and after means pgq-top changed nothing."""
+    return conn.execute(DEFINITION, {"t": table}).fetchone()  # type: ignore[return-value]
 
 
 def _truth(query: str):
@@ -140,6 +173,25 @@ CASES = [
         "public",
         "job_queue",
         job_queue_install,
+        job_queue_populate,
+        _truth(JOB_QUEUE_TRUTH),
+    ),
+    # the stock shapes: every count, list and action through scans, no index asked for
+    DialectCase(
+        "seed-jobs-stock",
+        "seed-jobs",
+        "public",
+        "jobs",
+        seed_jobs_install_stock,
+        seed_jobs_populate,
+        _truth(SEED_JOBS_TRUTH),
+    ),
+    DialectCase(
+        "seed-job-queue-stock",
+        "seed-job-queue",
+        "public",
+        "job_queue",
+        job_queue_install_stock,
         job_queue_populate,
         _truth(JOB_QUEUE_TRUTH),
     ),

@@ -3,8 +3,9 @@
 populate() runs the framework for real: a worker that is killed during a slow job (stuck), fast jobs
 (done, or deleted where the framework deletes them), a failing job (dead), a job an hour ahead
 (scheduled), two jobs nobody serves (ready) and a live worker holding one job (running). First it
-creates the indexes the dialect's own advice names, as an operator following it would, so every
-panel is served; tests/frameworks/test_*.py check the advice itself.
+creates the indexes the dialect's own advice names, as an operator following it would (the
+`-stock` cases don't: the same figures then come from scans); tests/frameworks/test_*.py check the
+advice itself.
 
 The live worker outlives populate() (the suite checks it while it runs): it exits by itself after
 LIVE_WORKER_S, and at the latest when the test process ends.
@@ -61,14 +62,19 @@ def framework_case(
     dialects: Callable[[], tuple[Any, ...]] = tuple,
     *,
     case_id: str | None = None,
+    advised: bool = True,
 ) -> DialectCase:
+    """The framework's case; `advised=False`: its stock schema, no advised index created (every
+    figure the advice would make live is then read by a scan)."""
+
     def install(dsn: str) -> None:
         driver.version()  # skips (or fails under PGQ_REQUIRE_FRAMEWORKS=1) when the client is missing
         create_runs_table(dsn)
         driver(dsn).install()
 
     def populate(dsn: str) -> None:
-        follow_index_advice(dsn, kind, dialects())
+        if advised:
+            follow_index_advice(dsn, kind, dialects())
         fw = driver(dsn)
         crash_during_slow_job(fw, _live, holder_lifetime_s=LIVE_WORKER_S)
         for i in range(2):
@@ -77,4 +83,7 @@ def framework_case(
     def truth(conn: psycopg.Connection) -> list[TruthJob]:
         return [TruthJob(*row) for row in driver(conn.info.dsn).truth(conn)]
 
-    return DialectCase(case_id or kind, kind, schema, table, install, populate, truth, dialects=dialects)
+    name = case_id or kind
+    return DialectCase(
+        name if advised else f"{name}-stock", kind, schema, table, install, populate, truth, dialects=dialects
+    )

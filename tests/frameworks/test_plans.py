@@ -1,11 +1,12 @@
-"""Every read a framework dialect polls walks an index: O(active jobs), never O(table).
+"""Every read a framework dialect marks as indexed walks an index: O(active jobs), never O(table).
 
 The schema is installed with the framework's own tool. With sequential scans disabled, the planner
 still picks one only when no index can serve the query, so a Seq Scan left on a job table (or a
-partition of it, or the events/log table) means the dialect would scan. Checked twice: on the
-framework's own indexes (what is offered must be served by them; the rest is index advice), and after
-the operator followed that advice (then everything is offered). Action statements, given ids, reach
-their rows through the primary key.
+partition of it, or the events/log table) means the statement scans. Checked twice: on the
+framework's own indexes (a statement marked indexed must be served by them; the others are marked as
+scans, which the engine runs in the poll only for small tables, and the index that would serve them is
+advice), and after the operator followed that advice (then every statement is indexed). Action
+statements, given ids, reach their rows through the primary key.
 """
 
 from __future__ import annotations
@@ -107,14 +108,21 @@ def test_every_poll_walks_an_index_before_and_after_the_advice(installed, empty_
     conn, kind, sample_id = installed
     params = {"cap1": 10, "rows": 50, "id": sample_id, "ids": [sample_id], "queue": None, "batch": 100}
     before = model_of(conn, kind)
+    assert len(reads(before)) == 1 + len(before.counts) + 2  # every list supplied, index or not
     for statement in reads(before):
-        assert [r for r in seq_scans(conn, statement, params) if big(r)] == [], statement.name
+        if statement.indexed:
+            assert [r for r in seq_scans(conn, statement, params) if big(r)] == [], statement.name
     follow_index_advice(empty_dsn, kind)
     conn.execute("ANALYZE")
     after = model_of(conn, kind)
-    assert (after.advice == () and len(reads(after)) > len(reads(before))) or before.advice == ()
+    # following the advice turns its scans into index walks (procrastinate's kept succeeded jobs
+    # are counted by a scan whatever the indexes: their count grows with the table)
+    assert after.advice == ()
+    assert {s.name for s in after.scans} <= {"procrastinate.count_done_scan"}
+    assert len({s.name for s in before.scans}) > len(after.scans) or before.advice == ()
     for statement in reads(after):
-        assert [r for r in seq_scans(conn, statement, params) if big(r)] == [], statement.name
+        if statement.indexed:
+            assert [r for r in seq_scans(conn, statement, params) if big(r)] == [], statement.name
     # the check sees a scan where there is one: the locked-jobs count without its index
     if kind == "graphile-worker":
         conn.execute("DROP INDEX graphile_worker.pgq_top_locked_jobs")

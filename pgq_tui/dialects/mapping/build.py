@@ -6,10 +6,11 @@ indexes on them), request values as parameters. Every count reads at most cap1 r
 over all queues together (a home-grown table's queue column may be NULL or missing, so there is no
 per-queue skip-scan to rely on): a state's counts are exact while their sum stays below cap1.
 
-A state is only read through an index: one whose predicate the state's `status IN (values)` implies
-(read by predicate.implied_by), or that leads with the status column. Without one, the statement is
-left out and the model carries the index it wants (`IndexAdvice`), so the dashboard says so instead
-of scanning the user's table.
+A state is read through an index where one serves it: one whose predicate names its status values,
+or that leads with the status column. Without one, the group's statement is a scan (`count_scan`,
+`Statement.indexed` False: exact, one GROUP BY over the group's rows), which the engine runs in the
+poll while the table is small and in the background above that; the model carries the index that
+would make it live as advice (`IndexAdvice`), never as a requirement.
 """
 
 from __future__ import annotations
@@ -271,6 +272,33 @@ FROM {self._capped(state, "true", self.queue + " AS queue")} x
 GROUP BY x.queue"""
         return self.statement(f"count_{state}", text, ("queue", state))
 
+    def count_scan(self, group: str, states: tuple[str, ...], oldest: bool) -> Statement:
+        """Every state of one status group per queue, by one scan of the group's rows (no index
+        serves it): exact, cap1 unused. `oldest`: the group's oldest due run_at too."""
+        cols = [f"count(*) FILTER (WHERE {self.condition(st)}) AS {st}" for st in states]
+        columns = ["queue", *states]
+        if oldest:
+            cols.append(
+                f"extract(epoch FROM now() - min({{c_run_at}}) FILTER (WHERE {self.condition('ready')}))"
+                f"::float8 AS {OLDEST_READY}"
+            )
+            columns.append(OLDEST_READY)
+        text = f"""
+SELECT {self.queue} AS queue, {", ".join(cols)}
+FROM {{jobs}} WHERE {self.in_state(group)}
+GROUP BY 1"""
+        return self.statement(f"count_{group}_scan", text, tuple(columns)).scan()
+
+    def oldest_scan(self) -> Statement:
+        """Per queue, the oldest due run_at, by a scan of the ready rows (no index in run_at order)."""
+        text = f"""
+SELECT {self.queue} AS queue,
+       extract(epoch FROM now() - min({{c_run_at}}) FILTER (WHERE {self.condition("ready")}))::float8
+           AS {OLDEST_READY}
+FROM {{jobs}} WHERE {self.in_state("ready")}
+GROUP BY 1"""
+        return self.statement("oldest_ready_scan", text, ("queue", OLDEST_READY)).scan()
+
     def count_extra(self, i: int, label: str) -> Statement:
         text = f"""
 SELECT x.queue, count(*) AS {{label}}
@@ -457,6 +485,8 @@ FROM {{jobs}} WHERE {guard} AND {self.chosen}"""
         return self.statement(name, text, PREVIEW_COLUMNS)
 
     def actions(self, leases_ok: bool, dead_ok: bool) -> tuple[ActionSpec, ...]:
+        """The mapping's writes. An operator-initiated, guarded write may scan the table (its preview,
+        shown before it runs, says how many rows it takes): offered whatever the indexes."""
         out: list[ActionSpec] = []
         spec = self.spec
         stuck_guard = self.condition("stuck")

@@ -80,26 +80,31 @@ class MappingDialect:
                 counts.append(b.count(state))
                 overall.append(state)
             elif group not in advice:
+                # no index: the whole group by one scan (the engine picks poll or background)
                 states = tuple(s for s, (g, _) in _GROUPS.items() if g == group)
+                counted = tuple(s for s in states if b.parts(s))
+                counts.append(b.count_scan(group, counted, group == "ready" and bool(spec.col("run_at"))))
                 advice[group] = b.advice(group, capability, states)
         for i, label in enumerate(spec.extra):
+            extra = b.count_extra(i, label)
+            counts.append(extra if b.indexed(label) else extra.scan())
             if b.indexed(label):
-                counts.append(b.count_extra(i, label))
                 overall.append(label)
         oldest = b.oldest_ready() if b.indexed("ready") else None
         if oldest is not None:
             counts.append(oldest)
         elif spec.col("run_at") and "ready" not in advice:
+            counts.append(b.oldest_scan())
             wanted = b.advice("ready", Capability.OLDEST_READY, ())
             advice["oldest"] = IndexAdvice(
                 wanted.capability,
                 wanted.definition,
-                "the oldest waiting job per queue needs run_at in index order",
+                "the oldest waiting job per queue is read by a scan without run_at in index order",
             )
         if spec.rule is None:
             unsupported.append((Capability.LEASES, spec.stuck_rule))
-        leases_ok = "running" not in advice
-        dead_ok = "dead" in spec.states and "dead" not in advice
+        leases_ok = "running" in spec.states
+        dead_ok = "dead" in spec.states
         words = [
             StateWord(State.READY.value, f"{spec.columns['status']} in {list(spec.states['ready'])}, due"),
             StateWord(
@@ -123,8 +128,10 @@ class MappingDialect:
             stuck_rule=spec.stuck_rule,
             states=tuple(words),
             counts=tuple(counts),
-            leases=b.leases(b.queue_indexed("running")) if leases_ok else None,
-            dead=b.dead() if dead_ok else None,
+            leases=_served(b.leases(b.queue_indexed("running")), "running" not in advice)
+            if leases_ok
+            else None,
+            dead=_served(b.dead(), "dead" not in advice) if dead_ok else None,
             job=b.job(),
             claim_probe=b.claim_probe(),
             actions=b.actions(leases_ok, dead_ok),
@@ -135,3 +142,8 @@ class MappingDialect:
             unsupported=tuple(unsupported),
             relations=((rel.schema, rel.name),),
         )
+
+
+def _served(statement: Statement, indexed: bool) -> Statement:
+    """The statement as it is, or marked a scan when no index serves its rows."""
+    return statement if indexed else statement.scan()

@@ -173,9 +173,14 @@ class PgBossDialect:
         has_completed = job.has_index(("name", "completed_on"), {"state": ["completed"]})
         counts = [s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY))]
         advice = []
+        # Without an advised index each statement is still supplied, as a scan (Statement.indexed
+        # False): the engine runs it in the poll while the table is small, else in the background.
         if has_active:
             counts.append(s("count_active", (COUNT_KEY, "running", "stuck")))
+            leases = s("leases", LEASE_COLUMNS)
         else:
+            counts.append(s("count_active_scan", (COUNT_KEY, "running", "stuck")).scan())
+            leases = s("leases_scan", LEASE_COLUMNS).scan()
             advice.append(
                 _advice(
                     Capability.LEASES,
@@ -188,13 +193,17 @@ class PgBossDialect:
             )
         if has_failed:
             counts.append(s("count_failed", (COUNT_KEY, "dead")))
+            dead = s("dead", DEAD_COLUMNS)
         else:
+            counts.append(s("count_failed_scan", (COUNT_KEY, "dead")).scan())
+            dead = s("dead_scan", DEAD_COLUMNS).scan()
             advice.append(
                 _advice(Capability.DEAD, schema, "pgq_top_failed", FAILED_INDEX, "failed jobs", ("dead",))
             )
         if has_completed:
             counts.append(s("count_completed", (COUNT_KEY, "done")))
         else:
+            counts.append(s("count_completed_scan", (COUNT_KEY, "done")).scan())
             advice.append(
                 _advice(
                     Capability.DONE, schema, "pgq_top_completed", COMPLETED_INDEX, "completed jobs", ("done",)
@@ -216,8 +225,8 @@ class PgBossDialect:
                 StateWord(State.DONE.value, "completed (until archived)"),
             ),
             counts=tuple(counts),
-            leases=s("leases", LEASE_COLUMNS) if has_active else None,
-            dead=s("dead", DEAD_COLUMNS) if has_failed else None,
+            leases=leases,
+            dead=dead,
             job=s("job", JOB_COLUMNS),
             claim_probe=s("claim_probe", ("id",)),
             # created_on and completed_on have no index: read while job is small
@@ -291,7 +300,8 @@ def _advice(
     return IndexAdvice(
         cap,
         f"CREATE INDEX {name} ON {sql.Identifier(schema, 'job').as_string(None)} {definition}",
-        f"pg-boss has no index for {what}; pgq-top does not scan the table for them (job is partitioned:"
-        " this build blocks writes to each partition briefly)",
+        f"pg-boss has no index for {what}: pgq-top scans for them (in the poll while the table is small,"
+        " else in the background, stale); this index makes the figure live (job is partitioned: its"
+        " build blocks writes to each partition briefly)",
         states,
     )

@@ -100,6 +100,13 @@ class PgqDialect:
         def s(name: str, text: str, columns: tuple[str, ...]) -> Statement:
             return Statement.of(f"pgq.{name}", text, columns, literals=wake, jobs=jobs, stats=stats)
 
+        # an index `pgq-top init` creates is missing: the statements it serves are scans (run in the
+        # poll while the table is small, else in the background), the index is advice
+        missing = {a.capability for a in advice}
+
+        def served(statement: Statement, *needs: Capability) -> Statement:
+            return statement.scan() if missing & set(needs) else statement
+
         unsupported: tuple[tuple[Capability, str], ...] = ()
         if catalog.relation(*stats) is None:
             unsupported = (
@@ -122,12 +129,19 @@ class PgqDialect:
                 StateWord(State.DONE.value, "done (kept by workers run with --keep)"),
             ),
             counts=(
-                s("count_pending", st.COUNT_PENDING, (COUNT_KEY, "ready", "scheduled", OLDEST_READY)),
-                s("count_states", st.COUNT_STATES, (COUNT_KEY, "running", "stuck", "dead")),
-                s("count_done", st.COUNT_DONE, (COUNT_KEY, "done")),
+                served(
+                    s("count_pending", st.COUNT_PENDING, (COUNT_KEY, "ready", "scheduled", OLDEST_READY)),
+                    Capability.COUNTS,
+                ),
+                served(
+                    s("count_states", st.COUNT_STATES, (COUNT_KEY, "running", "stuck", "dead")),
+                    Capability.LEASES,
+                    Capability.DEAD,
+                ),
+                served(s("count_done", st.COUNT_DONE, (COUNT_KEY, "done")), Capability.DONE),
             ),
-            leases=s("leases", st.LEASES, LEASE_COLUMNS + LEASE_EXTRA_COLUMNS),
-            dead=s("dead", st.DEAD, DEAD_COLUMNS),
+            leases=served(s("leases", st.LEASES, LEASE_COLUMNS + LEASE_EXTRA_COLUMNS), Capability.LEASES),
+            dead=served(s("dead", st.DEAD, DEAD_COLUMNS), Capability.DEAD),
             job=s("job", st.JOB, JOB_COLUMNS),
             claim_probe=s("claim_probe", st.CLAIM_PROBE, ("id",)),
             activity=activity_statement("pgq.activity", jobs=jobs, id="id", queue_of_j="j.queue"),

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from pgq_tui.monitor.figures import sum_known
+from pgq_tui.monitor.provenance import list_note
 from pgq_tui.monitor.snapshot import Lease, LeaseList, Snapshot
 from pgq_tui.tui.format import DASH, fmt_age, fmt_age_coarse, fmt_ago, safe
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
@@ -44,6 +45,11 @@ class _LeaseTable(PanelTable):
 
     def total(self, snap: Snapshot) -> int | None:
         return self._list(snap).total
+
+    def subtitle_notes(self) -> list[str]:
+        snap = self._snapshot
+        note = list_note(self._list(snap).figure, snap.server.now) if snap is not None else None
+        return [note] if note else []
 
     def _left(self, lease: Lease) -> Text:
         raise NotImplementedError
@@ -122,6 +128,11 @@ class DeadTable(PanelTable):
         # A monitor that does not list dead jobs still counts them per queue: show "0 of N".
         # (None when the dead count was not taken: the rows shown, never "of 0")
         return snap.dead.total or sum_known(snap.queues, "failed")
+
+    def subtitle_notes(self) -> list[str]:
+        snap = self._snapshot
+        note = list_note(snap.dead.figure, snap.server.now) if snap is not None else None
+        return [note] if note else []
 
     def build_rows(self, snap: Snapshot, filter_text: str) -> Sequence[Row]:
         out = []

@@ -59,6 +59,8 @@ def count_notes(snap: Snapshot) -> list[str]:
         notes.append(f"≥ over {c.cap}, counting")
     if "approximate" in marks:
         notes.append("~ estimate")
+    if "unknown" in marks:
+        notes.append("? scanning in the background")
     return notes
 
 

@@ -1,0 +1,158 @@
+"""The poll on stock schemas (no advised index): foreground cost against size, and the background scans.
+
+    python benchmarks/bench_stock_poll.py [--dsn DSN] [--sizes 10000,5000000] [--runs 15]
+                                          [--only seed-jobs,graphile-worker,pg-boss] [--watch-s 30]
+
+Per kind and size, a fresh database: Graphile Worker and pg-boss installed by their own tools (the
+clients of tests/frameworks: `npm ci` in tests/frameworks/node first) and filled as
+benchmarks/bench_framework_poll.py fills them (tests/frameworks/fills.py); the seed article's `jobs`
+table exactly as the article writes it (its one partial index on pending rows) filled by SQL in the
+same proportions. No advised index is created: what no index serves is a scan (monitor/tiers.py), in
+the poll below SCAN_PAGES, in the background counter above it.
+
+Timed, medians of --runs, sizes in turns: the whole Monitor.collect() (the foreground poll the user
+waits for) with its background counter running beside it, as in the dashboard. Then for --watch-s a
+monitor polls once a second and reports the background pass: its cost (median and max), its duty
+(cost / (cost + wait) over the watch, from the pass timestamps) and the figures' lag (poll time -
+as_of, median and max), and the pacing wait after the last pass with the duty it gives (cost /
+(cost + wait)). Prints the 5M / 10k poll ratio (target < 2) and the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from bench_framework_poll import QUEUES, build, drop, interleaved_median_ms
+from common import measured_server
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from dialect_cases.seed import SEED_JOBS
+
+from pgq_tui.detection import find_queues
+from pgq_tui.monitor import tiers
+from pgq_tui.monitor.collect import Monitor
+
+# the seed's rows, in bench_framework_poll's proportions: 90% done (kept), 6% ready, 2% scheduled,
+# 1% running (a fifth of them stuck), 1% pending far ahead (the seed has no dead state)
+SEED_FILL = """
+INSERT INTO jobs (queue, payload, status, run_at, attempts, locked_until)
+SELECT (%(queues)s::text[])[1 + mod(abs(hashint4(g::int)), cardinality(%(queues)s::text[]))], '{}',
+       CASE WHEN b < 90 THEN 'done' WHEN b = 98 THEN 'running' ELSE 'pending' END,
+       CASE WHEN b IN (96, 97, 99) THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
+       CASE WHEN b < 90 OR b = 98 THEN 1 ELSE 0 END,
+       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 minutes'
+            WHEN b = 98 THEN now() + interval '10 minutes' END
+FROM generate_series(1, %(n)s) g, LATERAL (SELECT mod(g, 100) AS b) x
+"""
+
+
+def build_seed(server_dsn: str, n: int) -> str:
+    name = f"bench_seed_{n}_{uuid.uuid4().hex[:6]}"
+    with psycopg.connect(server_dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    dsn = make_conninfo(server_dsn, dbname=name)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(SEED_JOBS)
+        conn.execute(SEED_FILL, {"n": n, "queues": list(QUEUES)})
+        conn.execute("VACUUM ANALYZE")
+        conn.execute("CHECKPOINT")
+    return dsn
+
+
+def watch(monitor: Monitor, seconds: float) -> dict[str, Any]:
+    """Poll once a second for `seconds`; the background passes seen (cost, duty) and the lag."""
+    passes: dict[Any, float] = {}  # as_of -> cost_ms
+    lags: list[float] = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        snap = monitor.collect()
+        bg = monitor._counter.latest()
+        if bg is not None:
+            passes[bg.as_of] = bg.cost_ms
+            lags.append((snap.server.now - bg.as_of).total_seconds())
+        time.sleep(1.0)
+    costs = list(passes.values())
+    wait = monitor._counter._last_wait  # the pacing wait after the last pass (>= 9x its cost)
+    stamps = sorted(passes)
+    span = (stamps[-1] - stamps[0]).total_seconds() if len(stamps) > 1 else None
+    busy = sum(passes[t] for t in stamps[:-1]) / 1000  # each pass before the last, within the span
+    return {
+        "passes": len(costs),
+        "cost_med_ms": statistics.median(costs) if costs else None,
+        "cost_max_ms": max(costs) if costs else None,
+        "duty": busy / span if span else None,  # measured, over two passes or more
+        "wait_s": wait,
+        "paced_duty": costs[-1] / 1000 / (costs[-1] / 1000 + wait) if costs else None,  # cost/(cost+wait)
+        "lag_med_s": statistics.median(lags) if lags else None,
+        "lag_max_s": max(lags) if lags else None,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dsn")
+    ap.add_argument("--sizes", default="10000,5000000")
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--only", default="seed-jobs,graphile-worker,pg-boss")
+    ap.add_argument("--watch-s", type=float, default=30.0)
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    small, large = min(sizes), max(sizes)
+    os.environ["PGQ_TEST_QUEUES"] = ",".join(QUEUES)  # pg-boss: one partition each
+    worst = 0.0
+    print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    with measured_server(args.dsn) as (server_dsn, version):
+        print(f"PostgreSQL {version}; stock schemas, no advised index; SCAN_PAGES {tiers.SCAN_PAGES}")
+        for kind in args.only.split(","):
+            t0 = time.monotonic()
+            builder: Callable[[int], str] = (
+                (lambda n: build_seed(server_dsn, n))
+                if kind == "seed-jobs"
+                else (lambda n, k=kind: build(server_dsn, k, n, advised=False))
+            )
+            dsns = {n: builder(n) for n in sizes}
+            print(f"{kind}: built {', '.join(f'{n:,}' for n in sizes)} rows in {time.monotonic() - t0:.0f} s")
+            try:
+                with ExitStack() as stack:
+                    polls: dict[int, Callable[[], object]] = {}
+                    tier: dict[int, str] = {}
+                    for n, dsn in dsns.items():
+                        target = find_queues(dsn, kind=kind)[0]
+                        monitor = stack.enter_context(Monitor(dsn, target.model, read_only=True))
+                        snap = monitor.collect()
+                        assert not snap.errors, snap.errors
+                        tier[n] = monitor.tier.tier
+                        polls[n] = monitor.collect
+                    poll = interleaved_median_ms(polls, args.runs)
+                target = find_queues(dsns[large], kind=kind)[0]
+                with Monitor(dsns[large], target.model, read_only=True) as monitor:
+                    seen = watch(monitor, args.watch_s)
+            finally:
+                for dsn in dsns.values():
+                    drop(server_dsn, dsn)
+            for n in sizes:
+                print(f"{kind:>16} {n:>10,} rows: whole collect() {poll[n]:6.1f} ms  (scans: {tier[n]})")
+            ratio = poll[large] / poll[small]
+            worst = max(worst, ratio)
+            print(f"{kind:>16} at {large:,} rows / at {small:,}: whole collect() {ratio:.2f} (target < 2)")
+            fmt = {k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in seen.items()}
+            print(f"{kind:>16} background at {large:,} rows over {args.watch_s:g} s: {fmt}")
+    print("load average (1, 5, 15 min) at end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    return 0 if worst < 2 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
