@@ -86,15 +86,19 @@ def model(match: Match, catalog: Catalog, title: str, schema_version: int | None
         parent is not None and parent.has_index(("name", "completed_on"), also=["completed_on IS NOT NULL"])
     )
     has_failed = parent is not None and parent.has_index(("name", "completed_on"), {"state": ["failed"]})
-    counts: list[Statement] = []
+    def served(statement: Statement, indexed: bool) -> Statement:
+        # Without the index each statement is still supplied, as a scan (Statement.indexed False):
+        # the engine runs it in the poll while the table is small, else in the background.
+        return statement if indexed else statement.scan()
+
+    counts: list[Statement] = [
+        served(s("v12_count_queued", (COUNT_KEY, "ready", "scheduled", "blocked", OLDEST_READY)), has_states),
+        served(s("v12_count_active", (COUNT_KEY, "running", "stuck")), has_states),
+        served(s("v12_count_failed", (COUNT_KEY, "dead")), has_states),
+        served(s("v12_count_completed", (COUNT_KEY, "done")), has_completed),
+    ]
     advice: list[IndexAdvice] = []
-    if has_states:
-        counts += [
-            s("v12_count_queued", (COUNT_KEY, "ready", "scheduled", "blocked", OLDEST_READY)),
-            s("v12_count_active", (COUNT_KEY, "running", "stuck")),
-            s("v12_count_failed", (COUNT_KEY, "dead")),
-        ]
-    else:
+    if not has_states:
         advice.append(
             _advice(
                 Capability.COUNTS,
@@ -105,9 +109,7 @@ def model(match: Match, catalog: Catalog, title: str, schema_version: int | None
                 ("ready", "scheduled", "blocked", "running", "stuck", "dead"),
             )
         )
-    if has_completed:
-        counts.append(s("v12_count_completed", (COUNT_KEY, "done")))
-    else:
+    if not has_completed:
         advice.append(
             _advice(
                 Capability.DONE,
@@ -130,8 +132,8 @@ def model(match: Match, catalog: Catalog, title: str, schema_version: int | None
         stuck_label="timed out or heartbeat lost",
         states=STATES,
         counts=tuple(counts),
-        leases=s("v12_leases", (*LEASE_COLUMNS, "heartbeat_age")) if has_states else None,
-        dead=s("v12_dead", DEAD_COLUMNS) if has_failed else None,
+        leases=served(s("v12_leases", (*LEASE_COLUMNS, "heartbeat_age")), has_states),
+        dead=served(s("v12_dead", DEAD_COLUMNS), has_failed),
         job=s("v12_job", JOB_COLUMNS),
         claim_probe=s("v12_claim_probe", ("id",)),
         extra_states=("blocked",),
