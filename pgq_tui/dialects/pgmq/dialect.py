@@ -197,8 +197,11 @@ class PgmqDialect:
             for q, _ in pairs
             if not q.has_index(ADVISED_COLUMNS)
         )
-        if advice:  # pgmq's own vt index only: dead is not counted, nor listed
-            counts = [s("counts", (COUNT_KEY, "ready", "scheduled", "running", OLDEST_READY))]
+        if advice:  # pgmq's own vt index only: dead is counted and listed by scans (stock tiers)
+            counts = [
+                s("counts", (COUNT_KEY, "ready", "scheduled", "running", OLDEST_READY)),
+                s("count_dead_scan", (COUNT_KEY, "dead")).scan(),
+            ]
             leases = s("leases", LEASE_COLUMNS)
         else:
             counts = [s("counts_indexed", (COUNT_KEY, "ready", "scheduled", "running", "dead", OLDEST_READY))]
@@ -211,7 +214,7 @@ class PgmqDialect:
             counts=tuple(counts),
             leases=leases,
             activity=s("activity", ACTIVITY_COLUMNS),
-            dead=s("dead", DEAD_COLUMNS) if not advice else None,
+            dead=s("dead", DEAD_COLUMNS).scan() if advice else s("dead", DEAD_COLUMNS),
             job=s("job", JOB_COLUMNS),
             claim_probe=s("claim_probe", ("id",)),
             actions=(
