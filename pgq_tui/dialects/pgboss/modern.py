@@ -22,6 +22,7 @@ from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
     DEAD_COLUMNS,
+    FINISHED_COLUMNS,
     JOB_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
@@ -137,6 +138,9 @@ def model(match: Match, catalog: Catalog, title: str, schema_version: int | None
         job=s("v12_job", JOB_COLUMNS),
         claim_probe=s("v12_claim_probe", ("id",)),
         extra_states=("blocked",),
+        # the same created_on/completed_on columns as 10.x: enqueued/done/failed per second per queue
+        finished=s("finished", FINISHED_COLUMNS),
+        finished_scans=((schema, "job"),),
         actions=(
             ActionSpec(
                 kind=ActionKind.REQUEUE,
