@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 
 from .harness import grouped, require_python_client, truth_rows
 
@@ -48,7 +49,11 @@ def install(dsn: str) -> str:
 def client(dsn: str) -> Iterator[Any]:
     from pgmq import PGMQueue
 
-    queue = PGMQueue(conn_string=dsn, init_extension=False, pool_size=2)
+    # The client fills in a user of its own ("postgres") when the DSN names none: name the role the
+    # DSN really connects as (on a server with peer authentication that is the OS user's).
+    with psycopg.connect(dsn) as conn:
+        user = conn.execute("SELECT current_user").fetchone()[0]  # type: ignore[index]
+    queue = PGMQueue(conn_string=make_conninfo(dsn, user=user), init_extension=False, pool_size=2)
     try:
         yield queue
     finally:
