@@ -134,7 +134,7 @@ def model(match: Match, catalog: Catalog, title: str, schema_version: int | None
         states=STATES,
         counts=tuple(counts),
         leases=served(s("v12_leases", (*LEASE_COLUMNS, "heartbeat_age")), has_states),
-        dead=served(s("v12_dead", DEAD_COLUMNS), has_failed),
+        dead=served(s("dead", DEAD_COLUMNS), has_failed),  # 10.x's list: the same columns and index
         job=s("v12_job", JOB_COLUMNS),
         claim_probe=s("v12_claim_probe", ("id",)),
         extra_states=("blocked",),

@@ -1,4 +1,4 @@
--- Failed jobs with pg-boss's recorded output (the error), most recently failed first, at most %(rows)s
+-- pg-boss 10 and 12: failed jobs with pg-boss's recorded output (the error), most recently failed first, at most %(rows)s
 -- per queue and in total. Two phases keep heap reads at %(rows)s however many queues there are: the
 -- chosen jobs' keys from the advised index alone, (name, completed_on) INCLUDE (id) WHERE
 -- state = 'failed', then only those rows, by pg-boss's primary key (name, id): a LATERAL lookup with
