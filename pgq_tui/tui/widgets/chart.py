@@ -9,22 +9,16 @@ from datetime import datetime
 from textual_plotext import PlotextPlot
 
 from pgq_tui.history.series import WINDOWS, History, Sample, series
-from pgq_tui.monitor.snapshot import Snapshot, ThroughputPoint
+from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.tui.quiet import changed, set_border
 
 MIN_POINTS = 30
 DEFAULT_WINDOW = 1  # 10 min: the monitor's own per-second history covers the first minutes
 
 
-def trim_quiet_start(history: tuple[ThroughputPoint, ...]) -> tuple[ThroughputPoint, ...]:
-    """Drop the all-zero seconds before the first activity (a fresh server), keeping at least 30 s,
-    so a new demo's first minute is not squeezed into the right edge of a 5-minute axis."""
-    first = next((i for i, p in enumerate(history) if p.enqueued or p.completed or p.failed), len(history))
-    return history[max(0, min(first, len(history) - MIN_POINTS)) :]
-
-
 def trim_quiet_samples(samples: list[Sample]) -> list[Sample]:
-    """trim_quiet_start for history samples."""
+    """Drop the all-zero samples before the first activity (a fresh server), keeping at least 30,
+    so a new demo's first minute is not squeezed into the right edge of a 10-minute axis."""
     first = next((i for i, s in enumerate(samples) if s.enqueued or s.completed or s.failed), len(samples))
     return samples[max(0, min(first, len(samples) - MIN_POINTS)) :]
 
