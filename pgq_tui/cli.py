@@ -30,7 +30,7 @@ def _common(p: argparse.ArgumentParser, *, suppress: bool = False, many: bool = 
             "--targets",
             metavar="FILE",
             default=d(None),
-            help="TOML file of named targets ([targets.NAME] with dsn, table, schema); see README",
+            help="TOML file of named targets ([targets.NAME] with dsn, table, schema); see docs/fleet.md",
         )
     p.add_argument(
         "--table", default=d(None), help="the queue's table (default: detected; init/worker: jobs)"
@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     snap = sub.add_parser("snapshot", help="print one snapshot of the queue and the server, and exit")
     _common(snap, suppress=True, many=True)
     _counting(snap, suppress=True)
-    snap.add_argument("--json", action="store_true", help="print JSON (stable keys, see README)")
+    snap.add_argument("--json", action="store_true", help="print JSON (stable keys, see docs/snapshot.md)")
     snap.add_argument(
         "--from", dest="recording", metavar="FILE", default=None, help="read a recording instead of a server"
     )
