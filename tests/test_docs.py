@@ -65,3 +65,16 @@ def test_every_relative_link_in_the_readme_and_docs_resolves() -> None:
             elif fragment and target.suffix == ".md" and fragment not in anchors(target):
                 broken.append(f"{md.relative_to(ROOT)}: {link} (no such heading)")
     assert len(files) > 10 and not broken, broken
+
+
+def test_the_key_table_in_docs_is_the_one_the_bindings_generate() -> None:
+    """docs/dashboard.md's key table is `keys_markdown`'s output verbatim, so the keys and their help
+    cannot drift (regenerate it from that function when a binding changes)."""
+    from textual.binding import Binding
+
+    from pgq_tui.tui import keys
+    from pgq_tui.tui.app import PgqTopApp
+    from pgq_tui.tui.screens.help import keys_markdown
+
+    table = keys_markdown(Binding.make_bindings(PgqTopApp.BINDINGS), keys.TABLE_KEYS)
+    assert table in (ROOT / "docs" / "dashboard.md").read_text()
