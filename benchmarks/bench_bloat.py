@@ -18,7 +18,7 @@ Run 1 shows the collapse and when the probe's verdict fired relative to the thro
 third. Between the runs the advisor's recommendations, computed from run 1's measurements, are applied:
 the per-table ALTER TABLE, and the ALTER SYSTEM lines a DBA would run (naptime, idle timeout). Run 2
 shows time to drain and peak dead tuples with them. Both runs land in --out: every second of both
-(bench_bloat.json.gz), a summary and a plotext text plot (README); `--replot FILE` recomputes the
+(bench_bloat.json.gz), a summary and a plotext text plot (docs/bloat.md); `--replot FILE` recomputes the
 summary and plot from a recorded file. The machine's load average is recorded: other work skews times.
 """
 

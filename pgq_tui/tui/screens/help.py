@@ -36,7 +36,7 @@ def _grouped(bindings: Iterable[Binding]) -> dict[str, dict[str, list[str]]]:
 
 
 def keys_markdown(bindings: Iterable[Binding], extra: Iterable[tuple[str, str]] = ()) -> str:
-    """The same key list as a Markdown table, for the README (generated, so it cannot drift)."""
+    """The same key list as a Markdown table, for docs/dashboard.md (generated, so it cannot drift)."""
     lines = ["| keys | what they do |", "| --- | --- |"]
     for title, rows in _grouped(bindings).items():
         lines.append(f"| **{title}** | |")
