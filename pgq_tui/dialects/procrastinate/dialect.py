@@ -34,6 +34,7 @@ from pgq_tui.dialects.contract import (
     StateWord,
 )
 from pgq_tui.dialects.envsettings import seconds_from_env
+from pgq_tui.dialects.guarded import guarded, preview
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "procrastinate"
@@ -167,7 +168,8 @@ class ProcrastinateDialect:
             f"stalled: doing, and its worker is gone or silent for {stalled:g} s (procrastinate's"
             f" stalled_worker_timeout; set {STALLED_ENV} to your workers' value)"
         )
-        preview_failed = s("preview_failed", PREVIEW_COLUMNS)
+        failed, stalled_guard = s("guard_failed", PREVIEW_COLUMNS), s("guard_stalled", PREVIEW_COLUMNS)
+        preview_failed = preview(failed, queue_column="queue_name")
         return QueueModel(
             match=match,
             finished=s("finished", FINISHED_DONE),
@@ -199,8 +201,8 @@ class ProcrastinateDialect:
                     effect=f"{retry_fn}(id, retry_at => now()): status todo, attempts + 1"
                     " (failed instead if an abort was requested)",
                     guard=f"status = 'doing' AND (worker gone OR last_heartbeat < now() - {stalled:g} s)",
-                    preview=s("preview_stalled", PREVIEW_COLUMNS),
-                    statement=s("requeue", ("id",)),
+                    preview=preview(stalled_guard, queue_column="queue_name"),
+                    statement=guarded(s("requeue", ("id",)), stalled_guard, queue_column="queue_name"),
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,
@@ -209,7 +211,7 @@ class ProcrastinateDialect:
                     effect=f"{retry_fn}(id, retry_at => now()): status todo, attempts + 1",
                     guard="status = 'failed'",
                     preview=preview_failed,
-                    statement=s("retry", ("id",)),
+                    statement=guarded(s("retry", ("id",)), failed, queue_column="queue_name"),
                 ),
                 ActionSpec(
                     kind=ActionKind.DISCARD,
@@ -218,7 +220,7 @@ class ProcrastinateDialect:
                     effect="the failed rows and their events are deleted",
                     guard="status = 'failed'",
                     preview=preview_failed,
-                    statement=s("discard", ("id",)),
+                    statement=guarded(s("discard", ("id",)), failed, queue_column="queue_name"),
                     destructive=True,
                 ),
             ),
