@@ -14,36 +14,22 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pgq_tui.dialects.contract import Statement
-from pgq_tui.dialects.sqlfiles import sql_file
-
-
-def body(text: str) -> str:
-    """An SQL file's text without its leading comment lines (its documentation, kept out of a part).
-
-    >>> body("-- a guard\\n-- on j\\nj.state = 'x'")
-    "j.state = 'x'"
-    """
-    lines = text.splitlines()
-    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("--")):
-        lines.pop(0)
-    return "\n".join(lines)
-
-
-def _shared(name: str) -> str:
-    return body(sql_file(__package__, name))
+from pgq_tui.dialects.sqlfiles import body, sql_part
 
 
 def _with(statement: Statement, guard: Statement, queue_column: str, order_column: str) -> Statement:
     idents = dict(statement.idents)
     idents.update(queue_column=(queue_column,), order_column=(order_column,))
-    parts = (("guard", body(guard.text)), ("admitted", _shared("admitted")), ("chosen", _shared("chosen")))
+    shared = tuple((name, sql_part(__package__, name)) for name in ("admitted", "chosen"))
+    parts = (("guard", body(guard.text)), *shared)
     return replace(statement, idents=tuple(sorted(idents.items())), parts=parts)
 
 
 def preview(guard: Statement, *, queue_column: str = "queue") -> Statement:
     """The preview of the actions `guard` admits (PREVIEW_COLUMNS): the guard's statement, named
     `<kind>.preview_<what>`, its text the shared `preview.sql`."""
-    shared = replace(guard, name=guard.name.replace(".guard_", ".preview_"), text=_shared("preview"))
+    name = guard.name.replace(".guard_", ".preview_")
+    shared = replace(guard, name=name, text=sql_part(__package__, "preview"))
     return _with(shared, guard, queue_column, "id")
 
 

@@ -35,6 +35,7 @@ from pgq_tui.dialects.contract import (
 )
 from pgq_tui.dialects.envsettings import seconds_from_env
 from pgq_tui.dialects.guarded import guarded, preview
+from pgq_tui.dialects.skipscan import over_queues
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "pgqueuer"
@@ -113,14 +114,17 @@ class PgqueuerDialect:
 
         rel = catalog.relation(schema, table)
         has_failed_index = rel is not None and rel.has_index(("entrypoint",), {"status": ["failed"]})
+        # the skip-scans of the entrypoints holding queued and failed jobs (dialects/sql/queues.sql)
+        queued = {"queue_column": "entrypoint", "state": "queued"}
+        failed_queues = {"queue_column": "entrypoint", "state": "failed"}
         counts = [
-            s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY)),
+            over_queues(s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY)), **queued),
             s("count_picked", (COUNT_KEY, "running", "stuck")),
         ]
         advice: tuple[IndexAdvice, ...] = ()
         if has_failed_index:
-            counts.append(s("count_failed", (COUNT_KEY, "dead")))
-            dead = s("dead", DEAD_COLUMNS)
+            counts.append(over_queues(s("count_failed", (COUNT_KEY, "dead")), **failed_queues))
+            dead = over_queues(s("dead", DEAD_COLUMNS), **failed_queues)
         else:  # still supplied, as a scan: in the poll while the table is small, else in the background
             counts.append(s("count_failed_scan", (COUNT_KEY, "dead")).scan())
             dead = s("dead_scan", DEAD_COLUMNS).scan()

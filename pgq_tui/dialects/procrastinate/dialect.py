@@ -35,6 +35,7 @@ from pgq_tui.dialects.contract import (
 )
 from pgq_tui.dialects.envsettings import seconds_from_env
 from pgq_tui.dialects.guarded import guarded, preview
+from pgq_tui.dialects.skipscan import over_queues
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "procrastinate"
@@ -121,6 +122,7 @@ class ProcrastinateDialect:
 
         rel = catalog.relation(schema, match.table)
         has_failed_index = rel is not None and rel.has_index(("queue_name",), {"status": ["failed"]})
+        failed_queues = {"queue_column": "queue_name", "state": "failed"}  # dialects/sql/queues.sql
         has_workerless_index = rel is not None and rel.has_index(
             ("queue_name",), {"status": ["doing"]}, ["worker_id IS NULL"]
         )
@@ -147,8 +149,8 @@ class ProcrastinateDialect:
                 )
             )
         if has_failed_index:
-            counts.append(s("count_failed", (COUNT_KEY, "dead")))
-            dead = s("dead", DEAD_COLUMNS)
+            counts.append(over_queues(s("count_failed", (COUNT_KEY, "dead")), **failed_queues))
+            dead = over_queues(s("dead", DEAD_COLUMNS), **failed_queues)
         else:
             counts.append(s("count_failed_scan", (COUNT_KEY, "dead")).scan())
             dead = s("dead_scan", DEAD_COLUMNS).scan()
