@@ -155,8 +155,14 @@ def test_throughput_window_excludes_the_current_second() -> None:
 
 
 def test_queue_version_bands() -> None:
-    assert queries.filename("blocked", 130000) == "blocked_pre_140000.sql"
-    assert queries.filename("blocked", 140000) == "blocked.sql"
+    assert queries.filename("lock_wait_s", 130000) == "lock_wait_s_pre_140000.sql"
+    assert queries.filename("lock_wait_s", 140000) == "lock_wait_s.sql"
+    # blocked.sql is written once; only its wait_s expression ({lock_wait_s}) is banded
+    old, new = (queries.server_query("blocked", v).as_string(None) for v in (130000, 140000))
+    assert "a.query_start" in old and "l.waitstart" not in old and "l.waitstart" in new
+    pre18, pg18 = (queries.server_query("autovacuum_pacing", v).as_string(None) for v in (170000, 180000))
+    assert "NULL::float8 AS vacuum_time_ms" in pre18 and "total_vacuum_time" not in pre18
+    assert "s.total_autovacuum_time, 0))::float8 AS vacuum_time_ms" in pg18 and "'{}'::text[]" in pg18
     assert queries.filename("vacuum_progress", 180000) == "vacuum_progress.sql"
     with pytest.raises(KeyError):
         queries.filename("nope", 180000)

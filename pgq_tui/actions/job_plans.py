@@ -82,7 +82,7 @@ def job_plan(
         f"Only rows where {spec.guard} are touched, and the guard is checked again on each locked "
         f"row: at most {plural(eligible, 'row')} {'changes' if eligible == 1 else 'change'}."
     )
-    if not targets and "%(before)s" in spec.statement.text:
+    if not targets and spec.statement.uses("before"):
         parts.append(f"Jobs that become {spec.applies_to.value} after this plan are left for the next pass.")
     others = len(targets) - eligible if targets else 0
     if others > 0:

@@ -8,7 +8,7 @@ statements a `QueueModel` carries and turns their rows into the canonical shapes
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -102,10 +102,18 @@ class Statement:
     # from a mapping file: literals, not parameters, so the planner can match partial indexes)
     literals: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     indexed: bool = True
+    # `{placeholder}` -> an SQL fragment (constant text from a .sql file, e.g. a guard or a shared
+    # template of dialects/sql/), composed by psycopg with the same idents and literals and the parts
+    # before it, then bound like an identifier: never formatted in (see dialects/guarded.py)
+    parts: tuple[tuple[str, str], ...] = ()
 
     def scan(self) -> Statement:
         """The same statement, marked as served by no index (a scan: see the class docstring)."""
-        return Statement(self.name, self.text, self.idents, self.columns, self.literals, indexed=False)
+        return replace(self, indexed=False)
+
+    def uses(self, param: str) -> bool:
+        """Whether the statement (its text or a part) takes the parameter `%(param)s`."""
+        return any(f"%({param})s" in text for text in (self.text, *(t for _, t in self.parts)))
 
     @classmethod
     def of(
@@ -129,6 +137,8 @@ class Statement:
         bound: dict[str, sql.Composable] = {k: sql.Identifier(*parts) for k, parts in self.idents}
         for k, values in self.literals:
             bound[k] = sql.SQL(", ").join(sql.Literal(v) for v in values)
+        for k, text in self.parts:
+            bound[k] = sql.SQL(text).format(**bound)
         return sql.SQL(self.text).format(**bound)
 
     def shown(self) -> str:

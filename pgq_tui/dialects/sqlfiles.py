@@ -15,3 +15,21 @@ def sql_file(package: str, name: str) -> str:
     if not path.is_file():
         path = folder.joinpath(f"{name}.sql")
     return path.read_text(encoding="utf-8").strip().rstrip(";")
+
+
+def body(text: str) -> str:
+    """An SQL text without its leading comment lines (a file's documentation), for a Statement part.
+
+    >>> body("-- a guard\\n-- on j\\nj.state = 'x'")
+    "j.state = 'x'"
+    """
+    lines = text.splitlines()
+    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("--")):
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def sql_part(package: str, name: str) -> str:
+    """`sql_file(package, name)` without its leading comment lines: an SQL fragment bound as a
+    Statement part (Statement.parts), composed by psycopg."""
+    return body(sql_file(package, name))

@@ -1,5 +1,7 @@
 """The monitor's SQL, loaded from `pgq_tui/db/sql/*.sql`: one file per concern, one more per version
-band where the catalogs differ (`name_pre_170000.sql` serves servers older than 17.0).
+band where the catalogs differ (`name_pre_170000.sql` serves servers older than 17.0). Where only an
+expression differs, the statement is written once and names it as a `{part}`: the fragment file
+`part.sql`, banded the same way (`part_pre_180000.sql`), bound by psycopg.sql.
 
 The server-wide panels (server, table health, vacuum, sessions) run these files as they are; the
 queue's own reads come from its dialect (pgq-top's own table: `dialects/pgq/statements.py` wraps the
@@ -11,11 +13,13 @@ against their database in that folder.
 from __future__ import annotations
 
 import re
+import string
 from functools import cache
 from importlib import resources
 
 from psycopg import sql
 
+from pgq_tui.dialects.sqlfiles import body
 from pgq_tui.queue.schema import names
 
 _BAND = re.compile(r"^(?P<name>.+)_pre_(?P<num>\d{6})\.sql$")
@@ -49,8 +53,12 @@ def text(name: str, version_num: int) -> str:
 
 @cache
 def server_query(name: str, version_num: int) -> sql.Composed:
-    """A server-wide panel's statement for this server version (no object names to bind)."""
-    return sql.SQL(text(name, version_num)).format()
+    """A server-wide panel's statement for this server version (no object names to bind): each
+    `{part}` in its text is the fragment `part.sql` of this server's band, e.g. an expression on a
+    column that only newer servers have."""
+    statement = text(name, version_num)
+    fields = {field for _, field, _, _ in string.Formatter().parse(statement) if field}
+    return sql.SQL(statement).format(**{f: sql.SQL(body(text(f, version_num))) for f in fields})
 
 
 @cache

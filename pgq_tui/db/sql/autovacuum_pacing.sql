@@ -1,6 +1,6 @@
 -- What paces autovacuum on the jobs table, beyond table_health.sql: the launcher's naptime, the
 -- worker pool and how many workers are busy on other tables, cost throttling, the table's own
--- reloptions, and the time vacuums of this table took (total_*vacuum_time: PostgreSQL 18).
+-- reloptions, and the time vacuums of this table took (vacuum_time_ms.sql: NULL before PostgreSQL 18).
 SELECT (SELECT setting::float8 FROM pg_settings WHERE name = 'autovacuum_naptime') AS naptime_s,
        current_setting('autovacuum_max_workers')::int AS max_workers,
        (SELECT count(*) FROM pg_stat_activity a
@@ -16,7 +16,7 @@ SELECT (SELECT setting::float8 FROM pg_settings WHERE name = 'autovacuum_naptime
        (SELECT setting::float8 FROM pg_settings
         WHERE name = 'idle_in_transaction_session_timeout') AS idle_tx_timeout_ms,
        coalesce(c.reloptions, '{{}}'::text[]) AS reloptions,
-       (coalesce(s.total_vacuum_time, 0) + coalesce(s.total_autovacuum_time, 0))::float8 AS vacuum_time_ms,
+       {vacuum_time_ms} AS vacuum_time_ms,
        extract(epoch FROM greatest(s.last_vacuum, s.last_autovacuum))::float8 AS vacuumed_at_epoch,
        greatest(s.last_vacuum, s.last_autovacuum) AS vacuumed_at,
        extract(epoch FROM now())::float8 AS now_epoch

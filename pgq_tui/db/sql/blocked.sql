@@ -1,9 +1,9 @@
 -- Sessions of this database waiting on a lock, each with every session blocking it
--- (pg_blocking_pids). PostgreSQL 14+: the wait's start comes from pg_locks.waitstart.
+-- (pg_blocking_pids), and how long it has waited (lock_wait_s.sql: from pg_locks.waitstart, PostgreSQL
+-- 14+, else from query_start).
 WITH waiting AS MATERIALIZED (
     SELECT a.pid, a.query, pg_blocking_pids(a.pid) AS blockers,
-           (SELECT extract(epoch FROM now() - min(l.waitstart))::float8
-            FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted) AS wait_s
+           {lock_wait_s} AS wait_s
     FROM pg_stat_activity a
     WHERE a.datname = current_database() AND a.wait_event_type = 'Lock'
 )

@@ -31,6 +31,7 @@ from pgq_tui.dialects.contract import (
     StateWord,
 )
 from pgq_tui.dialects.envsettings import seconds_from_env
+from pgq_tui.dialects.guarded import guarded, preview
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "oban"
@@ -148,7 +149,9 @@ class ObanDialect:
             f"Oban's Lifeline: executing, and attempted_at older than {horizon:g} s (rescue_after; set"
             f" {RESCUE_ENV} to yours). Lifeline is opt-in and time-only: node liveness is unknown"
         )
-        preview_discarded = s("preview_discarded", PREVIEW_COLUMNS)
+        discarded = s("guard_discarded", PREVIEW_COLUMNS)  # the guards: sql/guard_*.sql
+        stuck, waiting_guard = s("guard_stuck", PREVIEW_COLUMNS), s("guard_waiting", PREVIEW_COLUMNS)
+        preview_discarded = preview(discarded)
         extras = ("cancelled", "suspended")  # suspended (v14) reads 0 before v14
         return QueueModel(
             match=match,
@@ -178,8 +181,8 @@ class ObanDialect:
                     applies_to=State.STUCK,
                     effect="available while attempt < max_attempts, else discarded with discarded_at",
                     guard=f"state = 'executing' AND attempted_at < utc now - {horizon:g} s",
-                    preview=s("preview_stuck", PREVIEW_COLUMNS),
-                    statement=s("rescue", ("id",)),
+                    preview=preview(stuck),
+                    statement=guarded(s("rescue", ("id",)), stuck),
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,
@@ -189,7 +192,7 @@ class ObanDialect:
                     " completed_at, cancelled_at, discarded_at cleared",
                     guard="state = 'discarded'",
                     preview=preview_discarded,
-                    statement=s("retry", ("id",)),
+                    statement=guarded(s("retry", ("id",)), discarded),
                 ),
                 ActionSpec(
                     kind=ActionKind.DISCARD,
@@ -198,7 +201,7 @@ class ObanDialect:
                     effect="the discarded rows are deleted",
                     guard="state = 'discarded'",
                     preview=preview_discarded,
-                    statement=s("discard", ("id",)),
+                    statement=guarded(s("discard", ("id",)), discarded),
                     destructive=True,
                 ),
                 ActionSpec(
@@ -208,8 +211,8 @@ class ObanDialect:
                     also_applies_to=(State.SCHEDULED.value, "suspended"),
                     effect="state cancelled, cancelled_at now",
                     guard=f"state IN ({', '.join(waiting)}) (executing jobs are stopped by Oban's producer)",
-                    preview=s("preview_waiting", PREVIEW_COLUMNS),
-                    statement=s("cancel", ("id",)),
+                    preview=preview(waiting_guard),
+                    statement=guarded(s("cancel", ("id",)), waiting_guard),
                     destructive=True,
                 ),
             ),

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from psycopg import sql
 
-from pgq_tui.dialects.contract import Statement
-from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.dialects.contract import PREVIEW_COLUMNS, Statement
+from pgq_tui.dialects.sqlfiles import sql_file, sql_part
 
 _SECTION = re.compile(r"^-- @(outer|branch|cte|result)[ \t]*$", re.M)
 _JOIN = {"branch": "\nUNION ALL\n", "cte": ",\n", "result": "\nUNION ALL\n"}
@@ -97,3 +97,22 @@ def statement(
         literals={k: v for k, v in literals.items() if k in used},
         **{k: v for k, v in idents.items() if k in used},
     )
+
+
+def preview(
+    package: str,
+    queues: Sequence[QueueTables],
+    constants: Mapping[str, str],
+    guard: str,
+    *,
+    archived: bool = False,
+) -> Statement:
+    """An action's preview, `sql/preview.sql` over `queues`: the chosen messages that the guard
+    `sql/guard_<guard>.sql` admits, plus the archived ones chosen by id when `archived`. The guard (the
+    same one its action's statement checks) and the constants are bound as Statement parts, `archived`
+    as a literal."""
+    st = statement(package, "preview", queues, PREVIEW_COLUMNS, constants)
+    parts = (*constants.items(), ("guard", sql_part(package, f"guard_{guard}")))
+    literals = (*st.literals, ("archived", (archived,)))
+    name = f"pgmq.preview_{guard}_or_archived" if archived else f"pgmq.preview_{guard}"
+    return replace(st, name=name, literals=literals, parts=parts)

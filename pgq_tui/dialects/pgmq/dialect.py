@@ -29,7 +29,6 @@ from pgq_tui.dialects.contract import (
     JOB_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
-    PREVIEW_COLUMNS,
     ActionKind,
     ActionSpec,
     Capability,
@@ -40,7 +39,7 @@ from pgq_tui.dialects.contract import (
     Statement,
     StateWord,
 )
-from pgq_tui.dialects.pgmq.compose import QueueTables, statement
+from pgq_tui.dialects.pgmq.compose import QueueTables, preview, statement
 
 KIND = "pgmq"
 DEAD_READS_ENV = "PGQ_TOP_PGMQ_DEAD_READS"
@@ -207,7 +206,7 @@ class PgmqDialect:
             counts = [s("counts_indexed", (COUNT_KEY, "ready", "scheduled", "running", "dead", OLDEST_READY))]
             leases = s("leases_indexed", LEASE_COLUMNS)
         counts.append(s("count_done", (COUNT_KEY, "done")))
-        preview_dead = s("preview_dead", PREVIEW_COLUMNS)
+        preview_dead = preview(__package__, queues, constants, "dead")
         in_flight = f"read_ct > 0 AND vt > now() AND read_ct < {n}"
         return replace(
             base,
@@ -225,7 +224,7 @@ class PgmqDialect:
                     effect="vt = now(): the message is visible now (read_ct kept); a consumer still"
                     " working on it is not known to pgmq and may process it twice",
                     guard=f"in flight: {in_flight}",
-                    preview=s("preview_running", PREVIEW_COLUMNS),
+                    preview=preview(__package__, queues, constants, "running"),
                     statement=s("requeue", ("id",)),
                 ),
                 ActionSpec(
@@ -237,7 +236,7 @@ class PgmqDialect:
                     effect="a copy is sent (new msg_id, read_ct 0, visible now, same message and"
                     " headers) and the original deleted from the queue or the archive, in one transaction",
                     guard=f"dead ({dead_rule(n)}), or archived and chosen by id",
-                    preview=s("preview_retry", PREVIEW_COLUMNS),
+                    preview=preview(__package__, queues, constants, "dead", archived=True),
                     statement=s("retry", ("id",)),
                 ),
                 ActionSpec(

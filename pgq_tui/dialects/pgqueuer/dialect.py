@@ -34,6 +34,8 @@ from pgq_tui.dialects.contract import (
     StateWord,
 )
 from pgq_tui.dialects.envsettings import seconds_from_env
+from pgq_tui.dialects.guarded import guarded, preview
+from pgq_tui.dialects.skipscan import over_queues
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "pgqueuer"
@@ -112,14 +114,17 @@ class PgqueuerDialect:
 
         rel = catalog.relation(schema, table)
         has_failed_index = rel is not None and rel.has_index(("entrypoint",), {"status": ["failed"]})
+        # the skip-scans of the entrypoints holding queued and failed jobs (dialects/sql/queues.sql)
+        queued = {"queue_column": "entrypoint", "state": "queued"}
+        failed_queues = {"queue_column": "entrypoint", "state": "failed"}
         counts = [
-            s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY)),
+            over_queues(s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY)), **queued),
             s("count_picked", (COUNT_KEY, "running", "stuck")),
         ]
         advice: tuple[IndexAdvice, ...] = ()
         if has_failed_index:
-            counts.append(s("count_failed", (COUNT_KEY, "dead")))
-            dead = s("dead", DEAD_COLUMNS)
+            counts.append(over_queues(s("count_failed", (COUNT_KEY, "dead")), **failed_queues))
+            dead = over_queues(s("dead", DEAD_COLUMNS), **failed_queues)
         else:  # still supplied, as a scan: in the poll while the table is small, else in the background
             counts.append(s("count_failed_scan", (COUNT_KEY, "dead")).scan())
             dead = s("dead_scan", DEAD_COLUMNS).scan()
@@ -137,7 +142,8 @@ class PgqueuerDialect:
             f"picked, heartbeat older than {timeout:g} s (the workers' heartbeat timeout; pgqueuer then"
             f" re-picks the job; set {STALLED_ENV} to your workers' value)"
         )
-        preview_failed = s("preview_failed", PREVIEW_COLUMNS)
+        failed, stale = s("guard_failed", PREVIEW_COLUMNS), s("guard_stale", PREVIEW_COLUMNS)
+        preview_failed = preview(failed, queue_column="entrypoint")
         return QueueModel(
             match=match,
             # jobs finished per entrypoint, from pgqueuer's log (its `created` index serves the range)
@@ -169,8 +175,10 @@ class PgqueuerDialect:
                     effect="status queued, execute_after now(), attempts + 1, queue_manager_id cleared;"
                     " logged as queued",
                     guard=f"status = 'picked' AND heartbeat < now() - {timeout:g} s",
-                    preview=s("preview_stale", PREVIEW_COLUMNS),
-                    statement=s("requeue", ("id",)),
+                    preview=preview(stale, queue_column="entrypoint"),
+                    statement=guarded(
+                        s("requeue", ("id",)), stale, queue_column="entrypoint", order_column="heartbeat"
+                    ),
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,
@@ -180,7 +188,7 @@ class PgqueuerDialect:
                     " logged as queued",
                     guard="status = 'failed'",
                     preview=preview_failed,
-                    statement=s("retry", ("id",)),
+                    statement=guarded(s("requeue", ("id",)), failed, queue_column="entrypoint"),
                 ),
                 ActionSpec(
                     kind=ActionKind.DISCARD,
@@ -189,7 +197,7 @@ class PgqueuerDialect:
                     effect="the rows are deleted and logged as deleted",
                     guard="status = 'failed'",
                     preview=preview_failed,
-                    statement=s("discard", ("id",)),
+                    statement=guarded(s("discard", ("id",)), failed, queue_column="entrypoint"),
                     destructive=True,
                 ),
             ),

@@ -34,6 +34,8 @@ from pgq_tui.dialects.contract import (
     StateWord,
 )
 from pgq_tui.dialects.envsettings import seconds_from_env
+from pgq_tui.dialects.guarded import guarded, preview
+from pgq_tui.dialects.skipscan import over_queues
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "procrastinate"
@@ -120,6 +122,7 @@ class ProcrastinateDialect:
 
         rel = catalog.relation(schema, match.table)
         has_failed_index = rel is not None and rel.has_index(("queue_name",), {"status": ["failed"]})
+        failed_queues = {"queue_column": "queue_name", "state": "failed"}  # dialects/sql/queues.sql
         has_workerless_index = rel is not None and rel.has_index(
             ("queue_name",), {"status": ["doing"]}, ["worker_id IS NULL"]
         )
@@ -146,8 +149,8 @@ class ProcrastinateDialect:
                 )
             )
         if has_failed_index:
-            counts.append(s("count_failed", (COUNT_KEY, "dead")))
-            dead = s("dead", DEAD_COLUMNS)
+            counts.append(over_queues(s("count_failed", (COUNT_KEY, "dead")), **failed_queues))
+            dead = over_queues(s("dead", DEAD_COLUMNS), **failed_queues)
         else:
             counts.append(s("count_failed_scan", (COUNT_KEY, "dead")).scan())
             dead = s("dead_scan", DEAD_COLUMNS).scan()
@@ -167,7 +170,8 @@ class ProcrastinateDialect:
             f"stalled: doing, and its worker is gone or silent for {stalled:g} s (procrastinate's"
             f" stalled_worker_timeout; set {STALLED_ENV} to your workers' value)"
         )
-        preview_failed = s("preview_failed", PREVIEW_COLUMNS)
+        failed, stalled_guard = s("guard_failed", PREVIEW_COLUMNS), s("guard_stalled", PREVIEW_COLUMNS)
+        preview_failed = preview(failed, queue_column="queue_name")
         return QueueModel(
             match=match,
             finished=s("finished", FINISHED_DONE),
@@ -199,8 +203,8 @@ class ProcrastinateDialect:
                     effect=f"{retry_fn}(id, retry_at => now()): status todo, attempts + 1"
                     " (failed instead if an abort was requested)",
                     guard=f"status = 'doing' AND (worker gone OR last_heartbeat < now() - {stalled:g} s)",
-                    preview=s("preview_stalled", PREVIEW_COLUMNS),
-                    statement=s("requeue", ("id",)),
+                    preview=preview(stalled_guard, queue_column="queue_name"),
+                    statement=guarded(s("requeue", ("id",)), stalled_guard, queue_column="queue_name"),
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,
@@ -209,7 +213,7 @@ class ProcrastinateDialect:
                     effect=f"{retry_fn}(id, retry_at => now()): status todo, attempts + 1",
                     guard="status = 'failed'",
                     preview=preview_failed,
-                    statement=s("retry", ("id",)),
+                    statement=guarded(s("retry", ("id",)), failed, queue_column="queue_name"),
                 ),
                 ActionSpec(
                     kind=ActionKind.DISCARD,
@@ -218,7 +222,7 @@ class ProcrastinateDialect:
                     effect="the failed rows and their events are deleted",
                     guard="status = 'failed'",
                     preview=preview_failed,
-                    statement=s("discard", ("id",)),
+                    statement=guarded(s("discard", ("id",)), failed, queue_column="queue_name"),
                     destructive=True,
                 ),
             ),

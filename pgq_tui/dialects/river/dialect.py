@@ -30,6 +30,7 @@ from pgq_tui.dialects.contract import (
     StateWord,
 )
 from pgq_tui.dialects.envsettings import seconds_from_env
+from pgq_tui.dialects.guarded import guarded, preview
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "river"
@@ -152,7 +153,9 @@ class RiverDialect:
             f" set {RESCUE_ENV} to your clients' value). Liveness is unknown: River keeps no heartbeat,"
             " and skips jobs whose own timeout is longer"
         )
-        preview_discarded = s("preview_discarded", PREVIEW_COLUMNS)
+        discarded = s("guard_discarded", PREVIEW_COLUMNS)  # the guards: sql/guard_*.sql
+        stuck, waiting = s("guard_stuck", PREVIEW_COLUMNS), s("guard_waiting", PREVIEW_COLUMNS)
+        preview_discarded = preview(discarded)
         return QueueModel(
             match=match,
             finished=s("finished", FINISHED_DONE),
@@ -182,8 +185,8 @@ class RiverDialect:
                     " (errors + 1)^4 s while attempts remain, else discarded (cancelled if a cancel was"
                     " attempted)",
                     guard=f"state = 'running' AND attempted_at < now() - {horizon:g} s",
-                    preview=s("preview_stuck", PREVIEW_COLUMNS),
-                    statement=s("rescue", ("id",)),
+                    preview=preview(stuck),
+                    statement=guarded(s("rescue", ("id",)), stuck),
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,
@@ -193,7 +196,7 @@ class RiverDialect:
                     " max_attempts + 1 when all were used",
                     guard="state = 'discarded'",
                     preview=preview_discarded,
-                    statement=s("retry", ("id",)),
+                    statement=guarded(s("retry", ("id",)), discarded),
                 ),
                 ActionSpec(
                     kind=ActionKind.CANCEL,
@@ -204,8 +207,8 @@ class RiverDialect:
                     f" NOTIFY {schema}.river_control",
                     guard="state IN ('available', 'scheduled', 'retryable', 'pending')"
                     " AND finalized_at IS NULL (running jobs are cancelled by River's client)",
-                    preview=s("preview_waiting", PREVIEW_COLUMNS),
-                    statement=s("cancel", ("id",)),
+                    preview=preview(waiting),
+                    statement=guarded(s("cancel", ("id",)), waiting),
                     destructive=True,
                 ),
             ),

@@ -1,21 +1,14 @@
--- Hand stale picked jobs back to the queue with the transition pgqueuer's own retry makes (queued,
--- execute_after now, attempts + 1, queue_manager_id cleared) and log it as pgqueuer does. pgqueuer's
--- workers would also re-pick such a job themselves, but only a worker serving its entrypoint.
--- Guard, re-checked on the locked row: picked, heartbeat older than {heartbeat_timeout_s} s.
-WITH chosen AS (
-    SELECT j.id FROM {jobs} j
-    WHERE j.status = 'picked' AND j.heartbeat < now() - make_interval(secs => {heartbeat_timeout_s})
-      AND (%(ids)s::bigint[] IS NULL OR j.id = ANY(%(ids)s::bigint[]))
-      AND (%(queue)s::text IS NULL OR j.entrypoint = %(queue)s::text)
-    ORDER BY j.heartbeat LIMIT %(batch)s
-    FOR UPDATE SKIP LOCKED
-), requeued AS (
+-- Back to the queue, logged as queued, with pgqueuer's own transitions: for failed jobs
+-- (guard_failed.sql) its requeue (`pgq requeue`: attempts 0), for stale picked ones (guard_stale.sql)
+-- the transition its own retry makes (attempts + 1); both queued, execute_after now,
+-- queue_manager_id cleared. pgqueuer's workers would also re-pick a stale job themselves, but only a
+-- worker serving its entrypoint. The guard is re-checked on each locked row.
+{chosen}, requeued AS (
     UPDATE {jobs} j
-    SET status = 'queued', execute_after = now(), attempts = j.attempts + 1, updated = now(),
-        queue_manager_id = NULL
-    FROM chosen
-    WHERE j.id = chosen.id AND j.status = 'picked'
-      AND j.heartbeat < now() - make_interval(secs => {heartbeat_timeout_s})
+    SET status = 'queued', execute_after = now(), updated = now(), queue_manager_id = NULL,
+        attempts = CASE WHEN j.status = 'failed' THEN 0 ELSE j.attempts + 1 END
+    FROM chosen c
+    WHERE j.id = c.id AND ({guard})
     RETURNING j.id, j.entrypoint, j.priority
 ), logged AS (
     INSERT INTO {log} (job_id, status, entrypoint, priority)

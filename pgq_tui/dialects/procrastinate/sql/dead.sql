@@ -5,18 +5,12 @@
 -- a plain join, the monitor's generic plan, its LIMIT a parameter, may merge or hash every failed
 -- job). procrastinate stores no error text (only the `failed` event's time, read
 -- through procrastinate_events_job_id_fkey_v1).
-WITH RECURSIVE q AS (
-    (SELECT queue_name FROM {jobs} WHERE status = 'failed' ORDER BY queue_name LIMIT 1)
-    UNION ALL
-    SELECT (SELECT j.queue_name FROM {jobs} j WHERE j.status = 'failed' AND j.queue_name > q.queue_name
-            ORDER BY j.queue_name LIMIT 1)
-    FROM q WHERE q.queue_name IS NOT NULL
-), chosen AS (
+{queues}, chosen AS (
     SELECT c.id
-    FROM q
-    CROSS JOIN LATERAL (SELECT j.id FROM {jobs} j WHERE j.status = 'failed' AND j.queue_name = q.queue_name
+    FROM queues q
+    CROSS JOIN LATERAL (SELECT j.id FROM {jobs} j WHERE j.status = 'failed' AND j.queue_name = q.queue
                         ORDER BY j.id DESC LIMIT %(rows)s) c
-    WHERE q.queue_name IS NOT NULL
+    WHERE q.queue IS NOT NULL
     ORDER BY c.id DESC
     LIMIT %(rows)s
 )

@@ -1,19 +1,11 @@
--- River's own JobRescuer pass (JobGetStuck + JobRescueMany), on the chosen stuck jobs: running with
--- attempted_at older than {rescue_after_s} s. Each gets the rescuer's error appended to errors
--- (at, attempt, error "Stuck job rescued by JobRescuer", trace "") and
+-- River's own JobRescuer pass (JobGetStuck + JobRescueMany), on the chosen stuck jobs (guard_stuck.sql):
+-- running with attempted_at older than {rescue_after_s} s. Each gets the rescuer's error appended to
+-- errors (at, attempt, error "Stuck job rescued by JobRescuer", trace "") and
 -- metadata."river:rescue_count" + 1, then: cancelled (finalized now) when a cancel was attempted;
 -- retryable at River's default backoff ((errors + 1)^4 s, +-10 percent) while attempt < max_attempts;
 -- else discarded (finalized now). River also skips a job whose own kind timeout is longer than the
 -- horizon; the database does not record that timeout. Locked rows, guard re-checked on each.
-WITH chosen AS MATERIALIZED (
-    SELECT j.id FROM {jobs} j
-    WHERE j.state = 'running'
-      AND (j.attempted_at IS NULL OR j.attempted_at < now() - make_interval(secs => {rescue_after_s}))
-      AND (%(ids)s::bigint[] IS NULL OR j.id = ANY(%(ids)s::bigint[]))
-      AND (%(queue)s::text IS NULL OR j.queue = %(queue)s::text)
-    ORDER BY j.id LIMIT %(batch)s
-    FOR UPDATE OF j SKIP LOCKED
-), decided AS (
+{chosen}, decided AS (
     SELECT j.id,
            CASE WHEN j.metadata ? 'cancel_attempted_at' THEN 'cancelled'
                 WHEN j.attempt < j.max_attempts THEN 'retryable'
@@ -34,6 +26,5 @@ SET errors = array_append(j.errors, jsonb_build_object(
                       THEN (j.metadata ->> 'river:rescue_count')::int END, 0) + 1),
     state = d.next_state::{state_type}
 FROM decided d
-WHERE j.id = d.id AND j.state = 'running'
-  AND (j.attempted_at IS NULL OR j.attempted_at < now() - make_interval(secs => {rescue_after_s}))
+WHERE j.id = d.id AND ({guard})
 RETURNING j.id
