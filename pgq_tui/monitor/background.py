@@ -70,7 +70,7 @@ def scan_names(scans: Iterable[Statement]) -> frozenset[str]:
     """What a pass over these scans covers: count names, and `list:<statement>` for a list.
 
     >>> sorted(scan_names([Statement.of("d", "", ("queue", "dead")), Statement.of("l", "", ("id",))]))
-    ['failed', 'list:l']
+    ['dead', 'list:l']
     """
     out: set[str] = set()
     for s in scans:

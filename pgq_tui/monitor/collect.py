@@ -305,7 +305,7 @@ class Monitor:
         if not failed:  # a failed count keeps what the background was asked for
             self._over = counting.over_cap(counting.poll_reads(count_rows)[0], model, cap1) - uncapped
         self._counter.want(self._over, tier.deferred)
-        leases, expired = self._leases(errors, queues, bg)
+        leases, stuck = self._leases(errors, queues, bg)
         dead = DeadList((), 0)
         if model.dead is not None:
             statement = model.dead
@@ -354,7 +354,7 @@ class Monitor:
             server=info,
             queues=queues,
             leases=leases,
-            expired=expired,
+            stuck=stuck,
             throughput=throughput,
             table=table,
             sessions=sessions,
