@@ -108,7 +108,7 @@ class Size:
         q0 = snap.queues[0]
         sample = f"{q0.queue}: " + " ".join(
             f"{f} {health.fmt_figure(getattr(q0, f), q0.accuracy(f))}"
-            for f in ("ready", "scheduled", "running", "expired", "failed", "done")
+            for f in ("ready", "scheduled", "running", "stuck", "dead", "done")
         )
         c, lags = snap.counts, self.lags
         if c is None or c.background == "idle":

@@ -98,7 +98,7 @@ def main() -> int:
             snap = monitors[n].collect()
             q = snap.queues[0]
             shown = " ".join(
-                f"{f} {getattr(q, f)} ({q.accuracy(f)})" for f in ("ready", "running", "expired")
+                f"{f} {getattr(q, f)} ({q.accuracy(f)})" for f in ("ready", "running", "stuck")
             )
             ref = statistics.median(refs)
             print(

@@ -97,6 +97,16 @@ def first_line(text: object) -> str:
     return redact(str(text).strip())
 
 
+def unexpected(exc: BaseException) -> str:
+    """One line for an error that is no database's (e.g. rows a parser cannot read): its class and
+    message, so a bug is told from a timeout.
+
+    >>> unexpected(ValueError("'zombie' is not a valid Liveness"))
+    "ValueError: 'zombie' is not a valid Liveness"
+    """
+    return f"{type(exc).__name__}: {first_line(exc)}"
+
+
 # libpq's own complaints about the DSN itself (no SQLSTATE): a usage error, not "cannot connect"
 _DSN_PROBLEM = re.compile(
     r"invalid [\w ]*value|invalid connection option|invalid URI|invalid percent-encoded|missing \"=\""

@@ -83,7 +83,7 @@ async def shoot(session: DemoSession, out: Path, name: str, size: tuple[int, int
 
 
 def wait_for_stuck_jobs(session: DemoSession, timeout: float = 60) -> int:
-    """Crash workers until the monitor sees expired leases (a crash can hit a worker holding none)."""
+    """Crash workers until the monitor sees stuck jobs (a crash can hit a worker holding none)."""
     controller = session.controller
     deadline = time.monotonic() + timeout
     with open_monitor(session.dsn, single_queue(session.dsn, kind="pgq").model) as monitor:
@@ -91,9 +91,9 @@ def wait_for_stuck_jobs(session: DemoSession, timeout: float = 60) -> int:
             controller.crash_worker()
             controller.add_worker()
             time.sleep(controller.lease + 1)
-            expired = monitor.collect().expired.total
-            if expired:
-                return expired
+            stuck = monitor.collect().stuck.total
+            if stuck:
+                return stuck
     raise SystemExit("no stuck jobs appeared: the screenshots would not show the stuck-job panels")
 
 

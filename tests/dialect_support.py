@@ -21,8 +21,8 @@ from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.snapshot import AT_LEAST, EXACT, STALE, Snapshot
 
 # Snapshot.QueueStats field -> canonical state word
-FIELDS = {"ready": "ready", "scheduled": "scheduled", "running": "running", "expired": "stuck",
-          "failed": "dead", "done": "done"}  # fmt: skip
+FIELDS = {"ready": "ready", "scheduled": "scheduled", "running": "running", "stuck": "stuck",
+          "dead": "dead", "done": "done"}  # fmt: skip
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -163,7 +163,7 @@ def test_crash_leaves_expired_leases_that_a_reap_recovers(
     holder = sql.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (victim,))
     assert holder.fetchone() == (0,)
     snapshot = collect(dsn)
-    assert any(lease.locked_by == victim and not lease.holder_connected for lease in snapshot.expired.rows)
+    assert any(lease.locked_by == victim and not lease.holder_connected for lease in snapshot.stuck.rows)
     with pgq_actions(dsn) as actions:
         outcome = actions.execute(actions.plan_reap())
     assert outcome.error is None and outcome.changed >= stuck

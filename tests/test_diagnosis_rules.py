@@ -37,7 +37,7 @@ def snap(at: float = 0.0, **kw: object) -> Snapshot:
         server=replace(BASE.server, now=NOW + timedelta(seconds=at)),
         queues=(QueueStats("emails", 5, 0, 2, 0, 0, 0, 1.0),),
         leases=LeaseList((), 0),
-        expired=LeaseList((), 0),
+        stuck=LeaseList((), 0),
         table=replace(BASE.table, dead_tuples=100, vacuum=None, vacuum_threshold=1000.0),
         sessions=Sessions((), (), (), 5),
         throughput=replace(BASE.throughput, total=Rates(50, 50, 0), per_queue={"emails": Rates(50, 50, 0)}),
@@ -246,14 +246,14 @@ def _lease(i: int, connected: bool, liveness: str = "") -> Lease:
 
 
 def test_crashed_workers_leave_stuck_leases() -> None:
-    expired = LeaseList((_lease(1, False), _lease(2, False, "gone")), 2)
-    (chain,) = diagnose(history(1, expired=expired), T)
+    stuck = LeaseList((_lease(1, False), _lease(2, False, "gone")), 2)
+    (chain,) = diagnose(history(1, stuck=stuck), T)
     assert chain.root.rule == "crashed" and chain.fix is not None and chain.fix.key == "R"
     assert "2 stuck jobs, their workers gone" in one_line(chain)
     unknown = LeaseList((_lease(1, False, "unknown"),), 1)
-    assert diagnose(history(1, expired=unknown), T) == []  # unknown is not gone
+    assert diagnose(history(1, stuck=unknown), T) == []  # unknown is not gone
     alive = LeaseList((_lease(1, True, "alive"),), 1)
-    assert diagnose(history(1, expired=alive), T) == []
+    assert diagnose(history(1, stuck=alive), T) == []
 
 
 def test_backlog_growing_with_a_drain_estimate() -> None:
@@ -279,8 +279,8 @@ def test_chains_worst_first_and_thresholds_from_a_file() -> None:
     table = replace(
         BASE.table, dead_tuples=10, vacuum=None, vacuum_threshold=1000.0, autovacuum_enabled=False
     )
-    expired = LeaseList((_lease(1, False),), 1)
-    found = diagnose(history(1, table=table, expired=expired), T)
+    stuck = LeaseList((_lease(1, False),), 1)
+    found = diagnose(history(1, table=table, stuck=stuck), T)
     assert [c.level for c in found] == ["crit", "warn"]
     assert Thresholds.from_mapping({"min_duration_s": 3, "lock_wait_s": 1.5}).lock_wait_s == 1.5
     with pytest.raises(ValueError, match="unknown key 'min_duration'"):

@@ -114,12 +114,12 @@ def test_stuck_is_lifelines_rescue_after_in_utc(oban, monkeypatch: pytest.Monkey
     conn.execute("SET TIME ZONE 'America/Los_Angeles'")  # the session's zone must not matter
     fresh, stuck = _executing(conn, 59), _executing(conn, 61)
     snap = collect(dsn, "oban")
-    assert [lease.id for lease in snap.expired.rows] == [stuck]
+    assert [lease.id for lease in snap.stuck.rows] == [stuck]
     assert [lease.id for lease in snap.leases.rows] == [fresh]
     assert {lease.locked_by for lease in snap.leases.rows} == {f"{NODE} {PRODUCER}"}
     assert "Lifeline" in snap.stuck_rule and "3600 s" in snap.stuck_rule
     monkeypatch.setenv("PGQ_TOP_OBAN_RESCUE_AFTER", "300")
-    assert sorted(lease.id for lease in collect(dsn, "oban").expired.rows) == sorted([fresh, stuck])
+    assert sorted(lease.id for lease in collect(dsn, "oban").stuck.rows) == sorted([fresh, stuck])
 
 
 def job(conn: psycopg.Connection, job_id: int) -> dict:

@@ -133,7 +133,7 @@ def test_stuck_is_the_job_rescuer_horizon(river, monkeypatch: pytest.MonkeyPatch
     dsn, conn, _ = river
     fresh, stuck = _running(conn, 59), _running(conn, 61)
     snap = collect(dsn, "river")
-    assert [lease.id for lease in snap.expired.rows] == [stuck]
+    assert [lease.id for lease in snap.stuck.rows] == [stuck]
     assert [lease.id for lease in snap.leases.rows] == [fresh]
     assert {lease.locked_by for lease in snap.leases.rows} == {CLIENT_ID}
     assert "JobRescuer" in snap.stuck_rule and "3600 s" in snap.stuck_rule
@@ -141,7 +141,7 @@ def test_stuck_is_the_job_rescuer_horizon(river, monkeypatch: pytest.MonkeyPatch
     assert target.model.stuck_rule == snap.stuck_rule
     monkeypatch.setenv("PGQ_TOP_RIVER_RESCUE_AFTER", "1800")  # a client with a 30 min horizon
     snap = collect(dsn, "river")
-    assert sorted(lease.id for lease in snap.expired.rows) == sorted([fresh, stuck])
+    assert sorted(lease.id for lease in snap.stuck.rows) == sorted([fresh, stuck])
     assert "1800 s" in snap.stuck_rule
 
 

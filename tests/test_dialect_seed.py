@@ -60,7 +60,7 @@ def truth(conn: psycopg.Connection, query: str) -> Counter[tuple[str, str]]:
 
 
 def counts(snap: dict) -> Counter[tuple[str, str]]:
-    names = {"ready": "ready", "scheduled": "scheduled", "running": "running", "expired": "stuck"}
+    names = {"ready": "ready", "scheduled": "scheduled", "running": "running", "stuck": "stuck"}
     return Counter(
         {(q["queue"], canon): q[field] for q in snap["queues"] for field, canon in names.items() if q[field]}
     )
@@ -81,17 +81,17 @@ def test_seed_jobs_stock_reads_every_state_and_never_alters_the_table(
     snap = snapshot(capsys, "--dsn", empty_dsn)
     assert snap["kind"] == "seed-jobs" and snap["target"] == "seed-jobs · public.jobs"
     assert "locked_until < now()" in snap["stuck_rule"]
-    assert "leases" not in snap["unsupported"] and "expired" not in snap["unsupported"]
+    assert "leases" not in snap["unsupported"] and "stuck" not in snap["unsupported"]
     want = truth(conn, SEED_JOBS_TRUTH)
     assert counts(snap) == want - Counter({k: v for k, v in want.items() if k[1] == "done"})
     stuck = [
         r[0] for r in conn.execute("SELECT id FROM jobs WHERE status = 'running' AND locked_until < now()")
     ]
-    assert sorted(r["id"] for r in snap["expired"]["rows"]) == sorted(stuck) and len(stuck) == 2
+    assert sorted(r["id"] for r in snap["stuck"]["rows"]) == sorted(stuck) and len(stuck) == 2
     for q in snap["queues"]:
         # running and stuck by a scan (exact: the table is small), the index that would make them
         # live beside the figure; ready and scheduled through the seed's own index, without advice
-        for name in ("running", "expired"):
+        for name in ("running", "stuck"):
             figure = q["figures"][name]
             assert (figure["accuracy"], figure["source"]) == ("exact", "scan"), figure
             assert "CREATE INDEX CONCURRENTLY" in figure["note"] and "status = 'running'" in figure["note"]
@@ -119,8 +119,8 @@ def test_seed_jobs_end_to_end(
     assert counts(snap) == truth(conn, SEED_JOBS_TRUTH) - Counter(
         {k: v for k, v in truth(conn, SEED_JOBS_TRUTH).items() if k[1] == "done"}
     )
-    assert sorted(r["id"] for r in snap["expired"]["rows"]) == sorted(stuck)
-    assert {r["liveness"] for r in snap["expired"]["rows"]} == {"unknown"}  # no worker id in this shape
+    assert sorted(r["id"] for r in snap["stuck"]["rows"]) == sorted(stuck)
+    assert {r["liveness"] for r in snap["stuck"]["rows"]} == {"unknown"}  # no worker id in this shape
     assert "leases" not in snap["unsupported"]
 
     # a plan without --yes and without a terminal: printed, then refused
@@ -156,7 +156,7 @@ def test_seed_jobs_end_to_end(
     assert counts(snap) == Counter({(q, "scheduled"): 3 for q in ("mail", "thumbs")}) + Counter(
         {(q, "running"): 1 for q in ("mail", "thumbs")}
     )
-    assert snap["expired"]["total"] == 0
+    assert snap["stuck"]["total"] == 0
     assert definition(conn, "jobs") == before  # columns, indexes, constraints: exactly as they were
 
 
@@ -176,7 +176,7 @@ def test_seed_job_queue_end_to_end(
     want = truth(conn, JOB_QUEUE_TRUTH)
     assert counts(snap) == want
     assert "interval '30 minutes'" in snap["stuck_rule"]
-    (stuck,) = snap["expired"]["rows"]
+    (stuck,) = snap["stuck"]["rows"]
     assert stuck["locked_by"] == "w-crashed" and stuck["seconds_left"] < 0
     code, out, _ = cli(capsys, "requeue", "--dsn", empty_dsn, "--ids", str(stuck["id"]), "--yes")
     assert code == EXIT_OK and "requeued 1 of 1" in out

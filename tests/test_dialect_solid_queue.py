@@ -89,7 +89,7 @@ def test_stuck_is_a_silent_or_vanished_process(sq, monkeypatch: pytest.MonkeyPat
     jobs = {p: claim(conn, "default", 1, p)[0] for p in (alive, quiet, silent, gone)}
     conn.execute("DELETE FROM solid_queue_processes WHERE id = %s", (gone,))
     snap = collect(dsn, "solid-queue")
-    assert sorted(lease.id for lease in snap.expired.rows) == sorted([jobs[silent], jobs[gone]])
+    assert sorted(lease.id for lease in snap.stuck.rows) == sorted([jobs[silent], jobs[gone]])
     assert sorted(lease.id for lease in snap.leases.rows) == sorted([jobs[alive], jobs[quiet]])
     assert {lease.locked_by for lease in snap.leases.rows} == {
         "Worker w0 pid 4100 on app-1",
@@ -97,7 +97,7 @@ def test_stuck_is_a_silent_or_vanished_process(sq, monkeypatch: pytest.MonkeyPat
     }
     assert "process_alive_threshold" in snap.stuck_rule and "300 s" in snap.stuck_rule
     monkeypatch.setenv("PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD", "60")
-    assert len(collect(dsn, "solid-queue").expired.rows) == 3
+    assert len(collect(dsn, "solid-queue").stuck.rows) == 3
 
 
 def job(conn: psycopg.Connection, job_id: int) -> dict:

@@ -149,17 +149,17 @@ def expected_from(snap: Snapshot) -> Samples:
         put("pgq_panel_up", 0 if panel in snap.errors else 1, panel=panel, **who)
     for q in snap.queues:
         for state, value in (("ready", q.ready), ("scheduled", q.scheduled), ("running", q.running),
-                             ("stuck", q.expired), ("dead", q.failed), ("done", q.done)):  # fmt: skip
+                             ("stuck", q.stuck), ("dead", q.dead), ("done", q.done)):  # fmt: skip
             put("pgq_jobs", value, queue=q.queue, state=state, **who)
         put("pgq_oldest_ready_job_age_seconds", q.oldest_ready_age_s or 0.0, queue=q.queue, **who)
-        for state, field in (("ready", "ready"), ("stuck", "expired"), ("dead", "failed")):
+        for state, field in (("ready", "ready"), ("stuck", "stuck"), ("dead", "dead")):
             exact = 1 if q.accuracy(field) == "exact" else 0
             put("pgq_jobs_exact", exact, queue=q.queue, state=state, **who)
     for name, rates in snap.throughput.per_queue.items():
         for event in ("enqueued", "completed", "failed"):
             if getattr(rates, event) is not None:
                 put("pgq_queue_rate_per_second", getattr(rates, event), queue=name, event=event, **who)
-    put("pgq_stuck_jobs", snap.expired.total, **who)
+    put("pgq_stuck_jobs", snap.stuck.total, **who)
     t, table = snap.table, {"table": snap.table.table, **who}
     put("pgq_table_live_tuples", t.live_tuples, **table)
     put("pgq_table_dead_tuples", t.dead_tuples, **table)

@@ -94,7 +94,7 @@ def test_snapshot_from_a_recording_gives_the_state_before_and_after_a_known_mome
     assert "beta" not in before and "gamma" not in before
     after = by_queue(snapshot_json(capsys, path, "2099-01-01T00:00:00Z"))
     assert after["alpha"]["ready"] == 3 and after["beta"]["ready"] == 4
-    assert after["gamma"]["expired"] == 2
+    assert after["gamma"]["stuck"] == 2
 
 
 def test_a_recorder_killed_with_sigkill_is_readable(dsn: str, tmp_path: Path) -> None:
@@ -184,7 +184,7 @@ async def test_replay_steps_through_time_and_has_no_write_keys(dsn: str, tmp_pat
             await pilot.pause(0.3)
             header = app.header_line().plain
             assert "REPLAY" in header and f"poll {len(source.polls)}/{len(source.polls)}" in header
-            assert app.snapshot is not None and sum(q.expired for q in app.snapshot.queues) == 2
+            assert app.snapshot is not None and sum(q.stuck for q in app.snapshot.queues) == 2
             first = app.received
             for _ in range(len(source.polls)):
                 await pilot.press("left_square_bracket")
@@ -193,7 +193,7 @@ async def test_replay_steps_through_time_and_has_no_write_keys(dsn: str, tmp_pat
                 await pilot.pause(0.05)
             await pilot.pause(0.3)
             assert source.index == 0 and "poll 1/" in app.header_line().plain
-            assert sum(q.expired for q in app.snapshot.queues) == 0  # before the crash
+            assert sum(q.stuck for q in app.snapshot.queues) == 0  # before the crash
             await pilot.press("question_mark")
             await pilot.pause(0.2)
             assert isinstance(app.screen, HelpScreen)

@@ -53,10 +53,10 @@ def test_json_snapshot(dsn: str, queue: JobQueue, capsys: pytest.CaptureFixture[
     code, out, err = run(capsys, "--dsn", dsn, "--json")
     assert (code, err) == (EXIT_OK, "")
     data = json.loads(out)
-    assert {"server", "queues", "leases", "expired", "throughput", "table", "sessions"} <= set(data)
+    assert {"server", "queues", "leases", "stuck", "throughput", "table", "sessions"} <= set(data)
     (row,) = data["queues"]
-    assert {k: row[k] for k in ("queue", "ready", "scheduled", "running", "expired", "failed", "done")} == {
-        "queue": "emails", "ready": 3, "scheduled": 0, "running": 0, "expired": 0, "failed": 0, "done": 0,
+    assert {k: row[k] for k in ("queue", "ready", "scheduled", "running", "stuck", "dead", "done")} == {
+        "queue": "emails", "ready": 3, "scheduled": 0, "running": 0, "stuck": 0, "dead": 0, "done": 0,
     }  # fmt: skip
     assert Snapshot.from_dict(data).to_dict() == data
 

@@ -46,10 +46,10 @@ def test_queue_counts_and_run_at_aware_latency(dsn: str, seeded: dict[str, objec
     snap = collect(dsn)
     assert snap.errors == {}
     a, b = snap.queues
-    assert (a.queue, a.ready, a.scheduled, a.running, a.expired, a.failed, a.done) == ("a", 4, 2, 2, 1, 1, 2)
+    assert (a.queue, a.ready, a.scheduled, a.running, a.stuck, a.dead, a.done) == ("a", 4, 2, 2, 1, 1, 2)
     assert 99 <= a.oldest_ready_age_s < 105 and not a.approximate  # type: ignore[operator]
     # the job backed off for an hour is scheduled, and does not make the queue look an hour late
-    assert (b.queue, b.ready, b.scheduled, b.running, b.expired, b.failed, b.done) == ("b", 1, 1, 0, 0, 0, 0)
+    assert (b.queue, b.ready, b.scheduled, b.running, b.stuck, b.dead, b.done) == ("b", 1, 1, 0, 0, 0, 0)
     assert 4 <= b.oldest_ready_age_s < 10  # type: ignore[operator]
 
 
@@ -60,7 +60,7 @@ def test_counts_above_the_cap_are_lower_bounds_until_the_background_count(
         snap = monitor.collect()
         a = snap.queues[0]
         assert (a.ready, a.accuracy("ready")) == (2, "at_least")  # "≥2", never a guess
-        assert (a.running, a.expired) == (2, 1) and a.accuracy("running") == a.accuracy("expired") == "exact"
+        assert (a.running, a.stuck) == (2, 1) and a.accuracy("running") == a.accuracy("stuck") == "exact"
         assert snap.counts is not None and snap.counts.background == "waiting"
         assert monitor.settle(10)
         snap = monitor.collect()
@@ -79,8 +79,8 @@ def test_leases_valid_and_expired_with_their_holders(dsn: str, seeded: dict[str,
         lease.locked_by == seeded["worker"] and lease.holder_connected and lease.holder_pid == seeded["pid"]
     )
     assert 290 < lease.seconds_left <= 300 and lease.attempts == 1 and lease.max_attempts == 5
-    (stuck,) = snap.expired.rows
-    assert snap.expired.total == 1 and stuck.id == seeded["expiring"][0].id  # type: ignore[index]
+    (stuck,) = snap.stuck.rows
+    assert snap.stuck.total == 1 and stuck.id == seeded["expiring"][0].id  # type: ignore[index]
     assert stuck.seconds_left < 0 and not stuck.holder_connected and stuck.holder_pid is None
     (dead,) = snap.dead.rows
     assert snap.dead.total == 1 and dead.queue == "a" and dead.last_error == "boom: <b>[red]x[/red]"
@@ -138,7 +138,7 @@ def test_a_failing_panel_does_not_fail_the_poll(dsn: str, sql: psycopg.Connectio
         assert "lock timeout" in snap.errors["queues"]
         assert snap.queues == () and snap.leases.total == 0
         # no queue listed, and still every count says it was not taken (never an empty "all zero")
-        assert set(snap.unknown) == {"ready", "scheduled", "running", "expired", "failed", "done",
+        assert set(snap.unknown) == {"ready", "scheduled", "running", "stuck", "dead", "done",
                                      "oldest_ready_age_s"}  # fmt: skip
         assert all("lock timeout" in why for why in snap.unknown.values())
         assert "sessions" not in snap.errors
@@ -156,7 +156,7 @@ def test_json_round_trip(dsn: str, seeded: dict[str, object]) -> None:
         "server",
         "queues",
         "leases",
-        "expired",
+        "stuck",
         "throughput",
         "table",
         "sessions",
@@ -172,7 +172,7 @@ def test_json_round_trip(dsn: str, seeded: dict[str, object]) -> None:
         "unknown",  # counts not taken at this poll, and why (docs/unknown-figures.md)
     ]
     assert data["unknown"] == {}  # pgq-top's own table: every count taken
-    assert set(data["queues"][0]) >= {"queue", "ready", "scheduled", "running", "expired", "failed", "done",
+    assert set(data["queues"][0]) >= {"queue", "ready", "scheduled", "running", "stuck", "dead", "done",
                                       "oldest_ready_age_s"}  # fmt: skip
     again = Snapshot.from_dict(data)
     assert again == snap

@@ -19,7 +19,7 @@ from monitor_support import pgq_monitor
 from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP, Monitor
 from pgq_tui.monitor.snapshot import APPROXIMATE, AT_LEAST, EXACT, STALE, QueueStats, Snapshot
 
-COUNTS = ("ready", "scheduled", "running", "expired", "failed", "done")
+COUNTS = ("ready", "scheduled", "running", "stuck", "dead", "done")
 
 # The issue's table: four queues, ready / half as many scheduled / a tenth as many failed.
 FOUR_QUEUES = """
@@ -42,8 +42,8 @@ SELECT queue,
        count(*) FILTER (WHERE status = 'pending' AND run_at <= now()) AS ready,
        count(*) FILTER (WHERE status = 'pending' AND run_at > now()) AS scheduled,
        count(*) FILTER (WHERE status = 'running' AND locked_until >= now()) AS running,
-       count(*) FILTER (WHERE status = 'running' AND locked_until < now()) AS expired,
-       count(*) FILTER (WHERE status = 'failed') AS failed,
+       count(*) FILTER (WHERE status = 'running' AND locked_until < now()) AS stuck,
+       count(*) FILTER (WHERE status = 'failed') AS dead,
        count(*) FILTER (WHERE status = 'done') AS done
 FROM jobs GROUP BY queue
 """
@@ -80,7 +80,7 @@ def test_four_queues_every_count_right_in_five_polls(dsn: str, sql: psycopg.Conn
     sql.execute(FOUR_QUEUES)
     sql.execute("VACUUM ANALYZE jobs")
     real = truth(sql)
-    assert real["big"]["ready"] == 200_000 and real["tiny"]["failed"] == 30
+    assert real["big"]["ready"] == 200_000 and real["tiny"]["dead"] == 30
     with pgq_monitor(dsn) as monitor:
         first = monitor.collect()
         assert set(check_counts(first, real, DEFAULT_COUNT_CAP)) <= {EXACT, AT_LEAST}  # nothing known yet
@@ -124,7 +124,7 @@ def test_requeued_expired_leases_catch_up_within_the_stated_lag(dsn: str, sql: p
         monitor.collect()
         assert monitor.settle(60)
         before = monitor.collect()
-        assert (big(before).expired, big(before).accuracy("expired")) == (300_000, STALE)
+        assert (big(before).stuck, big(before).accuracy("stuck")) == (300_000, STALE)
         assert (big(before).ready, big(before).accuracy("ready")) == (0, EXACT)
         outcome = actions.execute(actions.plan_reap())  # what `R` does in the dashboard
         assert outcome.changed == 300_000, outcome
@@ -135,7 +135,7 @@ def test_requeued_expired_leases_catch_up_within_the_stated_lag(dsn: str, sql: p
         assert (big(right_away).ready, ready.accuracy) == (DEFAULT_COUNT_CAP, AT_LEAST) or (
             ready.accuracy == STALE and ready.as_of is not None and ready.as_of < done_at
         )
-        assert (big(right_away).expired, big(right_away).accuracy("expired")) == (0, EXACT)
+        assert (big(right_away).stuck, big(right_away).accuracy("stuck")) == (0, EXACT)
         stated = right_away.counts.max_lag_s  # type: ignore[union-attr]
 
         def caught_up(snap: Snapshot) -> bool:

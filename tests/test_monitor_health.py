@@ -33,7 +33,7 @@ def snapshot(**changes: object) -> Snapshot:
         server=ServerInfo("18.6", 180006, NOW, "db", False, 1.0, 42),
         queues=(),
         leases=LeaseList((), 0),
-        expired=LeaseList((), 0),
+        stuck=LeaseList((), 0),
         throughput=panels.empty_throughput(10),
         table=dataclasses.replace(
             panels.empty_table("public.jobs"), vacuum_threshold=100.0, until_autovacuum=100.0
@@ -45,7 +45,7 @@ def snapshot(**changes: object) -> Snapshot:
 
 def queue(name: str, **counts: object) -> QueueStats:
     values: dict[str, object] = dict.fromkeys(
-        ("ready", "scheduled", "running", "expired", "failed", "done"), 0
+        ("ready", "scheduled", "running", "stuck", "dead", "done"), 0
     )
     values["oldest_ready_age_s"] = None
     values.update(counts)
@@ -59,8 +59,8 @@ def test_healthy_snapshot_has_no_verdicts() -> None:
 def test_verdicts_name_each_problem_worst_first() -> None:
     gone = Lease(1, "a", "w1", 1, 5, NOW, -30.0, False, None)
     snap = snapshot(
-        queues=(queue("a", ready=1, oldest_ready_age_s=400.0, failed=2), queue("b", oldest_ready_age_s=40.0)),
-        expired=LeaseList((gone,), 1),
+        queues=(queue("a", ready=1, oldest_ready_age_s=400.0, dead=2), queue("b", oldest_ready_age_s=40.0)),
+        stuck=LeaseList((gone,), 1),
         sessions=Sessions((), (XminHolder("backend", "77", 1000, 4000.0, None),), (), 3),
         table=dataclasses.replace(panels.empty_table("public.jobs"), dead_tuples=500, until_autovacuum=-1.0),
         errors={"throughput": "permission denied"},

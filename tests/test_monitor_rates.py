@@ -12,8 +12,8 @@ T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 def act(s: float, new: dict[str, int], depth: dict[str, int | None], unresolved: int = 0) -> Activity:
-    failed = {q: 0 for q in depth}
-    return Activity(T0 + timedelta(seconds=s), 0, new, 0, unresolved, (), depth, failed)
+    dead = {q: 0 for q in depth}
+    return Activity(T0 + timedelta(seconds=s), 0, new, 0, unresolved, (), depth, dead)
 
 
 def test_completed_is_enqueued_minus_the_change_in_depth() -> None:
@@ -46,7 +46,7 @@ def test_a_kind_without_a_dead_state_still_has_completions() -> None:
     completed/s is known; failed/s, which that state would give, is not (not a made-up 0)."""
     from pgq_tui.monitor.snapshot import QueueStats
 
-    seen = {"ready", "scheduled", "running", "expired"}
+    seen = {"ready", "scheduled", "running", "stuck"}
 
     def poll(s: float, new: dict[str, int], ready: int) -> Activity:
         figures = {n: Figure(EXACT, T0, "poll") for n in seen}
@@ -85,7 +85,7 @@ def test_deep_queue_completions_from_two_background_counts() -> None:
     def bg(
         s: float, ready: int, max_id: int, new: dict[str, int] | None, prev: BackgroundCount | None
     ) -> BackgroundCount:
-        groups = frozenset(("ready", "scheduled", "running", "expired", "failed"))  # the depth
+        groups = frozenset(("ready", "scheduled", "running", "stuck", "dead"))  # the depth
         return BackgroundCount(
             T0 + timedelta(seconds=s), 300.0, groups, {("a", "ready"): ready}, max_id, new, prev
         )

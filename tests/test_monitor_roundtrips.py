@@ -37,7 +37,7 @@ def test_a_poll_is_two_round_trips(proxied: tuple[str, DelayProxy]) -> None:
             before = proxy.round_trips
             snap = monitor.collect()
             assert proxy.round_trips - before == 2  # the server row and check, then every panel
-            assert snap.errors == {} and sum(q.ready + q.expired for q in snap.queues) == 5
+            assert snap.errors == {} and sum(q.ready + q.stuck for q in snap.queues) == 5
             assert monitor._connection().info.transaction_status == TransactionStatus.IDLE
 
 
@@ -48,7 +48,7 @@ def test_a_failing_statement_fails_only_its_panel(proxied: tuple[str, DelayProxy
         locker.execute("LOCK TABLE jobs_stats IN ACCESS EXCLUSIVE MODE")  # only the counters' panel
         snap = monitor.collect()
         assert set(snap.errors) == {"throughput"} and "lock timeout" in snap.errors["throughput"]
-        assert sum(q.ready + q.expired for q in snap.queues) == 5 and snap.sessions.total_backends >= 2
+        assert sum(q.ready + q.stuck for q in snap.queues) == 5 and snap.sessions.total_backends >= 2
         locker.rollback()
         before = proxy.round_trips
         assert monitor.collect().errors == {} and proxy.round_trips - before <= 3

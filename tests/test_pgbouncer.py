@@ -81,7 +81,7 @@ def test_the_monitor_polls_again_and_again(pgb: str) -> None:
             snap = monitor.collect()
             assert snap.errors == {}, snap.errors
             mail = {q.queue: q for q in snap.queues}["mail"]
-            assert (mail.ready, mail.expired) == (len(ready), len(stuck))
+            assert (mail.ready, mail.stuck) == (len(ready), len(stuck))
 
 
 def test_snapshot_check_fleet_and_requeue(pgb: str, dsn: str) -> None:
@@ -89,7 +89,7 @@ def test_snapshot_check_fleet_and_requeue(pgb: str, dsn: str) -> None:
     proc = cli("snapshot", "--json", "--dsn", pgb)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert {q["queue"]: q["expired"] for q in doc["queues"]}["mail"] == len(stuck)
+    assert {q["queue"]: q["stuck"] for q in doc["queues"]}["mail"] == len(stuck)
 
     # below check's own stuck thresholds; the diagnosis still names the cause: their workers are gone
     proc = cli("check", "--dsn", pgb, "--stuck-warn", "10", "--stuck-crit", "20")
@@ -142,7 +142,7 @@ async def test_the_dashboard_refreshes(pgb: str) -> None:
             while app.received < 6:
                 assert time.monotonic() < deadline and app.error is None, app.error
                 await pilot.pause(0.1)
-            assert {q.queue: q.expired for q in app.snapshot.queues}["mail"] == len(stuck)  # type: ignore[union-attr]
+            assert {q.queue: q.stuck for q in app.snapshot.queues}["mail"] == len(stuck)  # type: ignore[union-attr]
     finally:
         actions.close()
         monitor.close()

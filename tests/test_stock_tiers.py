@@ -16,7 +16,7 @@ from pgq_tui.monitor import tiers
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.snapshot import EXACT, STALE, UNKNOWN, Snapshot
 
-NAMES = {"ready": "ready", "scheduled": "scheduled", "running": "running", "expired": "stuck"}
+NAMES = {"ready": "ready", "scheduled": "scheduled", "running": "running", "stuck": "stuck"}
 
 
 def truth(conn: psycopg.Connection) -> Counter[tuple[str, str]]:
@@ -50,15 +50,15 @@ def test_a_small_stock_table_is_scanned_in_the_poll_and_exact(empty_dsn: str, st
     assert monitor.tier.tier == tiers.POLL
     assert counts(snap) == truth(stock)
     for q in snap.queues:
-        for name in ("running", "expired"):
+        for name in ("running", "stuck"):
             f = q.figures[name]
             assert (f.accuracy, f.source) == (EXACT, "scan")
             assert f.note is not None and "CREATE INDEX CONCURRENTLY" in f.note  # advice beside it
         assert q.figures["ready"].note is None  # the seed's own index serves it: live, no advice
     stuck = stock.execute("SELECT id FROM jobs WHERE status = 'running' AND locked_until < now()").fetchall()
-    assert sorted(r.id for r in snap.expired.rows) == sorted(r[0] for r in stuck)
-    assert snap.expired.figure is None  # read by this poll
-    assert "leases" not in snap.unsupported and "expired" not in snap.unsupported
+    assert sorted(r.id for r in snap.stuck.rows) == sorted(r[0] for r in stuck)
+    assert snap.stuck.figure is None  # read by this poll
+    assert "leases" not in snap.unsupported and "stuck" not in snap.unsupported
     assert definition(stock, "jobs") == before
 
 
@@ -70,23 +70,23 @@ def test_a_large_stock_table_is_counted_in_the_background_unknown_until_then(emp
         bg = monitor._counter.latest()
         if bg is None:  # the scan has not landed yet: unknown, never a 0 to believe
             for q in first.queues:
-                assert q.figures["expired"].accuracy == UNKNOWN
-            assert first.expired.figure is not None and first.expired.figure.unknown
+                assert q.figures["stuck"].accuracy == UNKNOWN
+            assert first.stuck.figure is not None and first.stuck.figure.unknown
         assert monitor.settle(10.0)
         snap = monitor.collect()
     assert counts(snap) == truth(stock)
     for q in snap.queues:
-        f = q.figures["expired"]
+        f = q.figures["stuck"]
         assert (f.accuracy, f.source) == (STALE, "background scan") and f.as_of is not None
         assert f.as_of <= snap.server.now
         assert q.figures["ready"].accuracy == EXACT  # the indexed states stay live
     stuck = stock.execute("SELECT id FROM jobs WHERE status = 'running' AND locked_until < now()").fetchall()
-    assert sorted(r.id for r in snap.expired.rows) == sorted(r[0] for r in stuck)
-    assert snap.expired.figure is not None and snap.expired.figure.accuracy == STALE
+    assert sorted(r.id for r in snap.stuck.rows) == sorted(r[0] for r in stuck)
+    assert snap.stuck.figure is not None and snap.stuck.figure.accuracy == STALE
     data = snap.to_dict()
-    assert data["queues"][0]["figures"]["expired"]["accuracy"] == STALE
-    assert data["queues"][0]["figures"]["expired"]["as_of"] is not None
-    assert data["expired"]["figure"]["source"] == "background scan"
+    assert data["queues"][0]["figures"]["stuck"]["accuracy"] == STALE
+    assert data["queues"][0]["figures"]["stuck"]["as_of"] is not None
+    assert data["stuck"]["figure"]["source"] == "background scan"
     assert definition(stock, "jobs") == before
 
 
@@ -118,15 +118,15 @@ def test_the_tier_reads_the_size_of_every_partition(empty_dsn: str) -> None:
         assert monitor.tier.pages is not None and monitor.tier.pages >= pages  # not analyzed yet: ≥
         assert monitor.settle(10.0)
         snap = monitor.collect()
-    assert {q.queue: q.expired for q in snap.queues} == {"a": 40, "b": 40}
-    assert all(q.figures["expired"].accuracy == STALE for q in snap.queues)
+    assert {q.queue: q.stuck for q in snap.queues} == {"a": 40, "b": 40}
+    assert all(q.figures["stuck"].accuracy == STALE for q in snap.queues)
     with psycopg.connect(empty_dsn, autocommit=True) as conn:
         conn.execute("ANALYZE jobs")
     with _monitor(empty_dsn, scan_pages=pages + 10) as monitor:  # once analyzed: the size on disk
         snap = monitor.collect()
         assert monitor.tier.tier == tiers.POLL, monitor.tier.pages
-    assert {q.queue: q.expired for q in snap.queues} == {"a": 40, "b": 40}
-    assert all(q.figures["expired"].accuracy == EXACT for q in snap.queues)
+    assert {q.queue: q.stuck for q in snap.queues} == {"a": 40, "b": 40}
+    assert all(q.figures["stuck"].accuracy == EXACT for q in snap.queues)
 
 
 def test_the_advice_is_shown_beside_the_figure_in_v_and_in_advise(
@@ -138,7 +138,7 @@ def test_the_advice_is_shown_beside_the_figure_in_v_and_in_advise(
     with _monitor(empty_dsn) as monitor:
         snap = monitor.collect()
     q = snap.queues[0]
-    how = count_how(q.figures["expired"], monitor.count_cap, snap.server.now)
+    how = count_how(q.figures["stuck"], monitor.count_cap, snap.server.now)
     assert how.startswith("exact: counted by this poll with a scan") and "jobs_running_idx" in how
     assert count_how(q.figures["ready"], monitor.count_cap, snap.server.now).startswith("exact: counted")
     assert main(["advise", "--dsn", empty_dsn, "--table", "jobs", "--seconds", "1"]) == 0

@@ -43,18 +43,18 @@ def make_snapshot(**overrides: object) -> Snapshot:
             ready=1240,
             scheduled=35,
             running=8,
-            expired=2,
-            failed=3,
+            stuck=2,
+            dead=3,
             done=0,
             oldest_ready_age_s=42.0,
             # above the cap: the background count's exact value, 4 s old
             figures={"ready": Figure(STALE, NOW - timedelta(seconds=4), "background")},
         ),
         QueueStats(
-            "reports", ready=12, scheduled=0, running=2, expired=1, failed=0, done=0, oldest_ready_age_s=610.0
+            "reports", ready=12, scheduled=0, running=2, stuck=1, dead=0, done=0, oldest_ready_age_s=610.0
         ),
         QueueStats(
-            "webhooks", ready=0, scheduled=4, running=1, expired=0, failed=7, done=0, oldest_ready_age_s=None
+            "webhooks", ready=0, scheduled=4, running=1, stuck=0, dead=7, done=0, oldest_ready_age_s=None
         ),
     )
     leases = tuple(
@@ -72,7 +72,7 @@ def make_snapshot(**overrides: object) -> Snapshot:
         )
         for i in range(8)
     )
-    expired = (
+    stuck = (
         Lease(
             id=77,
             queue="emails",
@@ -219,7 +219,7 @@ def make_snapshot(**overrides: object) -> Snapshot:
         ),
         queues=queues,
         leases=LeaseList(rows=leases, total=11),
-        expired=LeaseList(rows=expired, total=3),
+        stuck=LeaseList(rows=stuck, total=3),
         throughput=throughput,
         table=table,
         sessions=sessions,
@@ -263,7 +263,7 @@ def test_verdict_line_is_worst_first_and_literal() -> None:
     assert "stuck" in line
     healthy = make_snapshot(
         queues=(QueueStats("q", 0, 0, 0, 0, 0, 0, None),),
-        expired=LeaseList((), 0),
+        stuck=LeaseList((), 0),
         sessions=Sessions((), (), (), 3),
         table=TableHealth(
             "public.jobs",

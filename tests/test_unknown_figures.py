@@ -88,7 +88,6 @@ def seed_truth(dsn: str) -> dict[str, dict[str, int]]:
         jobs = conn.execute(seed.SEED_JOBS_TRUTH).fetchall()
     out: dict[str, dict[str, int]] = {}
     for _, queue, state, *_ in jobs:
-        state = "expired" if state == "stuck" else state  # a lease past its time: QueueStats.expired
         per = out.setdefault(queue, {})
         per[state] = per.get(state, 0) + 1
     return out
@@ -105,18 +104,18 @@ def test_a_state_no_index_serves_is_counted_by_a_scan_with_the_advice(
     for q in snap["queues"]:
         want = truth[q["queue"]]
         assert q["ready"] == want.get("ready", 0)  # counted through the article's own index
-        # no index serves running/expired: a scan in the poll (the table is small), exact, with the
+        # no index serves running/stuck: a scan in the poll (the table is small), exact, with the
         # index that would make it live as its note; never "unknown: no way to count it"
         assert q["running"] == want.get("running", 0) and q["running"] > 0
-        assert q["expired"] == want.get("expired", 0) and q["expired"] > 0
-        for name in ("running", "expired"):
+        assert q["stuck"] == want.get("stuck", 0) and q["stuck"] > 0
+        for name in ("running", "stuck"):
             figure = q["figures"][name]
             assert (figure["accuracy"], figure["source"]) == ("exact", "scan"), figure
             assert figure["reason"] is None and "CREATE INDEX" in figure["note"], figure
         # the article's table has no dead state: nothing to count, and says so
-        assert q["failed"] is None and q["figures"]["failed"]["accuracy"] == "unsupported"
-        assert "does not record dead jobs" in q["figures"]["failed"]["reason"]
-    assert not set(snap["unknown"]) & {"running", "expired", "failed"}, snap["unknown"]
+        assert q["dead"] is None and q["figures"]["dead"]["accuracy"] == "unsupported"
+        assert "does not record dead jobs" in q["figures"]["dead"]["reason"]
+    assert not set(snap["unknown"]) & {"running", "stuck", "dead"}, snap["unknown"]
 
 
 def _settled_past_budget(dsn: str, wait_s: float) -> Snapshot:
@@ -139,13 +138,13 @@ def test_a_background_scan_that_cannot_finish_is_null_with_its_reason(stock_seed
     assert doc["queues"], doc
     for q in doc["queues"]:
         assert q["ready"] == truth[q["queue"]].get("ready", 0)  # the index-served figures stand
-        for name in ("running", "expired"):
+        for name in ("running", "stuck"):
             assert q[name] is None, (name, q)  # never 0
             figure = q["figures"][name]
             assert (figure["accuracy"], figure["source"]) == ("unknown", "background scan"), figure
             assert figure["reason"].startswith("background count failed: "), figure
             assert "statement timeout" in figure["reason"] and "CREATE INDEX" in figure["note"]
-        assert q["failed"] is None and q["figures"]["failed"]["accuracy"] == "unsupported"
+        assert q["dead"] is None and q["figures"]["dead"]["accuracy"] == "unsupported"
 
 
 def test_past_the_wait_a_background_scan_not_landed_says_so(stock_seed: str) -> None:
@@ -156,7 +155,7 @@ def test_past_the_wait_a_background_scan_not_landed_says_so(stock_seed: str) -> 
         first = monitor.collect()
         snap = settle.past_wait(first, 0.0)
         for q in snap.queues:
-            for name in ("running", "expired"):
+            for name in ("running", "stuck"):
                 figure = q.figures[name]
                 assert q.count(name) is None and figure.accuracy == "unknown", (name, figure)
                 assert figure.reason == "background count not finished within 0 s", figure
@@ -165,7 +164,7 @@ def test_past_the_wait_a_background_scan_not_landed_says_so(stock_seed: str) -> 
         landed = monitor.collect()
     truth = seed_truth(stock_seed)
     for q in landed.queues:
-        assert q.expired == truth[q.queue].get("expired", 0) and q.figures["expired"].accuracy == "stale"
+        assert q.stuck == truth[q.queue].get("stuck", 0) and q.figures["stuck"].accuracy == "stale"
 
 
 def test_check_says_unknown_and_the_exporter_leaves_the_series_out(stock_seed: str) -> None:
@@ -197,9 +196,9 @@ def test_on_the_stock_table_check_counts_what_no_index_serves(
     first = out.splitlines()[0]
     perf = perfdata(first)
     truth = seed_truth(stock_seed)
-    expired = sum(per.get("expired", 0) for per in truth.values())
+    stuck = sum(per.get("stuck", 0) for per in truth.values())
     assert code != 3 and "UNKNOWN" not in first, out
-    assert perf["stuck"].startswith(f"{expired};") and expired > 0, perf
+    assert perf["stuck"].startswith(f"{stuck};") and stuck > 0, perf
     assert "dead" not in perf and "unsupported for seed-jobs: dead (" in out
 
 
@@ -260,14 +259,14 @@ def test_a_failed_counts_statement_makes_its_figures_unknown_not_zero(
     assert {q.queue for q in during.queues} == {q.queue for q in before.queues} == {"emails", "reports"}
     doc = during.to_dict()
     for q in doc["queues"]:
-        for name in ("ready", "scheduled", "running", "expired", "failed"):
+        for name in ("ready", "scheduled", "running", "stuck", "dead"):
             assert q[name] is None, (name, q)
             assert q["figures"][name]["accuracy"] == "unknown"
             assert (
                 q["figures"][name]["reason"].startswith("count failed: ")
                 and "lock timeout" in (q["figures"][name]["reason"])
             )
-    assert doc["unknown"]["expired"].startswith("count failed: ")
+    assert doc["unknown"]["stuck"].startswith("count failed: ")
     # the other panels went on: sessions (the blocker is listed as blocking us) and the server row
     assert "sessions" not in during.errors and during.server.collect_ms > 0
     # the poll before: every figure exact, as a check against a made-up null
@@ -339,7 +338,7 @@ def test_check_waits_for_the_background_count(many_dead: str, capsys: pytest.Cap
 def test_snapshot_waits_for_the_background_count(many_dead: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "snapshot", "--json", "--dsn", many_dead, "--wait", "10")
     bulk, q = json.loads(out)["queues"]
-    assert code == 0 and q["failed"] == 1500 and q["figures"]["failed"]["accuracy"] == "stale", q
+    assert code == 0 and q["dead"] == 1500 and q["figures"]["dead"]["accuracy"] == "stale", q
     assert bulk["ready"] == 1200 and bulk["figures"]["ready"]["accuracy"] == "stale", bulk
     with pytest.raises(SystemExit) as exit_:  # bad input: argparse's one-line usage error
         main(["snapshot", "--dsn", many_dead, "--wait", "-1"])
@@ -357,8 +356,8 @@ def test_past_the_wait_an_owed_figure_says_why(many_dead: str) -> None:
         assert monitor.settle(5.0) is False
         snap = settle.past_wait(monitor.collect(), 5.0)
     bulk, mail = snap.queues
-    figure = mail.figures["failed"]
-    assert figure.accuracy == "at_least" and mail.failed == 1000
+    figure = mail.figures["dead"]
+    assert figure.accuracy == "at_least" and mail.dead == 1000
     assert figure.reason is not None and figure.reason.startswith("background count failed: "), figure
     assert "statement timeout" in figure.reason
     assert bulk.figures["ready"].reason == figure.reason and bulk.ready == 1000
@@ -388,19 +387,19 @@ def test_past_wait_reason_when_the_count_is_still_running() -> None:
         figures={
             "ready": Figure(EXACT, t, "poll"),
             "running": Figure(UNKNOWN, None, "background", reason="not counted yet"),
-            "expired": Figure(AT_LEAST, t, "poll"),
+            "stuck": Figure(AT_LEAST, t, "poll"),
         },
     )  # fmt: skip
     snap = Snapshot(
         server=ServerInfo("18.6", 180006, t, "db", False, 1.0, 42),
         queues=(q,),
         leases=LeaseList((), 0),
-        expired=LeaseList((), 0),
+        stuck=LeaseList((), 0),
         throughput=panels.empty_throughput(10),
         table=panels.empty_table("public.jobs"),
         sessions=Sessions((), (), (), 1),
     )
     (out,) = settle.past_wait(snap, 10.0).queues
     assert out.figures["running"].reason == "background count not finished within 10 s"
-    assert out.figures["expired"].reason == "background count not finished within 10 s"
-    assert out.figures["ready"].reason is None and out.running is None and out.expired == 1000
+    assert out.figures["stuck"].reason == "background count not finished within 10 s"
+    assert out.figures["ready"].reason is None and out.running is None and out.stuck == 1000

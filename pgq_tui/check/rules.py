@@ -165,10 +165,10 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     # else the stuck counts (a dialect may count stuck jobs without listing them).
     listed = "leases" not in snap.unsupported and "leases" not in failed
     stuck = stuck_total(snap)
-    orphaned = sum(1 for lease in snap.expired.rows if _gone(lease.liveness, lease.holder_connected))
+    orphaned = sum(1 for lease in snap.stuck.rows if _gone(lease.liveness, lease.holder_connected))
     no_holder = f", {orphaned} with no live holder" if orphaned else ""
     rule = snap.stuck_rule or "lease expired"
-    floor = "≥" if _at_least(snap, "expired") else ""
+    floor = "≥" if _at_least(snap, "stuck") else ""
     stuck_msg = f"{floor}{fmt_count(stuck)} stuck jobs ({rule}{no_holder})"
     panel = "leases" if listed else "queues"
     out.append(
@@ -179,8 +179,8 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
             stuck,
             t.stuck,
             stuck_msg,
-            needs=("expired",),
-            counts=("expired",),
+            needs=("stuck",),
+            counts=("stuck",),
             lower_bound=bool(floor),
         )
     )
@@ -203,7 +203,7 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
         )
     )
 
-    floor = "≥" if _at_least(snap, "failed") else ""
+    floor = "≥" if _at_least(snap, "dead") else ""
     dead_msg = f"{floor}{fmt_count(sums.dead)} dead jobs"
     out.append(
         _rated(
@@ -213,8 +213,8 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
             sums.dead,
             t.dead,
             dead_msg,
-            needs=("failed",),
-            counts=("failed",),
+            needs=("dead",),
+            counts=("dead",),
             lower_bound=bool(floor),
         )
     )

@@ -121,14 +121,14 @@ def crashed(history: History, t: Thresholds) -> list[Finding]:
     never counted). Dated by the lease's expiry."""
     snap = history[-1]
     gone = [
-        x for x in snap.expired.rows if (x.liveness == "gone") or (not x.liveness and not x.holder_connected)
+        x for x in snap.stuck.rows if (x.liveness == "gone") or (not x.liveness and not x.holder_connected)
     ]
     if not gone:
         return []
     since = max(-x.seconds_left for x in gone)
     holders = sorted({x.locked_by for x in gone if x.locked_by})
     shown = ", ".join(holders[:3]) + (f" (+{len(holders) - 3})" if len(holders) > 3 else "")
-    n = len(gone) if len(gone) < snap.expired.total else snap.expired.total
+    n = len(gone) if len(gone) < snap.stuck.total else snap.stuck.total
     return [
         Finding(
             id="crashed",

@@ -176,7 +176,7 @@ def _queue_families(
         if snap.counts is not None and snap.counts.lag_s is not None:
             lag.add_metric(who, snap.counts.lag_s)
         total = stuck_total(snap)
-        if why_not(snap, "expired") is None and total is not None:
+        if why_not(snap, "stuck") is None and total is not None:
             stuck.add_metric(who, total)
         c = counters.get(o.key)
         if c is None or c.mark is None:

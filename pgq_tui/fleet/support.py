@@ -2,7 +2,7 @@
 and the fleet rows, so all three leave out (never zero) the same figures. Pure functions.
 
 `Snapshot.unsupported` maps a panel ("queues", "leases", "dead", "oldest_ready", ...) or a count
-field ("ready", "expired", "failed", ...) to why the dialect cannot serve it.
+field ("ready", "stuck", "dead", ...) to why the dialect cannot serve it.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ def why_not(snap: Snapshot, *needs: str) -> str | None:
 
     >>> from pgq_tui.monitor.snapshot import Snapshot
     >>> snap = Snapshot.__new__(Snapshot)
-    >>> object.__setattr__(snap, "unsupported", {"failed": "no dead state"})
-    >>> why_not(snap, "failed"), why_not(snap, "expired")
+    >>> object.__setattr__(snap, "unsupported", {"dead": "no dead state"})
+    >>> why_not(snap, "dead"), why_not(snap, "stuck")
     ('no dead state', None)
     """
     for need in ("queues", *needs):

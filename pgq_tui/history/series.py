@@ -16,7 +16,7 @@ from pgq_tui.monitor.snapshot import Snapshot
 
 WINDOWS: tuple[tuple[str, float], ...] = (("1 min", 60.0), ("10 min", 600.0), ("1 h", 3600.0))
 KEEP_S = 3600.0
-STATES = ("ready", "scheduled", "running", "expired", "failed", "done")
+STATES = ("ready", "scheduled", "running", "stuck", "dead", "done")
 
 
 @dataclass(frozen=True)

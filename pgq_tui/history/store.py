@@ -73,7 +73,7 @@ def slim(snap: Snapshot) -> dict[str, Any]:
         bloat = dataclasses.replace(bloat, probe=probe)
     lists = {
         name: dataclasses.replace(getattr(snap, name), rows=getattr(snap, name).rows[:LIST_ROWS])
-        for name in ("leases", "expired", "dead")
+        for name in ("leases", "stuck", "dead")
     }
     return _rounded(dataclasses.replace(snap, throughput=tp, bloat=bloat, **lists).to_dict())
 

@@ -18,7 +18,8 @@ are exact as of the moment before the first scan of the pass started (`as_of`, c
 Pacing: after a count that took `cost`, the next waits max(min_interval_s, cost * (1 - duty) / duty),
 so the counter keeps at most `duty` of one backend busy; a pass with scans uses at most SCAN_DUTY
 (10%: it sleeps at least 9x its cost). A new state passing the cap is counted at once.
-A failed count (its statement_timeout, a lost connection) is reported and retried after twice the wait.
+A failed count (its statement_timeout, a lost connection, rows it cannot read: a dialect's bug, said with
+the error's class) is reported and retried after twice the wait: the thread never stops on an error.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from psycopg.rows import dict_row
 from pgq_tui.db.connect import Session
 from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import COUNT_KEY, OLDEST_READY, QueueModel, Statement
-from pgq_tui.errors import PgqError, first_line
+from pgq_tui.errors import PgqError, first_line, unexpected
 from pgq_tui.monitor.counting import DEPTH, FIELD, BackgroundCount, depth_of, names_of
 from pgq_tui.monitor.tiers import SCAN_DUTY
 
@@ -70,7 +71,7 @@ def scan_names(scans: Iterable[Statement]) -> frozenset[str]:
     """What a pass over these scans covers: count names, and `list:<statement>` for a list.
 
     >>> sorted(scan_names([Statement.of("d", "", ("queue", "dead")), Statement.of("l", "", ("id",))]))
-    ['failed', 'list:l']
+    ['dead', 'list:l']
     """
     out: set[str] = set()
     for s in scans:
@@ -240,6 +241,10 @@ class BackgroundCounter:
                 error = None
             except (psycopg.Error, PgqError) as exc:
                 result, error = None, first_line(exc)
+                if not self._session.usable:
+                    self._session.close()
+            except Exception as exc:  # rows it cannot read (a bug): said, retried
+                result, error = None, unexpected(exc)
                 if not self._session.usable:
                     self._session.close()
             cost_s = time.perf_counter() - started

@@ -18,8 +18,10 @@ autocommit, so no transaction or snapshot survives a poll (a monitor must not pi
 watches).
 
 Each panel is one or a few statements; if one fails (statement_timeout, lock_timeout, a missing
-privilege) its panel is left empty and `Snapshot.errors[panel]` says why, while the others carry on.
-A lost connection raises PgqError; the next collect() reconnects.
+privilege), or its rows cannot be read (a dialect's bug: the error's class and message), its panel is
+left empty and `Snapshot.errors[panel]` says why, while the others carry on (a count statement's
+counts are unknown with that reason, never 0). A lost connection raises PgqError; the next collect()
+reconnects.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from psycopg.rows import dict_row
 from pgq_tui.db.connect import Session
 from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import OLDEST_READY, Capability, QueueModel, Statement
-from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
+from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line, unexpected
 from pgq_tui.monitor import counting, finished, panels, pipeline, queries, rates, tiers
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
 from pgq_tui.monitor.bloat import BloatReport
@@ -231,7 +233,10 @@ class Monitor:
         self._prefetched = pipeline.run(self._connection(), plan)
 
     def _guard(self, panel: str, errors: dict[str, str], fallback: T, fn: Callable[[], T]) -> T:
-        """Run one panel; a failed statement empties the panel, a lost connection fails the poll."""
+        """Run one panel; a failed statement empties the panel, a lost connection fails the poll.
+        Rows the panel cannot read (a dialect's bug: a value of the wrong type, an unknown word) fail
+        that panel alone, the error's class and message in `errors[panel]`; the rest of the poll
+        stands."""
         try:
             return fn()
         except psycopg.Error as exc:
@@ -239,6 +244,11 @@ class Monitor:
                 self.close()
                 raise describe(exc) from None
             errors[panel] = first_line(exc)
+            return fallback
+        except PgqError:
+            raise  # the poll's own failure (e.g. its deadline), said as such
+        except Exception as exc:  # a parsing bug: this panel failed, not the poll
+            errors[panel] = unexpected(exc)
             return fallback
 
     # -- the poll ---------------------------------------------------------------------------------
@@ -305,7 +315,7 @@ class Monitor:
         if not failed:  # a failed count keeps what the background was asked for
             self._over = counting.over_cap(counting.poll_reads(count_rows)[0], model, cap1) - uncapped
         self._counter.want(self._over, tier.deferred)
-        leases, expired = self._leases(errors, queues, bg)
+        leases, stuck = self._leases(errors, queues, bg)
         dead = DeadList((), 0)
         if model.dead is not None:
             statement = model.dead
@@ -354,7 +364,7 @@ class Monitor:
             server=info,
             queues=queues,
             leases=leases,
-            expired=expired,
+            stuck=stuck,
             throughput=throughput,
             table=table,
             sessions=sessions,
@@ -379,14 +389,19 @@ class Monitor:
         rows: list[dict[str, Any]] = []
         failed: dict[Statement, str] = {}
         for statement in statements:
-            got = self._guard(
-                "queues", errors, None, lambda s=statement: self._run(s, cap1=_cap(s, cap1))
-            )
+            got = self._guard("queues", errors, None, lambda s=statement: self._count_rows(s, cap1))
             if got is None:
                 failed[statement] = errors["queues"]
             else:
                 rows += got
         return rows, failed
+
+    def _count_rows(self, statement: Statement, cap1: int) -> list[dict[str, Any]]:
+        """One count statement's rows, read as the counts will be (so rows it cannot read fail this
+        statement's counts alone: unknown with the error, never 0)."""
+        rows = self._run(statement, cap1=_cap(statement, cap1))
+        counting.poll_reads(rows)
+        return rows
 
     def _plan(self, now: Any, oid: int) -> list[tuple[Key, Any, Any]]:
         """Every statement the rest of this poll runs, with the parameters the panels below pass:

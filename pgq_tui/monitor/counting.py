@@ -22,16 +22,16 @@ from pgq_tui.monitor.snapshot import AT_LEAST, EXACT, STALE, UNKNOWN, UNSUPPORTE
 
 Row = Mapping[str, Any]
 
-# canonical state -> the QueueStats field it fills (the Snapshot keeps its established names)
+# canonical state -> the QueueStats field it fills (the same word)
 FIELD = {
     State.READY.value: "ready",
     State.SCHEDULED.value: "scheduled",
     State.RUNNING.value: "running",
-    State.STUCK.value: "expired",
-    State.DEAD.value: "failed",
+    State.STUCK.value: "stuck",
+    State.DEAD.value: "dead",
     State.DONE.value: "done",
 }
-DEPTH = frozenset(("ready", "scheduled", "running", "expired", "failed"))  # every row not finished
+DEPTH = frozenset(("ready", "scheduled", "running", "stuck", "dead"))  # every row not finished
 POLL = "poll"  # capped index walk in this poll
 BACKGROUND = "background"  # the background exact count
 SCAN = "scan"  # a scan no index serves, in this poll (a small relation: monitor/tiers.py)
@@ -100,7 +100,7 @@ def over_cap(reads: Mapping[str, Mapping[str, int]], model: QueueModel, cap1: in
 
     >>> from pgq_tui.dialects.contract import Match
     >>> m = QueueModel(Match("k", "s", "t"), "K", "", (), (), capped_overall=("done",))
-    >>> sorted(over_cap({"a": {"ready": 11, "failed": 3}, "b": {"done": 6}}, m, 11))
+    >>> sorted(over_cap({"a": {"ready": 11, "dead": 3}, "b": {"done": 6}}, m, 11))
     ['ready']
     >>> sorted(over_cap({"a": {"done": 6}, "b": {"done": 5}}, m, 11))
     ['done']
@@ -209,7 +209,7 @@ def not_taken(model: QueueModel, failed: Mapping[Statement, str] | None = None) 
     >>> counts = Statement.of("c", "", ("queue", "ready", "scheduled"))
     >>> m = QueueModel(Match("k", "s", "t"), "K", "", (), (counts,))
     >>> sorted((n, f.accuracy) for n, f in not_taken(m).items())[:2]
-    [('done', 'unsupported'), ('expired', 'unsupported')]
+    [('dead', 'unsupported'), ('done', 'unsupported')]
     >>> not_taken(m, {counts: "canceling statement due to statement timeout"})["ready"].accuracy
     'unknown'
     """
@@ -250,7 +250,7 @@ def scanned_figure(name: str, bg: BackgroundCount | None, queue: str) -> tuple[i
     """A count left to the background counter's scans: its last exact value (stale, with as_of), or
     unknown (None, never 0) before the first scan covering it has landed.
 
-    >>> n, f = scanned_figure("failed", None, "q"); n, f.accuracy, f.reason == NOT_LANDED
+    >>> n, f = scanned_figure("dead", None, "q"); n, f.accuracy, f.reason == NOT_LANDED
     (None, 'unknown', True)
     """
     value = bg.value(queue, name) if bg is not None else None
@@ -280,7 +280,7 @@ def depth_of(model: QueueModel) -> frozenset[str]:
     >>> from pgq_tui.dialects.contract import Match
     >>> counts = Statement.of("c", "", ("queue", "ready", "scheduled", "running", "stuck"))
     >>> sorted(depth_of(QueueModel(Match("k", "s", "t"), "K", "", (), (counts,))))
-    ['expired', 'ready', 'running', 'scheduled']
+    ['ready', 'running', 'scheduled', 'stuck']
     """
     served = {FIELD.get(c, c) for c in model.count_columns()}
     advised = {FIELD.get(s, s) for a in model.advice for s in a.states}
@@ -316,7 +316,10 @@ def unsupported(model: QueueModel) -> dict[str, str]:
     if "counters" in out and "rates" in out:
         out["throughput"] = out["counters"]
     counted = model.count_columns()
-    for state, name in FIELD.items():  # a count the dialect cannot give is shown as n/a, not as 0
-        if state not in counted:
-            out.setdefault(name, f"{model.title} does not record {state} jobs")
+    # a count the dialect cannot give is shown as n/a, not as 0. "dead" and "done" are both a panel
+    # and a count: the dialect's own reason for the panel stands, else the count's (which names the state)
+    explicit = {PANEL[c] for c, _ in model.unsupported if c in PANEL}
+    for state, name in FIELD.items():
+        if state not in counted and name not in explicit:
+            out[name] = f"{model.title} does not record {state} jobs"
     return out

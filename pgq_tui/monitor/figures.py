@@ -21,13 +21,13 @@ from pgq_tui.monitor.snapshot import (
 )
 
 STATES = ("ready", "scheduled", "running", "stuck", "dead", "done")
-# the Snapshot's field for each canonical state name (stuck = expired leases, dead = failed)
+# the Snapshot's field for each canonical state name (the same word since 0.2)
 STATE_FIELD = {
     "ready": "ready",
     "scheduled": "scheduled",
     "running": "running",
-    "stuck": "expired",
-    "dead": "failed",
+    "stuck": "stuck",
+    "dead": "dead",
     "done": "done",
 }
 
@@ -43,7 +43,7 @@ def state_exact(q: QueueStats, state: str) -> bool:
 
 
 def unknown_why(snap: Snapshot, name: str) -> str | None:
-    """Why the count `name` (a QueueStats field, e.g. "expired") is not known for every queue at this
+    """Why the count `name` (a QueueStats field, e.g. "stuck") is not known for every queue at this
     poll: not taken for any queue (Snapshot.unknown), or unknown in some queue (its reason, naming
     the queue). None when every queue has a value (or the kind has no such state: unsupported())."""
     if name in snap.unknown:
@@ -90,13 +90,13 @@ def totals(snap: Snapshot) -> Totals:
         return None if name in snap.unknown else sum_known(qs, name)
 
     listed = "leases" not in snap.errors and "leases" not in snap.unsupported
-    listed = listed and unknown_why(snap, "expired") is None
+    listed = listed and unknown_why(snap, "stuck") is None
     return Totals(
         ready=total("ready"),
         scheduled=total("scheduled"),
         running=total("running"),
-        stuck=snap.expired.total if listed else total("expired"),
-        dead=total("failed"),
+        stuck=snap.stuck.total if listed else total("stuck"),
+        dead=total("dead"),
         estimated=any(q.approximate for q in qs),
     )
 

@@ -164,13 +164,13 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
                     f"queue {q.queue}: oldest ready job waiting {fmt_age_coarse(q.oldest_ready_age_s)}",
                 )
             )
-    if snap.expired.total:
+    if snap.stuck.total:
         # a holder whose liveness is unknown (the queue records nothing tying it to a session) is
         # not counted as gone: that would be a guess
         orphaned = sum(
-            1 for lease in snap.expired.rows if not lease.holder_connected and lease.liveness != "unknown"
+            1 for lease in snap.stuck.rows if not lease.holder_connected and lease.liveness != "unknown"
         )
-        unknown = sum(1 for lease in snap.expired.rows if lease.liveness == "unknown")
+        unknown = sum(1 for lease in snap.stuck.rows if lease.liveness == "unknown")
         extra = f" ({orphaned} with no live holder)" if orphaned else ""
         if unknown:
             extra += f" ({unknown} whose holder cannot be known)"
@@ -180,13 +180,13 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
             Verdict(
                 CRIT if orphaned or unknown else WARN,
                 "leases",
-                f"{_total(snap, 'expired', snap.expired.total)} stuck jobs: {what}{extra}",
+                f"{_total(snap, 'stuck', snap.stuck.total)} stuck jobs: {what}{extra}",
             )
         )
-    failed = sum(q.failed or 0 for q in snap.queues)
-    if failed:
+    dead = sum(q.dead or 0 for q in snap.queues)
+    if dead:
         out.append(
-            Verdict(WARN, "dead", f"{_total(snap, 'failed', failed)} dead jobs (failed, out of attempts)")
+            Verdict(WARN, "dead", f"{_total(snap, 'dead', dead)} dead jobs (failed, out of attempts)")
         )
     for h in snap.sessions.xmin_holders:
         level = latency_level(h.age_s, t.xmin_warn_s, t.xmin_crit_s)
@@ -221,8 +221,8 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
 
 # the figures the verdicts rest on (stuck and dead jobs, the oldest ready job's wait) -> their words
 VERDICT_COUNTS = {
-    "expired": ("stuck", "leases"),
-    "failed": ("dead", "dead"),
+    "stuck": ("stuck", "leases"),
+    "dead": ("dead", "dead"),
     "oldest_ready_age_s": ("oldest ready age", "queues"),
 }
 

@@ -62,7 +62,7 @@ def lease_lists(
         return LeaseList(running, len(running)), LeaseList(stuck, len(stuck))
     return (
         LeaseList(running, max(len(running), sum(q.running or 0 for q in queues))),
-        LeaseList(stuck, max(len(stuck), sum(q.expired or 0 for q in queues))),
+        LeaseList(stuck, max(len(stuck), sum(q.stuck or 0 for q in queues))),
     )
 
 
@@ -82,7 +82,7 @@ def dead_list(rows: Sequence[Row], queues: Sequence[QueueStats]) -> DeadList:
                 payload_preview=d.payload_preview,
             )
         )
-    return DeadList(tuple(jobs), max(len(jobs), sum(q.failed or 0 for q in queues)))
+    return DeadList(tuple(jobs), max(len(jobs), sum(q.dead or 0 for q in queues)))
 
 
 # -- throughput --------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from rich.text import Text
 from pgq_tui.monitor.health import fmt_age, fmt_figure
 from pgq_tui.monitor.snapshot import AT_LEAST, UNKNOWN, UNSUPPORTED, Figure, QueueStats, Rates, Snapshot
 
-COUNT_NAMES = ("ready", "scheduled", "running", "expired", "failed", "done")
+COUNT_NAMES = ("ready", "scheduled", "running", "stuck", "dead", "done")
 RATE_NAMES = ("enqueued", "completed", "failed")
 
 
@@ -55,7 +55,7 @@ def index_notes(snap: Snapshot) -> list[str]:
     """Every distinct advice carried by the snapshot's figures and lists (what a missing index costs
     and which one would make the figures live), in the order first seen."""
     notes = [f.note for q in snap.queues for f in q.figures.values() if f.note]
-    notes += [x.figure.note for x in (snap.leases, snap.expired, snap.dead) if x.figure and x.figure.note]
+    notes += [x.figure.note for x in (snap.leases, snap.stuck, snap.dead) if x.figure and x.figure.note]
     return list(dict.fromkeys(notes))
 
 
@@ -79,7 +79,7 @@ def list_note(figure: Figure | None, now: datetime) -> str | None:
 RATE_SOURCES = {
     "counters": "the <table>_stats counters bumped by pgq_tui.queue in the same statement",
     "ids": "ids first seen per queue since the previous poll (any writer: INSERT, COPY)",
-    "depth": "enqueued - change in depth (ready+scheduled+running+expired+failed) between polls",
+    "depth": "enqueued - change in depth (ready+scheduled+running+stuck+dead) between polls",
     "background depth": "enqueued - change in depth between the last two background counts",
     "failed count": "net change of the dead-letter count between polls",
     "timestamps": "jobs whose own timestamp (created, finished, failed) fell between the polls, any writer",

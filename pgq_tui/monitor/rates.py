@@ -5,7 +5,7 @@ Most workers are not ours, so enqueued/s, completed/s and failed/s per queue mus
   plus gaps of the previous window that committed since). Any INSERT or COPY counts. Exact unless an
   id stays unseen for a whole poll (the row was deleted before any poll saw it, or rolled back): those
   `unresolved` ids are the measured bound, the true rate lies in [value, value + bound].
-- completed: enqueued - change in depth (ready + scheduled + running + expired + failed) over the
+- completed: enqueued - change in depth (ready + scheduled + running + stuck + dead) over the
   window, per queue. Deleting a finished job and marking it done both take it out of the depth, so
   this is right for either; exact when both depths are exact (every count under the cap) and
   `enqueued` is exact. For a queue deeper than the cap the same rule runs over two background counts
@@ -65,7 +65,7 @@ class Activity:
     # exact depth and dead letters per queue (a queue not listed has none; a value None: not exact);
     # None: this poll has no counts (its queues panel failed, or they were not asked for)
     depth: dict[str, int | None] | None = None
-    failed: dict[str, int | None] | None = None
+    dead: dict[str, int | None] | None = None
     pg: tuple[int, int, int] | None = None  # pg_stat_user_tables n_tup_ins, n_tup_upd, n_tup_del
     first: bool = False  # the first poll: it only learned the watermark
     # per queue (enqueued, completed, failed) by the framework's timestamps since the previous poll
@@ -86,7 +86,7 @@ def activity_params(prev: Activity | None) -> dict[str, Any]:
 
 
 def activity(rows: Iterable[Row], prev: Activity | None, at: datetime) -> Activity:
-    """The activity statement's rows (dialects/sql/activity.sql) as an Activity (depth, failed and
+    """The activity statement's rows (dialects/sql/activity.sql) as an Activity (depth, dead and
     pg filled in by the caller).
 
     >>> from datetime import datetime, timezone
@@ -141,10 +141,10 @@ def with_counts(
     `queues` None: the poll has no counts). A queue with no unfinished rows is not listed: its 0 is
     exact, also on a poll that saw no queue at all."""
     if queues is None:
-        return dataclasses.replace(a, depth=None, failed=None, pg=pg)
+        return dataclasses.replace(a, depth=None, dead=None, pg=pg)
     depth = {q.queue: exact_depth(q, depth_states) for q in queues}
-    failed = {q.queue: q.failed if _counted(q, "failed") else None for q in queues}
-    return dataclasses.replace(a, depth=depth, failed=failed, pg=pg)
+    dead = {q.queue: q.dead if _counted(q, "dead") else None for q in queues}
+    return dataclasses.replace(a, depth=depth, dead=dead, pg=pg)
 
 
 def _counted(q: QueueStats, name: str) -> bool:
@@ -182,7 +182,7 @@ def table_rates(window: Sequence[Activity]) -> dict[str, Rates]:
             completed = health.rate(enq - (d1 - d0), dt)
             figures["completed"] = Figure(accuracy, last.at, DEPTH, bound)
         failed = None
-        f0, f1 = _at(first.failed, q), _at(last.failed, q)
+        f0, f1 = _at(first.dead, q), _at(last.dead, q)
         if f0 is not None and f1 is not None:
             failed = health.rate(max(0, f1 - f0), dt)
             figures["failed"] = Figure(EXACT if f1 >= f0 else AT_LEAST, last.at, FAILED_DELTA)

@@ -76,8 +76,8 @@ class QueueStats:
     ready: int | None  # pending, run_at <= now()
     scheduled: int | None  # pending, run_at > now()
     running: int | None  # running, lease still valid
-    expired: int | None  # running, locked_until < now(): stuck
-    failed: int | None  # dead letters
+    stuck: int | None  # running past the framework's stuck rule (e.g. locked_until < now())
+    dead: int | None  # dead letters: out of attempts (or discarded to the dead state)
     done: int | None  # kept finished rows
     oldest_ready_age_s: float | None  # now() - min(run_at) over ready jobs; None when none is ready
     figures: dict[str, Figure] = field(default_factory=dict)  # count name -> how it was obtained
@@ -315,7 +315,7 @@ class Snapshot:
     server: ServerInfo
     queues: tuple[QueueStats, ...]
     leases: LeaseList
-    expired: LeaseList
+    stuck: LeaseList  # the stuck jobs, listed (running past the stuck rule)
     throughput: Throughput
     table: TableHealth
     sessions: Sessions
@@ -344,10 +344,12 @@ class Snapshot:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Snapshot:
-        """Rebuild a Snapshot from `to_dict()` output (e.g. parsed `pgq-top snapshot --json`)."""
+        """Rebuild a Snapshot from `to_dict()` output (e.g. parsed `pgq-top snapshot --json`), also
+        one written before 0.2 with the old names (monitor/legacy.py)."""
         from pgq_tui.monitor.codec import from_dict
+        from pgq_tui.monitor.legacy import upgrade
 
-        return from_dict(cls, data)
+        return from_dict(cls, upgrade(data))
 
 
 def _jsonable(value: Any) -> Any:

@@ -57,7 +57,7 @@ _SECTIONED: list[tuple[str, Binding]] = [
     ],
     (PANELS, Binding("space", "mark", "Mark row", key_display="space")),
     (FIX, Binding("r", "requeue", "Requeue stuck")),
-    (FIX, Binding("R", "reap", "Reap all expired", show=False)),
+    (FIX, Binding("R", "reap", "Reap all stuck", show=False)),
     (FIX, Binding("t", "retry", "Retry dead", show=False)),
     (FIX, Binding("D", "discard", "Discard dead", show=False)),
     (FIX, Binding("C", "cancel", "Cancel query", show=False)),

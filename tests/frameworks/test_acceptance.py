@@ -48,8 +48,8 @@ SNAPSHOT_FIELDS = {
     "ready": "ready",
     "scheduled": "scheduled",
     "running": "running",
-    "expired": "stuck",
-    "failed": "dead",
+    "stuck": "stuck",
+    "dead": "dead",
     "done": "done",
 }
 
@@ -151,7 +151,7 @@ def test_framework_end_to_end(
     assert want[("slow", "stuck")] == 1 and want[("fail", "dead")] == 1 and want[("later", "scheduled")] == 1
     assert want[("hold", "running")] == 1
 
-    stuck = {str(r["id"]): r for r in snap["expired"]["rows"]}
+    stuck = {str(r["id"]): r for r in snap["stuck"]["rows"]}
     running = {str(r["id"]): r for r in snap["leases"]["rows"]}
     assert set(stuck) == {crashed.slow} and set(running) == {crashed.held}
     assert stuck[crashed.slow]["liveness"] == stuck_liveness

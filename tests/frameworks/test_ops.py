@@ -223,7 +223,7 @@ async def test_fleet_rows_per_queue_and_enter_opens_the_right_one(mixed: Mixed, 
     assert entry is not None and entry.queue is not None and entry.queue.kind == "procrastinate"
     with open_monitor(mixed.dsn, entry.queue.model, read_only=True) as monitor:
         first = monitor.collect()
-        assert (first.kind, first.expired.total) == ("procrastinate", 1)
+        assert (first.kind, first.stuck.total) == ("procrastinate", 1)
         dashboard = PgqTopApp(monitor, back=True, poll=False, initial=first, target=entry.queue.label)
         async with dashboard.run_test(size=(100, 30)) as pilot:
             await pilot.pause(0.2)

@@ -75,7 +75,7 @@ def test_pgmq_end_to_end(framework_dsn: str, capsys: pytest.CaptureFixture[str])
     )
     assert {q["queue"] for q in snap["queues"]} >= {"orders", "emails"}
     assert "dead" not in snap["unsupported"] and "dead" not in snap["unknown"]
-    dead_note = next(q["figures"]["failed"]["note"] for q in snap["queues"] if q["queue"] == "orders")
+    dead_note = next(q["figures"]["dead"]["note"] for q in snap["queues"] if q["queue"] == "orders")
     assert "CREATE INDEX" in dead_note and "read_ct" in dead_note, dead_note
     want = true_counts(dsn)
     assert shown_counts(snap) == +Counter({k: v for k, v in want.items() if k[1] != "stuck"})
@@ -101,7 +101,7 @@ def test_pgmq_end_to_end(framework_dsn: str, capsys: pytest.CaptureFixture[str])
         f"emails:{ids['emails']['held']}",
     }
     assert {r["liveness"] for r in snap["leases"]["rows"]} == {"unknown"}
-    assert snap["expired"]["rows"] == []  # pgmq has no stuck state
+    assert snap["stuck"]["rows"] == []  # pgmq has no stuck state
     assert {str(r["id"]) for r in snap["dead"]["rows"]} == {orders["dead"], f"emails:{ids['emails']['dead']}"}
 
     # A consumer drains what is visible in orders (and deletes it, as a successful consumer does), so

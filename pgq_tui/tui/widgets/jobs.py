@@ -1,4 +1,4 @@
-"""Job tables: leases (running), stuck jobs (expired leases) and dead letters (failed jobs)."""
+"""Job tables: leases (running), stuck jobs (past the stuck rule) and dead letters (dead jobs)."""
 
 from __future__ import annotations
 
@@ -89,10 +89,10 @@ def _lease_columns(time_label: str) -> tuple[Column, ...]:
 
 class StuckTable(_LeaseTable):
     TITLE = "2 Stuck jobs"
-    COLUMNS = _lease_columns("expired")
+    COLUMNS = _lease_columns("stuck")
 
     def _list(self, snap: Snapshot) -> LeaseList:
-        return snap.expired
+        return snap.stuck
 
     def _left(self, lease: Lease) -> Text:
         return Text(fmt_age_coarse(-lease.seconds_left), style="red", justify="right")
@@ -127,7 +127,7 @@ class DeadTable(PanelTable):
     def total(self, snap: Snapshot) -> int | None:
         # A monitor that does not list dead jobs still counts them per queue: show "0 of N".
         # (None when the dead count was not taken: the rows shown, never "of 0")
-        return snap.dead.total or sum_known(snap.queues, "failed")
+        return snap.dead.total or sum_known(snap.queues, "dead")
 
     def subtitle_notes(self) -> list[str]:
         snap = self._snapshot

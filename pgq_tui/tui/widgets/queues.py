@@ -108,8 +108,8 @@ _COUNTS = (
     ("ready", ""),
     ("scheduled", ""),
     ("running", ""),
-    ("expired", "bold red"),
-    ("failed", "yellow"),
+    ("stuck", "bold red"),
+    ("dead", "yellow"),
     ("done", ""),
 )
 COUNT_COLUMNS = ("ready", "sched", "run", "stuck", "dead", "done")  # their columns, in _COUNTS' order
