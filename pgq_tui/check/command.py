@@ -40,7 +40,7 @@ from pgq_tui.errors import PgqError
 from pgq_tui.fleet.poll import outcome_name
 from pgq_tui.monitor.settle import add_wait_argument
 from pgq_tui.targets import Target
-from pgq_tui.tui.format import visible
+from pgq_tui.untrusted import visible
 
 # flag stem, CheckThresholds field, what it limits (for --help)
 THRESHOLD_FLAGS = (

@@ -21,7 +21,7 @@ from pgq_tui.diagnosis.watch import Watched, watch_targets
 from pgq_tui.errors import EXIT_USAGE, PgqError
 from pgq_tui.fleet.poll import outcome_name
 from pgq_tui.targets import Target, tomllib
-from pgq_tui.tui.format import visible
+from pgq_tui.untrusted import visible
 
 # flag, Thresholds field, what it sets (for --help)
 FLAGS = (

@@ -35,8 +35,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
-from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import OLDEST_READY, Capability, QueueModel, Statement
+from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line
 from pgq_tui.monitor import counting, finished, panels, pipeline, queries, rates, tiers
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
@@ -260,7 +260,7 @@ class Monitor:
         except psycopg.Error as exc:
             if not self._session.usable:
                 self.close()
-            raise describe(exc, table=self.qualified) from None
+            raise describe(exc, table=self.qualified, hint=self.model.setup_hint) from None
         now = server["now"]
         errors: dict[str, str] = {}
         unknown: dict[str, str] = {}  # counts not taken this poll, and why
@@ -270,7 +270,7 @@ class Monitor:
             self._prefetch(self._plan(now, oid))
         except psycopg.Error as exc:  # the connection went away mid-poll
             self.close()
-            raise describe(exc, table=self.qualified) from None
+            raise describe(exc, table=self.qualified, hint=self.model.setup_hint) from None
 
         cap1 = self.count_cap + 1
         counters = self._guard("throughput", errors, None, lambda: self._counters(now))

@@ -1,11 +1,9 @@
-"""The monitor's SQL, loaded from `pgq_tui/db/sql/*.sql`: one file per concern, one more per version
-band where the catalogs differ (`name_pre_170000.sql` serves servers older than 17.0).
+"""The monitor's server-wide SQL, loaded from `pgq_tui/db/sql/*.sql`: one file per concern, one more
+per version band where the catalogs differ (`name_pre_170000.sql` serves servers older than 17.0).
 
 The server-wide panels (server, table health, vacuum, sessions) run these files as they are; the
-queue's own reads come from its dialect (pgq-top's own table: `dialects/pgq/statements.py` wraps the
-files here with `{jobs}` and `{stats}` placeholders, bound with psycopg.sql; `query()` binds them too,
-for tests and EXPLAIN checks). Values stay parameters. An operator can read exactly what pgq-top runs
-against their database in that folder.
+queue's own reads come from its dialect (pgq-top's own table: `dialects/pgq/sql/`). Values stay
+parameters. An operator can read exactly what pgq-top runs against their database in that folder.
 """
 
 from __future__ import annotations
@@ -15,8 +13,6 @@ from functools import cache
 from importlib import resources
 
 from psycopg import sql
-
-from pgq_tui.queue.schema import names
 
 _BAND = re.compile(r"^(?P<name>.+)_pre_(?P<num>\d{6})\.sql$")
 
@@ -52,9 +48,3 @@ def server_query(name: str, version_num: int) -> sql.Composed:
     """A server-wide panel's statement for this server version (no object names to bind)."""
     return sql.SQL(text(name, version_num)).format()
 
-
-@cache
-def query(name: str, version_num: int, table: str, schema: str) -> sql.Composed:
-    """The statement `name` for this server version with the jobs and stats tables bound."""
-    bound = {k: v for k, v in names(table, schema).items() if k in ("jobs", "stats")}
-    return sql.SQL(text(name, version_num)).format(**bound)  # type: ignore[arg-type]
