@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg import sql
 
 from pgq_tui.db.connect import connect, deadline
 from pgq_tui.dialects import registry
@@ -196,7 +195,3 @@ def single_queue(
             f"several queues found ({found}): pick one with --kind, --schema or --table", EXIT_USAGE
         )
     return targets[0]
-
-
-def relation_label(schema: str, table: str) -> str:
-    return sql.Identifier(schema, table).as_string(None)

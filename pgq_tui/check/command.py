@@ -31,10 +31,10 @@ from pgq_tui.check.rules import (
     Result,
     check,
 )
-from pgq_tui.diagnosis.chains import diagnose, one_line
+from pgq_tui.diagnosis.chains import diagnose
 from pgq_tui.diagnosis.command import seconds as threshold_seconds
 from pgq_tui.diagnosis.command import thresholds_from as why_thresholds
-from pgq_tui.diagnosis.findings import DEFAULTS, Thresholds
+from pgq_tui.diagnosis.findings import DEFAULTS, Thresholds, one_line
 from pgq_tui.diagnosis.watch import watch_targets
 from pgq_tui.errors import PgqError
 from pgq_tui.fleet.poll import outcome_name

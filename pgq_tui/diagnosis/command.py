@@ -15,8 +15,8 @@ import sys
 from dataclasses import fields
 from typing import Any, TextIO
 
-from pgq_tui.diagnosis.chains import diagnose, exit_code, one_line
-from pgq_tui.diagnosis.findings import DEFAULTS, Chain, Thresholds
+from pgq_tui.diagnosis.chains import diagnose, exit_code
+from pgq_tui.diagnosis.findings import DEFAULTS, Chain, Thresholds, one_line
 from pgq_tui.diagnosis.watch import Watched, watch_targets
 from pgq_tui.errors import EXIT_USAGE, PgqError
 from pgq_tui.fleet.poll import outcome_name

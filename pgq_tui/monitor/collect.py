@@ -573,20 +573,3 @@ def open_monitor(conninfo: str, model: QueueModel, **kw: Any) -> Monitor:
     """The monitor of a detected queue (`model`: `QueueTarget.model` from detection.find_queues)."""
     return Monitor(conninfo, model, **kw)
 
-
-def collect(
-    conninfo: str,
-    *,
-    kind: str | None = None,
-    schema: str | None = None,
-    table: str | None = None,
-    mapping: str | None = None,
-    **kw: Any,
-) -> Snapshot:
-    """One Snapshot of the one queue detection finds (for scripts; a dashboard keeps a Monitor).
-    Several queues that fit the flags are a usage error here: name one with kind/schema/table."""
-    from pgq_tui.detection import single_queue
-
-    target = single_queue(conninfo, kind=kind, schema=schema, table=table, mapping=mapping)
-    with open_monitor(conninfo, target.model, **kw) as monitor:
-        return monitor.collect()
