@@ -8,7 +8,7 @@ threshold 50, cost delay 2 ms, fillfactor 100): "default autovacuum". Then, twic
 
   1. fill --jobs ready jobs (one INSERT ... SELECT), VACUUM ANALYZE;
   2. drain them with pgbench, --clients clients, claim batch 1: pgq-top's claim (UPDATE ... FROM a
-     FOR UPDATE SKIP LOCKED candidate, as `queue.statements.CLAIM`) then DELETE of the job, each its
+     FOR UPDATE SKIP LOCKED candidate, as `jobtable.statements.CLAIM`) then DELETE of the job, each its
      own transaction (2 dead tuples per job);
   3. meanwhile, once a second, a pgq-top Monitor polls with the claim-cost probe on (every 1 s) and
      records: pgbench's jobs/s (its -P 1 progress), n_dead_tup, autovacuum runs, the probe's buffers
@@ -45,14 +45,14 @@ from psycopg.conninfo import conninfo_to_dict
 
 from pgq_tui.demo.embedded import EmbeddedPostgres, bin_dir
 from pgq_tui.detection import single_queue
+from pgq_tui.jobtable.schema import AUTOVACUUM_OPTIONS
 from pgq_tui.monitor import open_monitor
 from pgq_tui.monitor.advice import advise
 from pgq_tui.monitor.health import bloat_verdicts
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue import JobQueue
-from pgq_tui.queue.schema import AUTOVACUUM_OPTIONS
 
-# pgq-top's claim (queue/statements.py CLAIM), batch 1, then the completion's DELETE.
+# pgq-top's claim (jobtable/statements.py CLAIM), batch 1, then the completion's DELETE.
 PGBENCH_SCRIPT = """\
 WITH c AS (SELECT id FROM jobs WHERE status = 'pending' AND queue = 'default' AND run_at <= now()
            ORDER BY priority DESC, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED),

@@ -27,9 +27,9 @@ from common import measured_server
 from psycopg import sql
 
 from pgq_tui.detection import single_queue
+from pgq_tui.jobtable import schema as queue_schema
 from pgq_tui.monitor import health, open_monitor
 from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP
-from pgq_tui.queue import schema as queue_schema
 
 FILL = """
 INSERT INTO {jobs} (queue, priority, status, run_at, attempts, locked_until, locked_by,

@@ -322,20 +322,20 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
     if args.recording is not None or args.at is not None:
-        from pgq_tui.monitor.report import run_snapshot_from
+        from pgq_tui.commands.snapshot import run_snapshot_from
 
         return run_snapshot_from(args)
     if len(args.target_list) > 1:
         from pgq_tui.fleet.report import run_fleet_snapshot
 
         return run_fleet_snapshot(args.target_list, as_json=args.json, wait_s=args.wait)
-    from pgq_tui.monitor.report import run_snapshot
+    from pgq_tui.commands.snapshot import run_snapshot
 
     return run_snapshot(args)
 
 
 def _cmd_advise(args: argparse.Namespace) -> int:
-    from pgq_tui.monitor.advise_cli import run_advise
+    from pgq_tui.commands.advise import run_advise
 
     return run_advise(args)
 
@@ -371,9 +371,10 @@ def _cmd_why(args: argparse.Namespace) -> int:
 
 
 def _cmd_dashboard(args: argparse.Namespace) -> int:
+    from pgq_tui.diagnosis.command import thresholds_from
     from pgq_tui.tui.launch import run_dashboard
 
-    return run_dashboard(args)
+    return run_dashboard(args, thresholds_from(args))
 
 
 def _cmd_action(args: argparse.Namespace) -> int:

@@ -12,16 +12,14 @@ from dataclasses import dataclass
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg import sql
 
 from pgq_tui.db.connect import connect, deadline
-from pgq_tui.db.introspect import read_catalog
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.catalog import Catalog
 from pgq_tui.dialects.contract import Dialect, Match, QueueModel
 from pgq_tui.dialects.detect import DetectionError, choose, detect
+from pgq_tui.dialects.introspect import read_catalog
 from pgq_tui.dialects.mapping import MappingError, from_file
-from pgq_tui.dialects.pgq.dialect import REQUIRED_COLUMNS
 from pgq_tui.errors import (
     EXIT_LOCK_TIMEOUT,
     EXIT_PRIVILEGE,
@@ -100,28 +98,38 @@ def queues_in(
         chosen = choose(matches, kind=kind, schema=schema, table=table)
     except DetectionError as exc:
         if table is not None or schema is not None:
-            raise _explain_missing(catalog, schema or "public", table or "jobs", kind) from None
+            raise _explain_missing(catalog, schema or "public", table or "jobs", kind, known) from None
         raise PgqError(str(exc), EXIT_SCHEMA) from None
     by_kind = {d.kind: d for d in known}
     return [QueueTarget(m, by_kind[m.kind].model(m, catalog)) for m in chosen]
 
 
-def _explain_missing(catalog: Catalog, schema: str, table: str, kind: str | None) -> PgqError:
+def _explain_missing(
+    catalog: Catalog, schema: str, table: str, kind: str | None, known: tuple[Dialect, ...]
+) -> PgqError:
+    """Why the named table is no queue. A dialect may declare `required_columns` (what its detection
+    needs) and `setup_hint` (how to make its table): the words come from the dialects that do (the
+    `--kind` one only, when given), never from a kind named here."""
     qualified = f"{schema}.{table}"
     rel = catalog.relation(schema, table)
+    declaring = [d for d in known if kind is None or d.kind == kind]
+    hint = next((h for d in declaring if (h := getattr(d, "setup_hint", None))), None)
     if rel is None:
-        return PgqError(
-            f"table {qualified} does not exist (or is not visible to this role); "
-            "create it with: pgq-top init --dsn DSN",
-            EXIT_SCHEMA,
-        )
+        fix = f"; {hint}" if hint else ""
+        said = f"table {qualified} does not exist (or is not visible to this role){fix}"
+        return PgqError(said, EXIT_SCHEMA)
     if not rel.can_select:
         return PgqError(f"permission denied: this role cannot read {qualified}", EXIT_PRIVILEGE)
     if kind is not None:
         return PgqError(f"table {qualified} is not a {kind} queue (its columns do not match)", EXIT_SCHEMA)
-    missing = ", ".join(sorted(REQUIRED_COLUMNS - rel.column_names))
+    shapes = [(d, frozenset(getattr(d, "required_columns", ()))) for d in declaring]
+    nearest = max((s for s in shapes if s[1]), key=lambda s: len(s[1] & rel.column_names), default=None)
+    if nearest is None:
+        return PgqError(f"table {qualified} is no known queue (describe it with --mapping FILE)", EXIT_SCHEMA)
+    dialect, columns = nearest
+    missing = ", ".join(sorted(columns - rel.column_names))
     return PgqError(
-        f"table {qualified} is not a pgq-top jobs table: missing columns {missing} "
+        f"table {qualified} is not a {dialect.title} jobs table: missing columns {missing} "
         "(nor a known framework's; describe it with --mapping FILE)",
         EXIT_SCHEMA,
     )
@@ -187,7 +195,3 @@ def single_queue(
             f"several queues found ({found}): pick one with --kind, --schema or --table", EXIT_USAGE
         )
     return targets[0]
-
-
-def relation_label(schema: str, table: str) -> str:
-    return sql.Identifier(schema, table).as_string(None)

@@ -126,19 +126,19 @@ def is_connection_failure(exc: BaseException) -> bool:
     return not state or state.startswith(_CONNECTION_SQLSTATES)
 
 
-def describe(exc: BaseException, *, table: str | None = None) -> PgqError:
-    """Map a database exception to a one-line PgqError, by SQLSTATE class."""
+def describe(exc: BaseException, *, table: str | None = None, hint: str | None = None) -> PgqError:
+    """Map a database exception to a one-line PgqError, by SQLSTATE class. `hint` says how to make a
+    missing table or column (the queue's own words: `QueueModel.setup_hint`, `jobtable.SETUP_HINT`)."""
     if isinstance(exc, PgqError):
         return exc
     line = first_line(exc)
+    fix = f"; {hint}" if hint else ""
     if isinstance(exc, pg_errors.UndefinedTable):
         what = f"table {table}" if table else "a table"
-        return PgqError(
-            f"{what} does not exist ({line}); create it with: pgq-top init --dsn DSN", EXIT_SCHEMA
-        )
+        return PgqError(f"{what} does not exist ({line}){fix}", EXIT_SCHEMA)
     if isinstance(exc, pg_errors.UndefinedColumn):
-        what = f"table {table}" if table else "the jobs table"
-        return PgqError(f"{what} is not a pgq-top jobs table: {line}", EXIT_SCHEMA)
+        what = f"table {table}" if table else "the queue's table"
+        return PgqError(f"{what} lacks a column pgq-top reads: {line}{fix}", EXIT_SCHEMA)
     if isinstance(
         exc,
         pg_errors.UndefinedFunction

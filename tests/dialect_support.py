@@ -13,12 +13,20 @@ import pytest
 from psycopg.rows import dict_row
 
 from pgq_tui.cli import main
-from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.detection import find_queues
-from pgq_tui.dialects.contract import QueueModel
+from pgq_tui.dialects.contract import QueueModel, Statement
+from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import EXIT_OK
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.snapshot import AT_LEAST, EXACT, STALE, Snapshot
+
+
+def run(conn: psycopg.Connection, statement: Statement, **params: Any) -> list[dict[str, Any]]:
+    """One contract statement with the standard parameters (the engine's DEFAULTS) and `params`."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(statement.compose(), {**DEFAULTS, **params})
+        return cur.fetchall() if cur.description else []
+
 
 # Snapshot.QueueStats field -> canonical state word
 FIELDS = {"ready": "ready", "scheduled": "scheduled", "running": "running", "stuck": "stuck",

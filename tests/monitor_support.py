@@ -7,8 +7,31 @@ from typing import Any
 
 from actions_support import pgq_model
 
+from pgq_tui.detection import single_queue
 from pgq_tui.monitor.collect import Monitor, open_monitor
+from pgq_tui.monitor.snapshot import Rates, Snapshot, Throughput
 
 
 def pgq_monitor(dsn: str, table: str = "jobs", schema: str = "public", **kw: Any) -> Monitor:
     return open_monitor(dsn, pgq_model(dsn, table, schema), **kw)
+
+
+def collect(
+    conninfo: str,
+    *,
+    kind: str | None = None,
+    schema: str | None = None,
+    table: str | None = None,
+    mapping: str | None = None,
+    **kw: Any,
+) -> Snapshot:
+    """One Snapshot of the one queue detection finds (several that fit the flags: a usage error)."""
+    target = single_queue(conninfo, kind=kind, schema=schema, table=table, mapping=mapping)
+    with open_monitor(conninfo, target.model, **kw) as monitor:
+        return monitor.collect()
+
+
+def empty_throughput(rate_window_s: int) -> Throughput:
+    """No jobs counted yet (for Snapshots built by hand)."""
+    zero = Rates(0.0, 0.0, 0.0, 0.0)
+    return Throughput(interval_s=float(rate_window_s), total=zero, per_queue={}, history=(), queue_history={})

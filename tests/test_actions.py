@@ -19,9 +19,9 @@ from pgq_tui.actions import Actions, Plan
 from pgq_tui.detection import find_queues
 from pgq_tui.dialects.contract import ActionKind
 from pgq_tui.errors import PgqError
+from pgq_tui.jobtable.schema import channel
 from pgq_tui.monitor.advice import Advice
 from pgq_tui.queue import Job, JobQueue
-from pgq_tui.queue.schema import channel
 
 
 @pytest.fixture

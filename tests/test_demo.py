@@ -15,11 +15,11 @@ import psutil
 import psycopg
 import pytest
 from actions_support import pgq_actions
+from monitor_support import collect
 
 from pgq_tui.demo import DemoController, DemoSession
 from pgq_tui.demo.controller import IDLE_TX_APPLICATION
 from pgq_tui.demo.load import HOSTILE, payload
-from pgq_tui.monitor.collect import collect
 
 
 def _wait(cond: Callable[[], object], timeout: float = 20.0, what: str = "condition") -> object:

@@ -19,10 +19,10 @@ from pathlib import Path
 import psycopg
 import pytest
 from dialect_cases import DialectCase, TruthJob, all_cases
+from dialect_support import run
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from pgq_tui.db.introspect import DEFAULTS, read_catalog, run
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import (
     ACTIVITY_COLUMNS,
@@ -40,6 +40,7 @@ from pgq_tui.dialects.contract import (
     lease_row,
 )
 from pgq_tui.dialects.detect import detect
+from pgq_tui.dialects.introspect import DEFAULTS, read_catalog
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.probe import EXPLAIN, check_probe_text, run_probe
 

@@ -7,12 +7,12 @@ from dataclasses import replace
 import psycopg
 import pytest
 
-from pgq_tui.db.introspect import read_catalog
 from pgq_tui.detection import queues_in
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.catalog import Catalog, Index, Relation, VersionMarker, table
 from pgq_tui.dialects.contract import ActionKind, Capability, Match
 from pgq_tui.dialects.detect import DetectionError, choose, detect
+from pgq_tui.dialects.introspect import read_catalog
 from pgq_tui.dialects.mapping import MappingDialect, MappingError, parse
 from pgq_tui.errors import EXIT_SCHEMA, EXIT_USAGE, PgqError
 

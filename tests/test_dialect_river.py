@@ -13,11 +13,11 @@ from dialect_cases.river import CLIENT_ID, Args, claim, insert, install_schema, 
 from dialect_support import assert_counts_match, cli, collect, counts, row, seq_scanned, snapshot_json
 
 from pgq_tui.actions import Actions
-from pgq_tui.db.introspect import read_catalog
 from pgq_tui.detection import find_queues
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import ActionKind
 from pgq_tui.dialects.detect import detect
+from pgq_tui.dialects.introspect import read_catalog
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
 
 SCHEMA = "river_jobs"

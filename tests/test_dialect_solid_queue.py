@@ -22,11 +22,11 @@ from dialect_support import (
 )
 
 from pgq_tui.actions import Actions
-from pgq_tui.db.introspect import read_catalog
 from pgq_tui.detection import find_queues
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import ActionKind
 from pgq_tui.dialects.detect import detect
+from pgq_tui.dialects.introspect import read_catalog
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
 
 OVERALL = ("scheduled", "dead", "blocked")  # capped over all queues together (no queue index there)

@@ -8,10 +8,9 @@ from datetime import datetime, timedelta, timezone
 
 import psycopg
 import pytest
-from monitor_support import pgq_monitor
+from monitor_support import collect, pgq_monitor
 
 from pgq_tui.errors import EXIT_SCHEMA, PgqError
-from pgq_tui.monitor.collect import collect
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue import JobQueue
 

@@ -10,7 +10,7 @@ import psycopg
 from monitor_support import pgq_monitor
 from psycopg import sql as pgsql
 
-from pgq_tui.monitor import queries
+from pgq_tui.dialects.sqlfiles import sql_file
 
 ROWS = 20
 
@@ -43,8 +43,13 @@ def test_most_recent_dead_jobs_are_the_most_recent(dsn: str, sql: psycopg.Connec
     assert snap.dead.total == 600
 
 
+def dead_jobs_sql() -> pgsql.Composed:
+    text = sql_file("pgq_tui.dialects.pgq", "dead_jobs")
+    return pgsql.SQL(text).format(jobs=pgsql.Identifier("public", "jobs"))
+
+
 def _buffers(conn: psycopg.Connection) -> tuple[int, list[dict[str, Any]]]:
-    query = queries.query("dead_jobs", conn.info.server_version, "jobs", "public")
+    query = dead_jobs_sql()
     (row,) = conn.execute(
         pgsql.SQL("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ") + query, {"rows": ROWS}
     ).fetchall()
@@ -56,7 +61,7 @@ def test_dead_jobs_cost_stays_flat(dsn: str, sql: psycopg.Connection) -> None:
     add_dead(sql, 1_000)
     small, _ = _buffers(sql)
     assert expected_ids(sql) == [r[0] for r in sql.execute(
-        queries.query("dead_jobs", sql.info.server_version, "jobs", "public"), {"rows": ROWS}
+        dead_jobs_sql(), {"rows": ROWS}
     ).fetchall()]  # fmt: skip
     add_dead(sql, 100_000)
     large, plan = _buffers(sql)

@@ -7,6 +7,7 @@ import doctest
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from monitor_support import empty_throughput
 
 from pgq_tui.monitor import background, counting, health, panels, provenance, queries, rates
 from pgq_tui.monitor.snapshot import (
@@ -34,7 +35,7 @@ def snapshot(**changes: object) -> Snapshot:
         queues=(),
         leases=LeaseList((), 0),
         stuck=LeaseList((), 0),
-        throughput=panels.empty_throughput(10),
+        throughput=empty_throughput(10),
         table=dataclasses.replace(
             panels.empty_table("public.jobs"), vacuum_threshold=100.0, until_autovacuum=100.0
         ),
@@ -104,16 +105,6 @@ def test_vacuum_verdict_only_when_dead_tuples_exceed_the_threshold() -> None:
     ]
 
 
-def test_backlog_trend_and_eta() -> None:
-    prev = snapshot(queues=(queue("a", ready=100),))
-    cur = dataclasses.replace(
-        snapshot(queues=(queue("a", ready=80, scheduled=10), queue("new", ready=5))),
-        server=dataclasses.replace(prev.server, now=NOW + timedelta(seconds=2)),
-    )
-    assert health.backlog_trend(prev, cur) == {"a": -5.0, "new": 2.5}
-    assert health.drain_eta_s(90, 10.0, 5.0) == 18.0
-
-
 def test_table_health_effective_settings_from_reloptions() -> None:
     row = {
         "reltuples": 1000.0, "live_tuples": 900, "dead_tuples": 100, "table_bytes": 8192,
@@ -174,7 +165,7 @@ def test_monitor_never_imports_textual() -> None:
     import sys
 
     code = (
-        "import sys, pgq_tui.monitor.collect, pgq_tui.monitor.health, pgq_tui.monitor.report, "
+        "import sys, pgq_tui.monitor.collect, pgq_tui.monitor.health, pgq_tui.render.snapshot, "
         "pgq_tui.monitor.codec; sys.exit(1 if any(m.split('.')[0] == 'textual' for m in sys.modules) else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -11,7 +11,7 @@ import pytest
 from monitor_support import pgq_monitor
 from psycopg import sql
 
-from pgq_tui.db.introspect import DEFAULTS
+from pgq_tui.dialects.introspect import DEFAULTS
 
 # The pgq dialect's statements a poll runs (its counts with the poll's cap: the background exact
 # count runs the same ones with no cap, reading every row of the states it counts, on its own

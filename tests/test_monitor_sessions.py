@@ -9,9 +9,8 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from monitor_support import pgq_monitor
+from monitor_support import collect, pgq_monitor
 
-from pgq_tui.monitor.collect import collect
 from pgq_tui.queue import JobQueue
 
 

@@ -16,8 +16,8 @@ from psycopg import sql as pgsql
 from queue_apis import APIS, factory
 
 from pgq_tui.errors import PgqError
+from pgq_tui.jobtable.schema import AUTOVACUUM_OPTIONS
 from pgq_tui.queue import JobQueue
-from pgq_tui.queue.schema import AUTOVACUUM_OPTIONS
 
 
 @pytest.fixture(params=APIS)
@@ -318,7 +318,7 @@ def test_claim_and_reap_use_their_partial_indexes(queue: JobQueue, sql: psycopg.
     queue.enqueue("q1", [{}] * 200)
     queue.claim("q1", limit=50, lease=0.01)
     sql.execute("ANALYZE jobs")
-    from pgq_tui.queue import statements as st
+    from pgq_tui.jobtable import statements as st
 
     claim = _plan(
         sql,

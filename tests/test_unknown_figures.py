@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 from dialect_cases import seed
+from monitor_support import empty_throughput
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from rich.text import Text
@@ -395,7 +396,7 @@ def test_past_wait_reason_when_the_count_is_still_running() -> None:
         queues=(q,),
         leases=LeaseList((), 0),
         stuck=LeaseList((), 0),
-        throughput=panels.empty_throughput(10),
+        throughput=empty_throughput(10),
         table=panels.empty_table("public.jobs"),
         sessions=Sessions((), (), (), 1),
     )

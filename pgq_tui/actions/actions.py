@@ -37,8 +37,8 @@ from pgq_tui.actions.model import ACTIONS, Outcome, Plan, plural
 from pgq_tui.actions.sessions import SIGNAL_WAIT_MS, signal_plan
 from pgq_tui.actions.tune import TUNE, tune_plan, tune_refusal, tune_title
 from pgq_tui.db.connect import Session
-from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import ActionKind, ActionSpec, JobId, QueueModel, Statement
+from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import EXIT_ERROR, describe
 from pgq_tui.monitor.advice import Advice
 from pgq_tui.monitor.snapshot import Snapshot
@@ -370,5 +370,5 @@ class Actions:
         try:
             rows = self._rows(self.model.job, {"id": job_id})
         except psycopg.Error as exc:
-            raise describe(exc, table=self.qualified_table) from None
+            raise describe(exc, table=self.qualified_table, hint=self.model.setup_hint) from None
         return detail_row(rows[0], self.model) if rows else None

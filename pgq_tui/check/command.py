@@ -31,16 +31,16 @@ from pgq_tui.check.rules import (
     Result,
     check,
 )
-from pgq_tui.diagnosis.chains import diagnose, one_line
+from pgq_tui.diagnosis.chains import diagnose
 from pgq_tui.diagnosis.command import seconds as threshold_seconds
 from pgq_tui.diagnosis.command import thresholds_from as why_thresholds
-from pgq_tui.diagnosis.findings import DEFAULTS, Thresholds
+from pgq_tui.diagnosis.findings import DEFAULTS, Thresholds, one_line
 from pgq_tui.diagnosis.watch import watch_targets
 from pgq_tui.errors import PgqError
 from pgq_tui.fleet.poll import outcome_name
 from pgq_tui.monitor.settle import add_wait_argument
 from pgq_tui.targets import Target
-from pgq_tui.tui.format import visible
+from pgq_tui.untrusted import visible
 
 # flag stem, CheckThresholds field, what it limits (for --help)
 THRESHOLD_FLAGS = (

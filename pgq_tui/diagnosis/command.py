@@ -15,13 +15,13 @@ import sys
 from dataclasses import fields
 from typing import Any, TextIO
 
-from pgq_tui.diagnosis.chains import diagnose, exit_code, one_line
-from pgq_tui.diagnosis.findings import DEFAULTS, Chain, Thresholds
+from pgq_tui.diagnosis.chains import diagnose, exit_code
+from pgq_tui.diagnosis.findings import DEFAULTS, Chain, Thresholds, one_line
 from pgq_tui.diagnosis.watch import Watched, watch_targets
 from pgq_tui.errors import EXIT_USAGE, PgqError
 from pgq_tui.fleet.poll import outcome_name
 from pgq_tui.targets import Target, tomllib
-from pgq_tui.tui.format import visible
+from pgq_tui.untrusted import visible
 
 # flag, Thresholds field, what it sets (for --help)
 FLAGS = (

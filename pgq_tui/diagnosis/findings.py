@@ -83,8 +83,6 @@ class Chain:
         return self.root.fix
 
     def to_dict(self) -> dict[str, Any]:
-        from pgq_tui.diagnosis.chains import one_line
-
         return {
             "level": self.level,
             "line": one_line(self),
@@ -122,3 +120,58 @@ class Thresholds:
 
 
 DEFAULTS = Thresholds()
+
+
+ARROW = " ← "
+FIX_SEP = " · "
+ELLIPSIS = "…"
+
+
+def _root_text(root: Finding, note: bool = True) -> str:
+    return f"{root.short} {root.note}" if note and root.note else root.short
+
+
+def _cut(text: str, width: int) -> str:
+    if width <= 0:
+        return ""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + ELLIPSIS
+
+
+def one_line(chain: Chain, width: int | None = None) -> str:
+    """The chain on one line, abbreviated to `width` characters: first the middle links become "…",
+    then the root's note is cut, then the symptom; the root's words and the fix key stay.
+
+    >>> root = Finding("r", "x", "crit", "xmin held 1m20s by pid 13028", "", fix=Fix("t", key="K"),
+    ...                note="(idle in tx, app 'report', 10.0.0.5)")
+    >>> mid = Finding("d", "x", "crit", "8.7k dead tuples vacuum can't remove", "")
+    >>> top = Finding("c", "x", "warn", "claims 463x slower", "")
+    >>> one_line(Chain((top, mid, root)), 72)
+    'claims 463x slower ← … ← xmin held 1m20s by pid 13028 (idle in tx, … · K'
+    >>> one_line(Chain((top, mid, root)), 50)
+    'claims 463… ← … ← xmin held 1m20s by pid 13028 · K'
+    """
+    fix = f"{FIX_SEP}{chain.fix.short}" if chain.fix else ""
+    symptoms = [f.short for f in chain.links[:-1]]
+    root = chain.root
+    full = ARROW.join([*symptoms, _root_text(root)]) + fix
+    if width is None or len(full) <= width:
+        return full
+    head = [symptoms[0], ELLIPSIS] if len(symptoms) > 1 else symptoms
+    line = ARROW.join([*head, _root_text(root)]) + fix
+    if len(line) <= width:
+        return line
+    bare = ARROW.join([*head, root.short]) + fix
+    room = width - len(bare) - 1  # what is left for the note, after a space
+    if root.note and room >= 8:
+        return ARROW.join([*head, f"{root.short} {_cut(root.note, room)}"]) + fix
+    if len(bare) <= width:
+        return bare
+    if head:
+        tail = ARROW.join(["", *head[1:], root.short]) + fix
+        room = width - len(tail)
+        if room >= 8:
+            return _cut(head[0], room) + tail
+    room = width - len(root.short) - len(fix) - 1
+    if root.note and room >= 8:
+        return f"{root.short} {_cut(root.note, room)}{fix}"
+    return _cut(root.short, width - len(fix)) + fix

@@ -26,10 +26,6 @@ def builtin() -> tuple[Dialect, ...]:
     return tuple(found)
 
 
-def by_kind(kind: str, extra: tuple[Dialect, ...] = ()) -> Dialect | None:
-    return next((d for d in (*extra, *builtin()) if d.kind == kind), None)
-
-
 def configured(dialects: tuple[Dialect, ...], **settings: Any) -> tuple[Dialect, ...]:
     """The dialects with the user's settings applied where a dialect has a field of that name (e.g.
     `dead_reads`, pgq-top's dead rule for a framework without a dead state); None leaves it as is."""
@@ -40,7 +36,3 @@ def configured(dialects: tuple[Dialect, ...], **settings: Any) -> tuple[Dialect,
         fit = {k: v for k, v in given.items() if k in names}
         out.append(dataclasses.replace(d, **fit) if fit else d)  # type: ignore[type-var]
     return tuple(out)
-
-
-def kinds() -> tuple[str, ...]:
-    return tuple(d.kind for d in builtin())

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from pgq_tui.errors import EXIT_OK, PgqError
 from pgq_tui.fleet.poll import collect_each, outcome_name
-from pgq_tui.monitor.report import render
+from pgq_tui.render.snapshot import render
 from pgq_tui.targets import Target
 
 TIMEOUT_S = 15.0

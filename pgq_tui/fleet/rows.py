@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pgq_tui.check.rules import UNKNOWN
 from pgq_tui.fleet.poll import place
 from pgq_tui.fleet.poller import FleetEntry
 from pgq_tui.fleet.support import state_served, stuck_total, why_not
 from pgq_tui.monitor import figures, health
+from pgq_tui.monitor.health import UNKNOWN
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 from pgq_tui.history.series import KEEP_S, History, Sample, sample
 from pgq_tui.history.store import PollRef, Recording, RecordingError, epoch
@@ -158,7 +158,3 @@ def with_trends(snap: Snapshot, samples: Sequence[Sample]) -> Snapshot:
 
 def fmt_time(at: datetime) -> str:
     return at.strftime("%Y-%m-%d %H:%M:%S") + (f" {at.tzname()}" if at.tzinfo else "")
-
-
-def timedelta_label(seconds: float) -> str:
-    return str(timedelta(seconds=round(seconds)))

@@ -36,8 +36,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
-from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import COUNT_KEY, OLDEST_READY, QueueModel, Statement
+from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import PgqError, first_line, unexpected
 from pgq_tui.monitor.counting import DEPTH, FIELD, BackgroundCount, depth_of, names_of
 from pgq_tui.monitor.tiers import SCAN_DUTY

@@ -37,8 +37,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
-from pgq_tui.db.introspect import DEFAULTS
 from pgq_tui.dialects.contract import OLDEST_READY, Capability, QueueModel, Statement
+from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line, unexpected
 from pgq_tui.monitor import counting, finished, panels, pipeline, queries, rates, tiers
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
@@ -270,7 +270,7 @@ class Monitor:
         except psycopg.Error as exc:
             if not self._session.usable:
                 self.close()
-            raise describe(exc, table=self.qualified) from None
+            raise describe(exc, table=self.qualified, hint=self.model.setup_hint) from None
         now = server["now"]
         errors: dict[str, str] = {}
         unknown: dict[str, str] = {}  # counts not taken this poll, and why
@@ -280,7 +280,7 @@ class Monitor:
             self._prefetch(self._plan(now, oid))
         except psycopg.Error as exc:  # the connection went away mid-poll
             self.close()
-            raise describe(exc, table=self.qualified) from None
+            raise describe(exc, table=self.qualified, hint=self.model.setup_hint) from None
 
         cap1 = self.count_cap + 1
         counters = self._guard("throughput", errors, None, lambda: self._counters(now))
@@ -588,20 +588,3 @@ def open_monitor(conninfo: str, model: QueueModel, **kw: Any) -> Monitor:
     """The monitor of a detected queue (`model`: `QueueTarget.model` from detection.find_queues)."""
     return Monitor(conninfo, model, **kw)
 
-
-def collect(
-    conninfo: str,
-    *,
-    kind: str | None = None,
-    schema: str | None = None,
-    table: str | None = None,
-    mapping: str | None = None,
-    **kw: Any,
-) -> Snapshot:
-    """One Snapshot of the one queue detection finds (for scripts; a dashboard keeps a Monitor).
-    Several queues that fit the flags are a usage error here: name one with kind/schema/table."""
-    from pgq_tui.detection import single_queue
-
-    target = single_queue(conninfo, kind=kind, schema=schema, table=table, mapping=mapping)
-    with open_monitor(conninfo, target.model, **kw) as monitor:
-        return monitor.collect()

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pgq_tui.monitor import figures
-from pgq_tui.monitor.snapshot import QueueStats, Snapshot
+from pgq_tui.monitor.snapshot import Snapshot
 
 OK, WARN, CRIT = "ok", "warn", "crit"
 UNKNOWN = "unknown"  # a figure a verdict rests on was not taken: not healthy, not an alarm either
@@ -91,34 +91,6 @@ def rate(count: float, seconds: float) -> float:
     (15.0, 0.0)
     """
     return count / seconds if seconds > 0 else 0.0
-
-
-def backlog_trend(prev: Snapshot, cur: Snapshot) -> dict[str, float]:
-    """Change of each queue's ready + scheduled jobs per second between two snapshots (> 0: growing)."""
-    dt = (cur.server.now - prev.server.now).total_seconds()
-
-    def backlog(q: QueueStats) -> int | None:
-        return None if q.ready is None or q.scheduled is None else q.ready + q.scheduled
-
-    before = {q.queue: backlog(q) for q in prev.queues}
-    out: dict[str, float] = {}
-    for q in cur.queues if dt > 0 else ():
-        now, then = backlog(q), before.get(q.queue, 0)
-        if now is not None and then is not None:  # a count not taken has no trend
-            out[q.queue] = rate(now - then, dt)
-    return out
-
-
-def drain_eta_s(backlog: int, completed_per_s: float, enqueued_per_s: float) -> float | None:
-    """Seconds until a backlog is worked off at the current net rate; None if it is not shrinking.
-
-    >>> drain_eta_s(1000, 60.0, 10.0), drain_eta_s(1000, 5.0, 10.0), drain_eta_s(0, 0.0, 0.0)
-    (20.0, None, 0.0)
-    """
-    if backlog <= 0:
-        return 0.0
-    net = completed_per_s - enqueued_per_s
-    return backlog / net if net > 0 else None
 
 
 # -- verdicts ----------------------------------------------------------------------------------------

@@ -92,11 +92,6 @@ def window(now: datetime, seconds: int) -> tuple[datetime, datetime]:
     return until, until - timedelta(seconds=seconds)
 
 
-def empty_throughput(rate_window_s: int) -> Throughput:
-    zero = Rates(0.0, 0.0, 0.0, 0.0)
-    return Throughput(interval_s=float(rate_window_s), total=zero, per_queue={}, history=(), queue_history={})
-
-
 def throughput(rows: Sequence[Row], until: datetime, history_s: int, rate_window_s: int) -> Throughput:
     """Rates over the last `rate_window_s` complete seconds and per-second history over `history_s`.
 

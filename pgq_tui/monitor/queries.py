@@ -1,13 +1,11 @@
-"""The monitor's SQL, loaded from `pgq_tui/db/sql/*.sql`: one file per concern, one more per version
-band where the catalogs differ (`name_pre_170000.sql` serves servers older than 17.0). Where only an
-expression differs, the statement is written once and names it as a `{part}`: the fragment file
+"""The monitor's server-wide SQL, loaded from `pgq_tui/db/sql/*.sql`: one file per concern, one more
+per version band where the catalogs differ (`name_pre_170000.sql` serves servers older than 17.0). Where
+only an expression differs, the statement is written once and names it as a `{part}`: the fragment file
 `part.sql`, banded the same way (`part_pre_180000.sql`), bound by psycopg.sql.
 
 The server-wide panels (server, table health, vacuum, sessions) run these files as they are; the
-queue's own reads come from its dialect (pgq-top's own table: `dialects/pgq/statements.py` wraps the
-files here with `{jobs}` and `{stats}` placeholders, bound with psycopg.sql; `query()` binds them too,
-for tests and EXPLAIN checks). Values stay parameters. An operator can read exactly what pgq-top runs
-against their database in that folder.
+queue's own reads come from its dialect (pgq-top's own table: `dialects/pgq/sql/`). Values stay
+parameters. An operator can read exactly what pgq-top runs against their database in that folder.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ from importlib import resources
 from psycopg import sql
 
 from pgq_tui.dialects.sqlfiles import body
-from pgq_tui.queue.schema import names
 
 _BAND = re.compile(r"^(?P<name>.+)_pre_(?P<num>\d{6})\.sql$")
 
@@ -60,9 +57,3 @@ def server_query(name: str, version_num: int) -> sql.Composed:
     fields = {field for _, field, _, _ in string.Formatter().parse(statement) if field}
     return sql.SQL(statement).format(**{f: sql.SQL(body(text(f, version_num))) for f in fields})
 
-
-@cache
-def query(name: str, version_num: int, table: str, schema: str) -> sql.Composed:
-    """The statement `name` for this server version with the jobs and stats tables bound."""
-    bound = {k: v for k, v in names(table, schema).items() if k in ("jobs", "stats")}
-    return sql.SQL(text(name, version_num)).format(**bound)  # type: ignore[arg-type]

@@ -22,8 +22,8 @@ from psycopg.rows import dict_row
 from pgq_tui.db.connect import connect, connect_kwargs, server_settings
 from pgq_tui.db.link import open_async_link
 from pgq_tui.errors import describe
-from pgq_tui.queue import schema as schema_mod
-from pgq_tui.queue import statements as st
+from pgq_tui.jobtable import schema as schema_mod
+from pgq_tui.jobtable import statements as st
 from pgq_tui.queue.job import Job
 from pgq_tui.queue.jobqueue import BATCH, COPY_FROM, QueueCore
 
@@ -69,7 +69,7 @@ class AsyncJobQueue(QueueCore):
                 await cur.execute(self._q(name), self._params(params), prepare=not self._pooled)
                 return await cur.fetchall() if cur.description else []
         except psycopg.errors.UndefinedTable as exc:
-            raise describe(exc, table=self.qualified) from None
+            raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
     # -- schema ---------------------------------------------------------------------------------
     async def install(self, say: Callable[[str], None] | None = None) -> list[str]:

@@ -23,8 +23,8 @@ from psycopg.types.json import Jsonb
 
 from pgq_tui.db.connect import APP_NAME_MAX, Session
 from pgq_tui.errors import describe
-from pgq_tui.queue import schema as schema_mod
-from pgq_tui.queue import statements as st
+from pgq_tui.jobtable import schema as schema_mod
+from pgq_tui.jobtable import statements as st
 from pgq_tui.queue.backoff import backoff_seconds
 from pgq_tui.queue.job import Job
 
@@ -193,7 +193,7 @@ class JobQueue(QueueCore):
                 cur.execute(self._q(name), self._params(params), prepare=True)
                 return cur.fetchall() if cur.description else []
         except psycopg.errors.UndefinedTable as exc:
-            raise describe(exc, table=self.qualified) from None
+            raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
     # -- schema ---------------------------------------------------------------------------------
     def install(self, say: Callable[[str], None] | None = None) -> list[str]:

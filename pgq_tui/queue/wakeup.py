@@ -26,7 +26,7 @@ from psycopg import sql
 
 from pgq_tui.db.connect import connect
 from pgq_tui.errors import PgqError
-from pgq_tui.queue.statements import WAKE_QUEUE_CHARS
+from pgq_tui.jobtable.statements import WAKE_QUEUE_CHARS
 
 NOTIFY_WAIT = 0.5  # seconds per wait for notifications: how soon stop() is noticed
 

@@ -16,34 +16,14 @@ from rich.text import Text
 # The monitor owns the shared formatters and thresholds; the dashboard re-exports them for its widgets.
 from pgq_tui.monitor.health import fmt_age, fmt_age_coarse, fmt_bytes, fmt_count
 from pgq_tui.monitor.health import latency_level as level
+from pgq_tui.untrusted import visible
 
 DASH = "—"
 SPARK = "▁▂▃▄▅▆▇█"
 
-# C0/C1 controls and DEL, plus the invisible and bidirectional-override code points that can make a
-# payload look like something it is not (trojan-source style).
-_HOSTILE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 # What json.dumps(ensure_ascii=False) leaves raw inside strings (it escapes C0 itself; the newlines
 # that remain are its own indentation and must stay).
 _UNESCAPED_BY_JSON = re.compile("[\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
-
-
-def _visible(match: re.Match[str]) -> str:
-    ch = match.group(0)
-    if ch in _NAMED:
-        return _NAMED[ch]
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def visible(text: object) -> str:
-    """`text` with every control or invisible character written out (`\\e`, `\\x07`, `\\u202e`).
-
-    >>> visible("a\\x1b[31mred\\n")
-    'a\\\\e[31mred\\\\n'
-    """
-    return _HOSTILE.sub(_visible, str(text))
 
 
 def safe(text: object | None, *, style: str = "", limit: int | None = None) -> Text:

@@ -18,6 +18,7 @@ from pgq_tui.errors import EXIT_OK, EXIT_TERMINAL, PgqError
 
 if TYPE_CHECKING:
     from pgq_tui.detection import QueueTarget
+    from pgq_tui.diagnosis.findings import Thresholds
 
 MIN_WIDTH, MIN_HEIGHT = 40, 12  # below this not even the queues table and the verdict fit
 
@@ -197,9 +198,8 @@ def run_fleet(targets: list[Any], *, interval: float, read_only: bool) -> int:
         poller.stop()
 
 
-def run_dashboard(args: argparse.Namespace) -> int:
-    from pgq_tui.diagnosis.command import thresholds_from
-
+def run_dashboard(args: argparse.Namespace, diagnosis: Thresholds) -> int:
+    """`diagnosis`: the `why` thresholds (flags over the targets file's), read by the CLI."""
     check_terminal()
     with _interruptible():
         targets = getattr(args, "target_list", [])
@@ -227,7 +227,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                 count_cap=getattr(args, "count_cap", None),
                 probe_interval_s=args.probe_interval,
                 record=args.record,
-                diagnosis=thresholds_from(args),
+                diagnosis=diagnosis,
             )
         from pgq_tui.demo import DemoSession
 
@@ -247,7 +247,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
                     count_cap=getattr(args, "count_cap", None),
                     probe_interval_s=args.probe_interval,
                     record=args.record,
-                    diagnosis=thresholds_from(args),
+                    diagnosis=diagnosis,
                 )
             finally:
                 print("pgq-top: stopping the demo (workers, load, server)…", file=sys.stderr, flush=True)

@@ -22,9 +22,9 @@ from typing import Any, Protocol
 import psycopg
 from dialect_cases import DialectCase, TruthJob
 
-from pgq_tui.db.introspect import read_catalog
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.detect import detect
+from pgq_tui.dialects.introspect import read_catalog
 
 from .acceptance import Driver, crash_during_slow_job
 from .harness import Processes, create_runs_table

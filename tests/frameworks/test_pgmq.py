@@ -18,11 +18,12 @@ from typing import Any
 
 import psycopg
 import pytest
+from dialect_support import run
 
 from pgq_tui.cli import main
-from pgq_tui.db.introspect import read_catalog, run
 from pgq_tui.detection import find_queues
 from pgq_tui.dialects.contract import ActionKind
+from pgq_tui.dialects.introspect import read_catalog
 from pgq_tui.dialects.pgmq import PgmqDialect
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
 from pgq_tui.monitor import rates

@@ -18,10 +18,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from pgq_tui.db.introspect import read_catalog
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import QueueModel, Statement
 from pgq_tui.dialects.detect import detect
+from pgq_tui.dialects.introspect import read_catalog
 
 from .cases import follow_index_advice
 from .graphile_client import Graphile, Graphile18

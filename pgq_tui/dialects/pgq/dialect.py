@@ -24,7 +24,7 @@ from pgq_tui.dialects.contract import (
     StateWord,
 )
 from pgq_tui.dialects.pgq import statements as st
-from pgq_tui.queue.schema import channel
+from pgq_tui.jobtable.schema import SETUP_HINT, channel
 
 KIND = "pgq"
 # fmt: off
@@ -66,6 +66,9 @@ class PgqDialect:
     title = "pgq-top"
     versions = "pgq-top 0.1 (`pgq-top init`)"
     version_markers: tuple[VersionMarker, ...] = ()
+    # what detection needs and how to make the table: detection's "no queue there" error says them
+    required_columns = REQUIRED_COLUMNS
+    setup_hint = SETUP_HINT
 
     def detect(self, catalog: Catalog) -> list[Match]:
         out = []

@@ -1,8 +1,8 @@
 """pgq-top's own table through the contract.
 
-The monitor's reads are the files in `pgq_tui/db/sql/` (one per concern, where an operator reads what
-pgq-top runs on its own table), wrapped here only to rename their columns into the canonical shapes.
-The action writes carry the same guards as `pgq_tui/queue/statements.py`, generalised to the
+The monitor's reads are the files in `sql/` beside this module (one per concern, where an operator reads
+what pgq-top runs on its own table), wrapped here only to rename their columns into the canonical shapes.
+The action writes carry the same guards as `pgq_tui/jobtable/statements.py`, generalised to the
 contract's parameters: `ids` NULL means every job the guard admits, `queue` NULL every queue, at most
 `batch` rows per run, only leases expired before `before` (when the operator's plan was made).
 """
@@ -10,16 +10,14 @@ contract's parameters: `ids` NULL means every job the guard admits, `queue` NULL
 from __future__ import annotations
 
 from pgq_tui.dialects.sqlfiles import sql_file
-from pgq_tui.queue import statements as queue_statements
-
-_DB = "pgq_tui.db"
+from pgq_tui.jobtable import statements as queue_statements
 
 
 def monitor_sql(name: str) -> str:
-    return sql_file(_DB, name)
+    return sql_file(__package__, name)
 
 
-# The claim-cost probe: the claim's candidate scan, LIMIT 1, no FOR UPDATE (db/sql/claim_probe.sql).
+# The claim-cost probe: the claim's candidate scan, LIMIT 1, no FOR UPDATE (sql/claim_probe.sql).
 CLAIM_PROBE = monitor_sql("claim_probe")
 
 COUNT_PENDING = f"""

@@ -11,8 +11,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from pgq_tui.monitor.advice import Advice
-from pgq_tui.monitor.advise_cli import render
 from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.render.advice import render
 
 
 class AdviceScreen(ModalScreen[bool]):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from psycopg import sql
 
-from pgq_tui.queue.schema import names
+from pgq_tui.jobtable.schema import names
 
 # Spread concurrent writers over a few counter rows per second and queue.
 STATS_SHARDS = 8

@@ -1,6 +1,7 @@
-"""Running a dialect's questions: the catalog read (one statement, then max() of each version table),
-and any contract Statement with the standard parameters filled in (a statement uses the ones it
-needs; psycopg ignores the rest)."""
+"""The engine's side of the dialect contract: the catalog read every dialect's detection answers
+from (one statement, then max() of each version table; on a connection the caller holds), and the
+standard parameters every contract Statement runs with (a statement uses the ones it needs; psycopg
+ignores the rest). Dialects themselves never import this module: they answer, the engine asks."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from pgq_tui.dialects.catalog import CATALOG_SQL, Catalog, catalog_from_row, marker_param
-from pgq_tui.dialects.contract import Dialect, Statement
+from pgq_tui.dialects.contract import Dialect
 from pgq_tui.dialects.detect import markers
 
 DEFAULTS: Mapping[str, Any] = {
@@ -54,8 +55,3 @@ def _marker_value(cur: psycopg.Cursor[dict[str, Any]], m: Mapping[str, Any]) -> 
     got = cur.fetchone()
     return None if got is None else got["v"]
 
-
-def run(conn: psycopg.Connection, statement: Statement, **params: Any) -> list[dict[str, Any]]:
-    with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(statement.compose(), {**DEFAULTS, **params})
-        return cur.fetchall() if cur.description else []

@@ -14,18 +14,15 @@ import time
 from dataclasses import asdict
 from typing import TextIO
 
-from rich.console import Console, Group
-from rich.table import Table
-from rich.text import Text
+from rich.console import Console
 
+from pgq_tui.commands.snapshot import single_target
 from pgq_tui.db import resolve_dsn
 from pgq_tui.errors import EXIT_OK
-from pgq_tui.monitor.advice import Advice, advise
+from pgq_tui.monitor.advice import advise
 from pgq_tui.monitor.collect import Monitor, open_monitor
-from pgq_tui.monitor.health import bloat_verdicts
-from pgq_tui.monitor.provenance import index_notes
-from pgq_tui.monitor.report import single_target
 from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.render.advice import render
 
 
 def measure(monitor: Monitor, seconds: float, progress: TextIO | None = None) -> Snapshot:
@@ -43,34 +40,6 @@ def measure(monitor: Monitor, seconds: float, progress: TextIO | None = None) ->
     if progress is not None:
         progress.write("\r" + " " * 60 + "\r")
     return snap
-
-
-def render(advice: Advice, snap: Snapshot) -> Group:
-    parts: list[object] = [
-        Text.assemble(("advice for ", "bold"), (advice.table, "bold"), ("  measured: ", "dim"), advice.basis)
-    ]
-    for v in bloat_verdicts(snap):
-        parts.append(Text(f"{v.level}: {v.message}", style="bold red" if v.level == "crit" else "yellow"))
-    if advice.recommendations:
-        t = Table(expand=False, show_lines=True)
-        for col in ("scope", "setting", "now", "recommended", "why"):
-            t.add_column(col, overflow="fold")
-        for r in advice.recommendations:
-            t.add_row(r.scope, r.name, Text(r.current), Text(r.value, style="bold"), Text(r.reason))
-        parts.append(t)
-    else:
-        parts.append(Text("no setting to change", style="green"))
-    for note in advice.notes:
-        parts.append(Text(f"note: {note}", style="yellow"))
-    for note in index_notes(snap):  # optional: the figures are read by scans meanwhile
-        parts.append(Text(f"index: {note}", style="dim"))
-    if advice.table_sql:
-        parts.append(Text("\n-- per table (pgq-top can apply it: dashboard key A)", style="dim"))
-        parts.append(Text(advice.table_sql + ";"))
-    if advice.server_sql:
-        parts.append(Text("\n-- server-wide, for the DBA (superuser):", style="dim"))
-        parts.extend(Text(line + ";") for line in advice.server_sql)
-    return Group(*parts)  # type: ignore[arg-type]
 
 
 def run_advise(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -91,4 +60,4 @@ def run_advise(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return EXIT_OK
 
 
-__all__ = ["measure", "render", "run_advise"]
+__all__ = ["measure", "run_advise"]

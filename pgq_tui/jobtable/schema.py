@@ -38,6 +38,8 @@ AUTOVACUUM_OPTIONS: dict[str, str] = {
 }
 
 STATUSES = ("pending", "running", "done", "failed")
+# What to tell a user whose table is missing or lacks columns (errors.describe(hint=...)).
+SETUP_HINT = "create it with: pgq-top init --dsn DSN"
 
 _TABLE = """
 CREATE TABLE IF NOT EXISTS {jobs} (

@@ -1,0 +1,1 @@
+"""`pgq-top check`: one-shot verdicts for monitoring systems (exit codes, Nagios-style plugin output)."""
