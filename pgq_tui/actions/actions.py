@@ -301,8 +301,8 @@ class Actions:
         else:
             spec = self.model.action(action_kind(plan.action))
             if spec is None:
-                error = f"{self.model.title} has no {plan.action} action"
-                return Outcome(plan.action, requested, 0, f"not run: {error}", error=error)
+                missing = f"{self.model.title} has no {plan.action} action"
+                return Outcome(plan.action, requested, 0, f"not run: {missing}", error=missing)
             noun, batches = NOUN.get(spec.applies_to, "job"), self._job_batches(spec, plan)
             verb = spec.done or verb
         changed, error, code = 0, None, EXIT_ERROR

@@ -379,9 +379,11 @@ class Monitor:
         rows: list[dict[str, Any]] = []
         failed: dict[Statement, str] = {}
         for statement in statements:
-            got = self._guard(
-                "queues", errors, None, lambda s=statement: self._run(s, cap1=_cap(s, cap1))
-            )
+
+            def count(s: Statement = statement) -> list[dict[str, Any]]:
+                return self._run(s, cap1=_cap(s, cap1))
+
+            got: list[dict[str, Any]] | None = self._guard("queues", errors, None, count)
             if got is None:
                 failed[statement] = errors["queues"]
             else:

@@ -47,8 +47,8 @@ def run(conn: psycopg.Connection, statements: Sequence[Statement]) -> dict[Hasha
             raise error
         rest: list[Statement] = []
         for i, statement in enumerate(pending):
-            cur = cursors[i] if i < len(cursors) else None
-            if rest or (cur is None or cur.pgresult is None):
+            sent = cursors[i] if i < len(cursors) else None
+            if rest or (sent is None or sent.pgresult is None):
                 # The first statement without a result is the one that failed; those after it
                 # were aborted with it (or never sent) and go again.
                 if error is not None and not rest and statement[0] not in out:
@@ -57,7 +57,7 @@ def run(conn: psycopg.Connection, statements: Sequence[Statement]) -> dict[Hasha
                     continue
                 rest.append(statement)
             else:
-                out[statement[0]] = cur.fetchall()
+                out[statement[0]] = sent.fetchall()
         if len(rest) == len(pending):  # no progress: should not happen; do not loop forever
             for key, _, _ in rest:
                 out[key] = psycopg.OperationalError("statement not run: the pipeline made no progress")

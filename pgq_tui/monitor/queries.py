@@ -57,4 +57,4 @@ def server_query(name: str, version_num: int) -> sql.Composed:
 def query(name: str, version_num: int, table: str, schema: str) -> sql.Composed:
     """The statement `name` for this server version with the jobs and stats tables bound."""
     bound = {k: v for k, v in names(table, schema).items() if k in ("jobs", "stats")}
-    return sql.SQL(text(name, version_num)).format(**bound)  # type: ignore[arg-type]
+    return sql.SQL(text(name, version_num)).format(**bound)

@@ -340,7 +340,8 @@ class Snapshot:
     unknown: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(dataclasses.asdict(self))
+        out: dict[str, Any] = _jsonable(dataclasses.asdict(self))
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Snapshot:
