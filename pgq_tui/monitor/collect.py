@@ -156,7 +156,7 @@ class Monitor:
         )
         self._stamps = finished.Stamps(model)  # rates from the framework's timestamps
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
-        self._prefetched: dict[Hashable, pipeline.Outcome] = {}  # sent together, read by _rows/_run
+        self._prefetched: dict[Hashable, pipeline.QueryResult] = {}  # sent together, read by _rows/_run
         self._listed: set[str] = set()  # the queues the last poll listed
         self._over: frozenset[str] = frozenset()  # the count names over the cap at the last good poll
         self._version = 0

@@ -21,13 +21,13 @@ from psycopg.rows import dict_row
 # error is reported to its panel here, and a dashboard must not get log lines on its terminal.
 logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
-Statement = tuple[Hashable, Any, dict[str, Any] | None]  # key, query, parameters
-Outcome = list[dict[str, Any]] | psycopg.Error
+KeyedQuery = tuple[Hashable, Any, dict[str, Any] | None]  # key, query, parameters
+QueryResult = list[dict[str, Any]] | psycopg.Error
 
 
-def run(conn: psycopg.Connection, statements: Sequence[Statement]) -> dict[Hashable, Outcome]:
+def run(conn: psycopg.Connection, statements: Sequence[KeyedQuery]) -> dict[Hashable, QueryResult]:
     """Each statement's rows, or the error it raised. Raises only when the connection is lost."""
-    out: dict[Hashable, Outcome] = {}
+    out: dict[Hashable, QueryResult] = {}
     pending = list(statements)
     while pending:
         cursors: list[psycopg.Cursor[dict[str, Any]]] = []
@@ -45,7 +45,7 @@ def run(conn: psycopg.Connection, statements: Sequence[Statement]) -> dict[Hasha
             error = exc
         if error is not None and (conn.closed or conn.broken):
             raise error
-        rest: list[Statement] = []
+        rest: list[KeyedQuery] = []
         for i, statement in enumerate(pending):
             sent = cursors[i] if i < len(cursors) else None
             if rest or (sent is None or sent.pgresult is None):

@@ -1,5 +1,5 @@
 """The write keys (requeue, reap, retry, discard, cancel, terminate): plan in a worker, confirm, execute
-in a worker, toast the Outcome, refresh. The SQL itself lives in `pgq_tui.actions`, never here.
+in a worker, toast the ActionOutcome, refresh. The SQL itself lives in `pgq_tui.actions`, never here.
 """
 
 from __future__ import annotations

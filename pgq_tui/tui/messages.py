@@ -36,7 +36,7 @@ class PlanReady(Message):
 
 
 class ActionFinished(Message):
-    """An action ran; `outcome` is an actions.Outcome (never an exception)."""
+    """An action ran; `outcome` is an actions.ActionOutcome (never an exception)."""
 
     def __init__(self, outcome: Any, panel_id: str | None = None) -> None:
         super().__init__()
