@@ -34,7 +34,7 @@ Row = Mapping[str, Any]
 def _lease(r: Row) -> Lease:
     row = lease_row(r)
     return Lease(
-        id=row.id,  # type: ignore[arg-type]  # any job id type
+        id=row.id,
         queue=str(row.queue),
         locked_by=row.holder,
         attempts=row.attempts or 0,
@@ -73,7 +73,7 @@ def dead_list(rows: Sequence[Row], queues: Sequence[QueueStats]) -> DeadList:
         d = dead_row(r)
         jobs.append(
             DeadJob(
-                id=d.id,  # type: ignore[arg-type]
+                id=d.id,
                 queue=str(d.queue),
                 attempts=d.attempts or 0,
                 max_attempts=d.max_attempts or 0,

@@ -30,8 +30,8 @@ class CallableSource:
         pass
 
 
-def as_source(obj: SnapshotSource | Callable[[], Snapshot]) -> Any:
-    if hasattr(obj, "collect"):
+def as_source(obj: SnapshotSource | Callable[[], Snapshot]) -> SnapshotSource:
+    if isinstance(obj, SnapshotSource):  # runtime_checkable: it has a collect()
         return obj
     if callable(obj):
         return CallableSource(obj)
