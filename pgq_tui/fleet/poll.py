@@ -130,7 +130,7 @@ class TargetWatch:
         self.clock = clock
         self.monitor_kw = monitor_kw
         self.queues: list[QueueTarget] = []
-        self._monitors: list[Any] = []
+        self._monitors: list[Monitor] = []
         self._detected_at: float | None = None
 
     def _detect(self) -> PgqError | None:

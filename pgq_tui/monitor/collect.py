@@ -28,7 +28,7 @@ import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable, Hashable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import psycopg
@@ -390,7 +390,7 @@ class Monitor:
                 rows += got
         return rows, failed
 
-    def _plan(self, now: Any, oid: int) -> list[tuple[Key, Any, Any]]:
+    def _plan(self, now: datetime, oid: int) -> list[tuple[Key, Any, Any]]:
         """Every statement the rest of this poll runs, with the parameters the panels below pass:
         sent in one pipeline (one round trip). A statement a panel then asks for with other
         parameters is simply run on its own, so a mismatch costs a round trip, never a wrong figure.
@@ -444,7 +444,7 @@ class Monitor:
             )
         return row
 
-    def _count_status(self, now: Any, bg: BackgroundCount | None) -> CountStatus:
+    def _count_status(self, now: datetime, bg: BackgroundCount | None) -> CountStatus:
         """The counter as this poll used it (`bg`: the count the figures were built from)."""
         counter = self._counter
         state = "idle" if not counter.wanted else ("ready" if bg is not None else "waiting")
@@ -502,18 +502,18 @@ class Monitor:
     def _activity_params(self) -> dict[str, Any]:
         return rates.activity_params(self._polls[-1] if self._polls else None)
 
-    def _activity(self, now: Any) -> rates.Activity | None:
+    def _activity(self, now: datetime) -> rates.Activity | None:
         """New ids per queue since the previous poll; None when the dialect cannot follow ids."""
         if self.model.activity is None:
             return None
         prev = self._polls[-1] if self._polls else None
         return rates.activity(self._run(self.model.activity, **self._activity_params()), prev, now)
 
-    def _counters_params(self, now: Any) -> dict[str, Any]:
+    def _counters_params(self, now: datetime) -> dict[str, Any]:
         until, since = panels.window(now, max(self.history_s, self.rate_window_s))
         return {"since": since, "until": until}
 
-    def _counters(self, now: Any) -> Throughput | None:
+    def _counters(self, now: datetime) -> Throughput | None:
         """The framework's own counters' rates; None without them (the rates then come from the table)."""
         if self._counters_statement is None:
             return None
@@ -527,7 +527,7 @@ class Monitor:
         while len(self._polls) > 2 and self._polls[1].at <= horizon:
             self._polls.popleft()
 
-    def _window(self, now: Any) -> list[rates.Activity]:
+    def _window(self, now: datetime) -> list[rates.Activity]:
         """The polls the rates are averaged over: from the newest at least rate_window_s old."""
         polls = list(self._polls)
         start = now - timedelta(seconds=self.rate_window_s)
@@ -555,7 +555,7 @@ class Monitor:
         table: TableHealth,
         sessions: Sessions,
         queues: tuple[QueueStats, ...],
-        now: Any,
+        now: datetime,
     ) -> BloatReport | None:
         """Claim-cost probe and autovacuum pacing as one guarded panel ("bloat" in errors)."""
         return self._guard(

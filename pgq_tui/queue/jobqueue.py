@@ -90,13 +90,13 @@ class QueueCore:
             "statement_timeout_ms": statement_timeout_ms,
             "lock_timeout_ms": lock_timeout_ms,
         }
-        self._sql: dict[str, Any] = {}
+        self._sql: dict[str, sql.Composed] = {}
 
     @property
     def qualified(self) -> str:
         return f"{self.schema}.{self.table}"
 
-    def _q(self, name: str) -> Any:
+    def _q(self, name: str) -> sql.Composed:
         if name not in self._sql:
             self._sql[name] = st.compose(getattr(st, name), self.table, self.schema)
         return self._sql[name]
