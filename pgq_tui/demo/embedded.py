@@ -100,7 +100,7 @@ class EmbeddedPostgres:
     _temporary: bool = False
     _ids: tuple[int, int] | None = None
     _running: bool = False
-    _watchdog: subprocess.Popen | None = None
+    _watchdog: subprocess.Popen[bytes] | None = None
 
     @classmethod
     def adopt(cls, base_dir: Path, *, temporary: bool) -> EmbeddedPostgres:

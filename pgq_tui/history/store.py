@@ -76,7 +76,9 @@ def slim(snap: Snapshot) -> dict[str, Any]:
         name: dataclasses.replace(getattr(snap, name), rows=getattr(snap, name).rows[:LIST_ROWS])
         for name in ("leases", "expired", "dead")
     }
-    return _rounded(dataclasses.replace(snap, throughput=tp, bloat=bloat, **lists).to_dict())
+    slimmed: dict[str, Any] = dataclasses.replace(snap, throughput=tp, bloat=bloat, **lists).to_dict()
+    rounded: dict[str, Any] = _rounded(slimmed)
+    return rounded
 
 
 _ISO_MICROS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})\d{3}")

@@ -37,7 +37,7 @@ class Row:
     info: object | None = None  # or the Snapshot object behind the row (a session), shown by `enter`
 
 
-class PanelTable(DataTable):
+class PanelTable(DataTable[Any]):
     """Subclasses define COLUMNS, TITLE and `rows(snapshot, filter_text)`."""
 
     TITLE = ""
