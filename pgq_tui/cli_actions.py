@@ -27,7 +27,7 @@ COMMANDS = {
 }
 
 
-def add_parsers(sub: argparse._SubParsersAction, common: object) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: object) -> None:
     for name, (_, selector, text) in COMMANDS.items():
         p = sub.add_parser(name, help=text)
         common(p, suppress=True)  # type: ignore[operator]

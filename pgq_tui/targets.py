@@ -163,8 +163,8 @@ def validate(target: Target, where: str = "") -> None:
     kinds = {d.kind for d in known}
     if target.kind is not None and target.kind not in kinds:
         key = "kind" if where else "--kind"  # a targets file's key, or the flag
-        known = ", ".join(sorted(kinds))
-        raise PgqError(f"{where}unknown {key} {target.kind!r} (known: {known})", EXIT_USAGE)
+        listed = ", ".join(sorted(kinds))
+        raise PgqError(f"{where}unknown {key} {target.kind!r} (known: {listed})", EXIT_USAGE)
 
 
 def load_targets_file(path: str, defaults: Pins = Pins()) -> list[Target]:

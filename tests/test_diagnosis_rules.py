@@ -301,3 +301,19 @@ def test_a_holder_a_vacuum_blamed_is_a_cause_however_young() -> None:
     h = history(3, sessions=idle_holder(age=20.0), bloat=bloat, table=table)
     chains_found = diagnose(h, T)
     assert [f.rule for f in chains_found[0].links] == ["claims_slow", "dead_tuples", "xmin_holder"]
+
+
+def test_backlog_on_an_unknown_ready_count_is_not_judged() -> None:
+    # A ready count not taken (no index, timed out) is None: the growth rule has nothing to measure,
+    # so it says nothing (it used to sum the None and fail the whole diagnosis with a TypeError).
+    tp = replace(BASE.throughput, total=Rates(80, 30, 0), per_queue={"emails": Rates(80, 30, 0)})
+    h = [
+        snap(i * 10, queues=(QueueStats("emails", 1000 + 500 * i, 0, 4, 0, 0, 0, 5.0),), throughput=tp)
+        for i in range(7)
+    ]
+    assert [f.rule for f in work.backlog(h, T)] == ["backlog"]  # the same history, every count known
+    unknown_now = [*h[:-1], replace(h[-1], queues=(QueueStats("emails", None, 0, 4, 0, 0, 0, 5.0),))]
+    assert work.backlog(unknown_now, T) == []
+    unknown_then = [replace(h[0], queues=(QueueStats("emails", None, 0, 4, 0, 0, 0, 5.0),)), *h[1:]]
+    assert work.backlog(unknown_then, T) == []
+    assert all(c.root.rule != "backlog" for c in diagnose(unknown_now, T))

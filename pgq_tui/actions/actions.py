@@ -10,7 +10,7 @@ rows than the plan promised, counted from RETURNING), one way to explain a failu
 `plan*()` only reads and never raises: a plan that cannot run carries `refused`. The role check
 and the preview run in one transaction, whose now() the plan records (`expired_before`): every job
 statement gets it as `%(before)s`, so a dialect can bound its write to what was stuck when planned.
-`execute()` never raises either: every failure becomes `Outcome.error`, one line.
+`execute()` never raises either: every failure becomes `ActionOutcome.error`, one line.
 
 Session policy for cancel/terminate: our own session is never a target (the SQL excludes
 pg_backend_pid()), and neither is any session whose application_name starts with "pgq-top" (this
@@ -29,11 +29,11 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from pgq_tui.actions import statements as ast
+from pgq_tui.actions import statements as action_sql
 from pgq_tui.actions.detail import detail_row
 from pgq_tui.actions.explain import explain, table_privilege_hint
 from pgq_tui.actions.job_plans import NOUN, action_kind, job_plan, plan_action, refused_plan
-from pgq_tui.actions.model import ACTIONS, Outcome, Plan, plural
+from pgq_tui.actions.model import ACTIONS, ActionOutcome, Plan, plural
 from pgq_tui.actions.sessions import SIGNAL_WAIT_MS, signal_plan
 from pgq_tui.actions.tune import TUNE, tune_plan, tune_refusal, tune_title
 from pgq_tui.db.connect import Session
@@ -188,7 +188,7 @@ class Actions:
         action, text = plan_action(spec.kind), spec.statement.shown()
         # one transaction: the role check's now() is the now() the preview's guard saw
         with self._lock, self.conn.transaction(), self.conn.cursor(row_factory=dict_row) as cur:
-            cur.execute(ast.CHECK, {"table": self.qualified_table})
+            cur.execute(action_sql.CHECK, {"table": self.qualified_table})
             check = cur.fetchone()
             assert check is not None
             why = self._check(action, check)
@@ -239,15 +239,17 @@ class Actions:
 
     def _signal_sql(self, action: str) -> str:
         if action == "cancel":
-            return ast.CANCEL
-        return ast.TERMINATE if self.conn.info.server_version >= 130000 else ast.TERMINATE_PRE_130000
+            return action_sql.CANCEL
+        if self.conn.info.server_version >= 130000:
+            return action_sql.TERMINATE
+        return action_sql.TERMINATE_PRE_130000
 
     def _plan_signal(
         self, action: str, pids: tuple[int, ...], snapshot: Snapshot | None, allow_pgq_top: bool
     ) -> Plan:
         verb = "Cancel the query of" if action == "cancel" else "Terminate"
         title = f"{verb} {plural(len(pids), 'session')}"
-        text = (ast.CANCEL if action == "cancel" else ast.TERMINATE).strip()
+        text = (action_sql.CANCEL if action == "cancel" else action_sql.TERMINATE).strip()
         if not pids and not self.read_only:
             return refused_plan(action, title, "nothing selected", text)
 
@@ -255,7 +257,7 @@ class Actions:
             own = {self.conn.info.backend_pid}
             if snapshot is not None:
                 own.add(snapshot.server.monitor_pid)
-            rows = self._rows(ast.PREVIEW_SESSIONS, {"pids": list(pids)})
+            rows = self._rows(action_sql.PREVIEW_SESSIONS, {"pids": list(pids)})
             return signal_plan(
                 action,
                 pids,
@@ -277,22 +279,22 @@ class Actions:
             why = tune_refusal(advice, self.relation)
             if why:
                 return refused_plan(TUNE, tune_title(advice), why, text)
-            (owner,) = self._rows(ast.OWNER, {"table": self.qualified_table})
+            (owner,) = self._rows(action_sql.OWNER, {"table": self.qualified_table})
             return tune_plan(advice, owner)
 
         return self._planned(TUNE, tune_title(advice), text, (), build)
 
     # -- execution ------------------------------------------------------------------------------
-    def execute(self, plan: Plan) -> Outcome:
+    def execute(self, plan: Plan) -> ActionOutcome:
         """Run a plan; never raises. `changed` counts what really changed, even when a batch failed."""
         requested = plan.count
         if plan.action not in ACTIONS:
-            return Outcome(
+            return ActionOutcome(
                 plan.action, requested, 0, "unknown action", error=f"unknown action {plan.action!r}"
             )
         if self.read_only or plan.refused:
             reason = "read-only mode" if self.read_only else str(plan.refused)
-            return Outcome(plan.action, requested, 0, f"not run: {reason}", error=reason)
+            return ActionOutcome(plan.action, requested, 0, f"not run: {reason}", error=reason)
         if plan.action == TUNE:
             return self._run_tune(plan)
         verb = _VERB[plan.action]
@@ -301,8 +303,8 @@ class Actions:
         else:
             spec = self.model.action(action_kind(plan.action))
             if spec is None:
-                error = f"{self.model.title} has no {plan.action} action"
-                return Outcome(plan.action, requested, 0, f"not run: {error}", error=error)
+                missing = f"{self.model.title} has no {plan.action} action"
+                return ActionOutcome(plan.action, requested, 0, f"not run: {missing}", error=missing)
             noun, batches = NOUN.get(spec.applies_to, "job"), self._job_batches(spec, plan)
             verb = spec.done or verb
         changed, error, code = 0, None, EXIT_ERROR
@@ -320,7 +322,7 @@ class Actions:
                 if plan.action in SIGNALS
                 else " (the others had changed state meanwhile and were left alone)"
             )
-        return Outcome(plan.action, requested, changed, message, error, code)
+        return ActionOutcome(plan.action, requested, changed, message, error, code)
 
     def _job_batches(self, spec: ActionSpec, plan: Plan) -> Iterator[int]:
         """The guarded statement in batches (each its own transaction), at most `plan.count` rows."""
@@ -350,15 +352,15 @@ class Actions:
             params = {"pid": pid, "allow_pgq_top": plan.allow_pgq_top, "wait_ms": SIGNAL_WAIT_MS}
             yield sum(1 for r in self._rows(statement, params) if r["signalled"])
 
-    def _run_tune(self, plan: Plan) -> Outcome:
+    def _run_tune(self, plan: Plan) -> ActionOutcome:
         """The confirmed ALTER TABLE (the SQL the confirmation showed)."""
         try:
             with self._lock:
                 self.conn.execute(plan.sql.encode())
         except Exception as exc:
             error = self._explain(exc, TUNE)
-            return Outcome(TUNE, 1, 0, f"settings not applied: {error}", error=error)
-        return Outcome(TUNE, 1, 1, f"applied to {plan.title.rsplit(' ', 1)[-1]}: {plan.sql}")
+            return ActionOutcome(TUNE, 1, 0, f"settings not applied: {error}", error=error)
+        return ActionOutcome(TUNE, 1, 1, f"applied to {plan.title.rsplit(' ', 1)[-1]}: {plan.sql}")
 
     # -- reading --------------------------------------------------------------------------------
     def job_detail(self, job_id: JobId) -> dict[str, Any] | None:

@@ -25,7 +25,7 @@ def table_privilege_hint(action: str, role: str, table: str) -> str:
 
 
 def explain(exc: BaseException, *, action: str, role: str, table: str, lock_timeout_ms: int | None) -> str:
-    """One line for Outcome.error, saying truthfully whether the failed batch was rolled back: the
+    """One line for ActionOutcome.error, saying truthfully whether the failed batch was rolled back: the
     server answered with an error, so it was; only a connection lost while the batch ran (each batch
     commits with its statement) leaves its fate unknown."""
     if isinstance(exc, PgqError):  # already one line, e.g. "cannot connect to PostgreSQL: ..."

@@ -1,4 +1,4 @@
-"""What an action will do (Plan) and what it did (Outcome): plain frozen data for any front end."""
+"""What an action will do (Plan) and what it did (ActionOutcome): plain frozen data for any front end."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class Plan:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ActionOutcome:
     action: str
     requested: int
     changed: int  # rows/sessions really changed (from RETURNING / the signal functions' results)

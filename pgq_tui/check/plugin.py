@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pgq_tui.check.rules import EXIT_CODE, OK, STATUS, Measure, Result, rank, worst
-from pgq_tui.monitor.health import fmt_age, fmt_count
+from pgq_tui.check.rules import EXIT_CODE, STATUS, Measure, Result, rank, worst
+from pgq_tui.monitor.health import OK, fmt_age, fmt_count
 
 SERVICE = "PGQ"
 

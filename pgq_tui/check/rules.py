@@ -8,6 +8,7 @@ number goes into the perfdata's warn/crit fields. A measure whose panel failed t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pgq_tui.fleet.support import stuck_total, why_not
@@ -108,12 +109,12 @@ def rank(level: str) -> int:
     return _RANK[level]
 
 
-def worst(levels: object) -> str:
+def worst(levels: Iterable[str]) -> str:
     """
     >>> worst(["ok", "unknown", "warn"]), worst(["unknown", "ok"]), worst([])
     ('warn', 'unknown', 'ok')
     """
-    return max(levels, key=_RANK.__getitem__, default=OK)  # type: ignore[call-overload]
+    return max(levels, key=_RANK.__getitem__, default=OK)
 
 
 def _rated(

@@ -22,6 +22,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pgq_tui.errors import PgqError
 
@@ -99,7 +100,7 @@ class EmbeddedPostgres:
     _temporary: bool = False
     _ids: tuple[int, int] | None = None
     _running: bool = False
-    _watchdog: subprocess.Popen | None = None
+    _watchdog: subprocess.Popen[bytes] | None = None
 
     @classmethod
     def adopt(cls, base_dir: Path, *, temporary: bool) -> EmbeddedPostgres:
@@ -126,7 +127,7 @@ class EmbeddedPostgres:
         return f"host={self.socket_dir} port={self.port} user=postgres dbname={dbname}"
 
     def _run(self, args: list[str], timeout: float = 60) -> None:
-        kwargs: dict[str, object] = {}
+        kwargs: dict[str, Any] = {}
         if self._ids is not None:
             kwargs = {"user": self._ids[0], "group": self._ids[1], "extra_groups": []}
         proc = subprocess.run(
@@ -138,7 +139,7 @@ class EmbeddedPostgres:
             timeout=timeout,
             # Own session: a Ctrl-C in the terminal reaches us, and we stop the server in order.
             start_new_session=True,
-            **kwargs,  # type: ignore[arg-type]
+            **kwargs,
         )
         if proc.returncode != 0:
             raise PgqError(f"embedded PostgreSQL: {args[0]} failed: {proc.stdout.strip()[-500:]}")

@@ -77,7 +77,9 @@ def payload(rng: random.Random, queue: str, n: int) -> dict[str, Any]:
     return body
 
 
-def _batch(rng: random.Random, n: int, config: LoadConfig, poison_share: float, counter: int) -> dict:
+def _batch(
+    rng: random.Random, n: int, config: LoadConfig, poison_share: float, counter: int
+) -> dict[tuple[str, int, bool], list[dict[str, Any]]]:
     """n jobs grouped by what one enqueue call shares: (queue, priority, scheduled)."""
     groups: dict[tuple[str, int, bool], list[dict[str, Any]]] = defaultdict(list)
     weights = WEIGHTS if config.queues == QUEUES else None

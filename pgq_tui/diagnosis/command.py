@@ -20,8 +20,13 @@ from pgq_tui.diagnosis.findings import DEFAULTS, Chain, Thresholds, one_line
 from pgq_tui.diagnosis.watch import Watched, watch_targets
 from pgq_tui.errors import EXIT_USAGE, PgqError
 from pgq_tui.fleet.poll import outcome_name
-from pgq_tui.targets import Target, tomllib
+from pgq_tui.targets import Target
 from pgq_tui.untrusted import visible
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 # flag, Thresholds field, what it sets (for --help)
 FLAGS = (

@@ -96,9 +96,11 @@ def xmin_holders(history: History, t: Thresholds) -> list[Finding]:
     for h in snap.sessions.xmin_holders:
         if h.is_pgq_top:
             continue
-        seen = held(
-            history, lambda s, h=h: any(holder_id(x) == holder_id(h) for x in s.sessions.xmin_holders)
-        )
+
+        def holds(s: Snapshot, h: XminHolder = h) -> bool:
+            return any(holder_id(x) == holder_id(h) for x in s.sessions.xmin_holders)
+
+        seen = held(history, holds)
         age = max(h.age_s or 0.0, seen or 0.0)
         # a vacuum that ran and removed nothing names its holder: evidence enough, however young
         blamed = block is not None and block.holder_kind == h.kind and block.holder == h.name

@@ -33,7 +33,11 @@ def locks(history: History, t: Thresholds) -> list[Finding]:
     snap = history[-1]
     out = []
     for pid, waits in _heads(snap.sessions.blocked).items():
-        seen = held(history, lambda s, pid=pid: any(b.blocking_pid == pid for b in s.sessions.blocked)) or 0.0
+
+        def blocks(s: Snapshot, pid: int = pid) -> bool:
+            return any(b.blocking_pid == pid for b in s.sessions.blocked)
+
+        seen = held(history, blocks) or 0.0
         wait = max(max((b.blocked_wait_s or 0.0) for b in waits), seen)
         if wait < t.lock_wait_s:
             continue
@@ -144,8 +148,10 @@ def crashed(history: History, t: Thresholds) -> list[Finding]:
     ]
 
 
-def _ready(s: Snapshot) -> int:
-    return sum(q.ready for q in s.queues)
+def _ready(s: Snapshot) -> int | None:
+    """The ready jobs of every queue; None when one queue's count is unknown (unknown is never 0)."""
+    counts = [q.ready for q in s.queues]
+    return None if None in counts else sum(n for n in counts if n is not None)
 
 
 def drain_text(backlog: int, enqueued: float, completed: float, window_s: float) -> str:
@@ -172,7 +178,10 @@ def backlog(history: History, t: Thresholds) -> list[Finding]:
     span = at(snap) - at(first)
     if span <= 0 or span < t.min_duration_s:
         return []
-    growth = (_ready(snap) - _ready(first)) / span
+    now_ready, first_ready = _ready(snap), _ready(first)
+    if now_ready is None or first_ready is None:
+        return []  # a growth that rests on an unknown count is not judged
+    growth = (now_ready - first_ready) / span
     if growth < max(t.backlog_growth_per_s, 1e-9):
         return []
     enq = [s.throughput.total.enqueued for s in window if s.throughput.total.enqueued is not None]
@@ -182,20 +191,20 @@ def backlog(history: History, t: Thresholds) -> list[Finding]:
     if e is not None and c is not None and e <= c:
         return []  # the ready count grew for another reason (scheduled jobs came due), not the load
     if e is not None and c is not None:
-        drain = drain_text(_ready(snap), e, c, span)
+        drain = drain_text(now_ready, e, c, span)
         rates = f"enqueued {e:.1f}/s, completed {c:.1f}/s"
     else:
-        drain = f"the {fmt_count(_ready(snap))} backlog grows by {growth:.1f}/s"
+        drain = f"the {fmt_count(now_ready)} backlog grows by {growth:.1f}/s"
         rates = "rates unknown"
     return [
         Finding(
             id="backlog",
             rule="backlog",
             level=WARN,
-            short=f"backlog {fmt_count(_ready(snap))} grows {growth:.0f}/s",
+            short=f"backlog {fmt_count(now_ready)} grows {growth:.0f}/s",
             text=f"the backlog grows: enqueues outpace completions; {drain}",
             evidence=(
-                f"ready {fmt_count(_ready(first))} -> {fmt_count(_ready(snap))} in {fmt_age(span)}; {rates}",
+                f"ready {fmt_count(_ready(first))} -> {fmt_count(now_ready)} in {fmt_age(span)}; {rates}",
             ),
             fix=Fix("add workers (or make the handlers faster)", line="add workers"),
             causes=("claims_slow", "stalled:", "lock:", "crashed"),

@@ -9,8 +9,7 @@ the dialect's module, whose `{name}` placeholders are identifiers bound by State
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from pgq_tui.dialects.contract import ACTIVITY_COLUMNS, Statement
 from pgq_tui.dialects.sqlfiles import sql_file
@@ -24,7 +23,7 @@ def activity_statement(
     jobs: Sequence[str],
     id: str,
     queue_of_j: str,
-    literals: dict[str, Sequence[Any]] | None = None,
+    literals: Mapping[str, Sequence[object]] | None = None,
     **idents: Sequence[str],
 ) -> Statement:
     """The activity statement of one dialect: `jobs` its table, `id` its integer primary key column,

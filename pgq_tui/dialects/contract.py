@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from psycopg import sql
 
+from pgq_tui.jobid import JobId as JobId  # the contract's name for it (JobId = int | str | UUID)
+
 if TYPE_CHECKING:
     from pgq_tui.dialects.catalog import Catalog, VersionMarker
-
-JobId = int | str  # most frameworks use bigint ids; some (good_job) use uuids
 
 
 # -- the canonical words ---------------------------------------------------------------------------

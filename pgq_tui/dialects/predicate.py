@@ -176,13 +176,13 @@ def implied_by(
     """
     if not predicate:
         return False
-    equal = {k: frozenset(v) for k, v in (equal or {}).items()}
+    sets = {k: frozenset(v) for k, v in (equal or {}).items()}
     known = {_normal(a) for a in also}
     for t in terms(predicate):
         if t.op == "in":
-            ok = t.column in equal and bool(equal[t.column]) and equal[t.column] <= t.values
+            ok = t.column in sets and bool(sets[t.column]) and sets[t.column] <= t.values
         elif t.op == "not_null":
-            ok = t.column in equal or t.text in known
+            ok = t.column in sets or t.text in known
         else:
             ok = t.text in known
         if not ok:

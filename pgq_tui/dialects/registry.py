@@ -32,7 +32,7 @@ def configured(dialects: tuple[Dialect, ...], **settings: Any) -> tuple[Dialect,
     given = {k: v for k, v in settings.items() if v is not None}
     out = []
     for d in dialects:
-        names = {f.name for f in dataclasses.fields(d)} if dataclasses.is_dataclass(d) else set()
+        names: set[str] = {f.name for f in dataclasses.fields(d)} if dataclasses.is_dataclass(d) else set()
         fit = {k: v for k, v in given.items() if k in names}
         out.append(dataclasses.replace(d, **fit) if fit else d)  # type: ignore[type-var]
     return tuple(out)

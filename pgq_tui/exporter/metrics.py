@@ -183,8 +183,8 @@ def _queue_families(
             continue  # no counters table (or no grant, or not yet read): no counters, not flat ones
         for event in EVENTS:
             totals[event].add_metric(who, c.totals[event])
-        for q, n in sorted(c.completed_by_queue.items()):
-            by_queue.add_metric([*who, q], n)
+        for queue, n in sorted(c.completed_by_queue.items()):
+            by_queue.add_metric([*who, queue], n)
     yield from _present(
         [queue_info, duration, taken, panel, jobs, exact, age, rate, lag, stuck, *totals.values(), by_queue]
     )

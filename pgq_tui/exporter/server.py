@@ -7,7 +7,7 @@ import argparse
 import sys
 import threading
 from collections.abc import Iterator
-from typing import Any
+from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import Metric
@@ -44,7 +44,7 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
-def serve(cache: SnapshotCache, listen: str) -> tuple[Any, threading.Thread]:
+def serve(cache: SnapshotCache, listen: str) -> tuple[WSGIServer, threading.Thread]:
     """Start serving in a background thread; returns (server, thread). `server.shutdown()` stops it."""
     host, port = parse_listen(listen)
     registry = CollectorRegistry(auto_describe=False)
@@ -69,7 +69,7 @@ def run_exporter(args: argparse.Namespace) -> int:
     found = ", ".join(f"{q.kind} {q.relation}" for q in watch.queues)
     print(
         f"pgq-top exporter: serving {found or 'no queue yet (' + str(cache.get().error) + ')'} on "
-        f"{target.name} at http://{host}:{port}/metrics (one collect per {args.min_interval:g} s at "
+        f"{target.name} at http://{host!s}:{port}/metrics (one collect per {args.min_interval:g} s at "
         "most); Ctrl-C stops",
         file=sys.stderr,
         flush=True,

@@ -22,12 +22,12 @@ from typing import Any
 
 from pgq_tui.detection import QueueTarget, find_queues
 from pgq_tui.errors import EXIT_CONNECT, PgqError, describe
-from pgq_tui.monitor import open_monitor
+from pgq_tui.monitor import Monitor, open_monitor
 from pgq_tui.monitor.settle import past_wait
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.targets import Target
 
-Outcome = Snapshot | PgqError
+PollResult = Snapshot | PgqError
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class QueueOutcome:
 
     target: Target
     queue: QueueTarget | None
-    outcome: Outcome
+    outcome: PollResult
     several: bool = False  # the target holds more than one watched queue (names say which)
 
     @property
@@ -75,7 +75,7 @@ def detect(target: Target) -> list[QueueTarget]:
     )
 
 
-def monitor_for(target: Target, queue: QueueTarget, **kw: Any) -> Any:
+def monitor_for(target: Target, queue: QueueTarget, **kw: Any) -> Monitor:
     """The monitor's usual session (autocommit, labelled, short timeouts), read-only."""
     return open_monitor(target.dsn, queue.model, read_only=True, **kw)
 
@@ -130,7 +130,7 @@ class TargetWatch:
         self.clock = clock
         self.monitor_kw = monitor_kw
         self.queues: list[QueueTarget] = []
-        self._monitors: list[Any] = []
+        self._monitors: list[Monitor] = []
         self._detected_at: float | None = None
 
     def _detect(self) -> PgqError | None:
@@ -165,7 +165,7 @@ class TargetWatch:
         out = []
         for queue, monitor in zip(self.queues, self._monitors, strict=True):
             try:
-                outcome: Outcome = monitor.collect()
+                outcome: PollResult = monitor.collect()
             except Exception as exc:
                 outcome = describe(exc, table=queue.relation)
             out.append(QueueOutcome(self.target, queue, outcome, several))
@@ -185,7 +185,7 @@ class TargetWatch:
             settled = monitor.settle(max(0.0, deadline - time.monotonic()))
             try:
                 snap = monitor.collect()
-                outcome: Outcome = snap if settled else past_wait(snap, wait_s)
+                outcome: PollResult = snap if settled else past_wait(snap, wait_s)
             except Exception as exc:
                 outcome = describe(exc, table=o.table)
             out.append(dataclasses.replace(o, outcome=outcome))

@@ -36,6 +36,7 @@ from typing import Any
 
 from pgq_tui.errors import PgqError
 from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.monitor.source import SnapshotSource
 
 FORMAT = "pgq-top recording"
 VERSION = 1  # the format this code writes; it reads every version up to this one
@@ -75,7 +76,9 @@ def slim(snap: Snapshot) -> dict[str, Any]:
         name: dataclasses.replace(getattr(snap, name), rows=getattr(snap, name).rows[:LIST_ROWS])
         for name in ("leases", "stuck", "dead")
     }
-    return _rounded(dataclasses.replace(snap, throughput=tp, bloat=bloat, **lists).to_dict())
+    slimmed: dict[str, Any] = dataclasses.replace(snap, throughput=tp, bloat=bloat, **lists).to_dict()
+    rounded: dict[str, Any] = _rounded(slimmed)
+    return rounded
 
 
 _ISO_MICROS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})\d{3}")
@@ -316,13 +319,13 @@ class Recording:
 class RecordingSource:
     """A snapshot source that records what it returns: the dashboard's `--record FILE`."""
 
-    def __init__(self, source: Any, path: str, label: str) -> None:
+    def __init__(self, source: SnapshotSource, path: str, label: str) -> None:
         self.source = source
         self.label = label
         self.recorder = Recorder(path)
 
     def collect(self) -> Snapshot:
-        snap: Snapshot = self.source.collect()
+        snap = self.source.collect()
         self.recorder.append(self.label, snap)
         return snap
 

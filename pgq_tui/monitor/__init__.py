@@ -5,7 +5,10 @@ Imported lazily, so that `pgq_tui.monitor.snapshot` and the other pure modules s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the types, for the checker; at run time __getattr__ imports them on first use
+    from pgq_tui.monitor.collect import Monitor, open_monitor
 
 __all__ = ["Monitor", "open_monitor"]
 

@@ -295,7 +295,9 @@ class BackgroundCounter:
                     rows += cur.fetchall()
                 if activity is not None:
                     after = (previous.max_id or None) if previous is not None else None
-                    params = {"after": after, "max_span": ALL_IDS, "gap_rows": 0, "lo": [], "hi": []}
+                    params: dict[str, object] = {
+                        "after": after, "max_span": ALL_IDS, "gap_rows": 0, "lo": [], "hi": []
+                    }
                     seen = cur.execute(activity.compose(), params).fetchall()
         # The scans after it, each its own autocommit statement (its own snapshot and timeout): their
         # figures are exact as of a moment after `as_of`, which is therefore a conservative age.

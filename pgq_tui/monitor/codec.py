@@ -8,11 +8,14 @@ import types
 import typing
 from datetime import datetime
 from functools import cache
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pgq_tui.timestamps import parse_timestamp
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 
 @cache
@@ -45,5 +48,5 @@ def _convert(hint: Any, value: Any) -> Any:
 def from_dict(cls: type[T], data: dict[str, Any]) -> T:
     """Build dataclass `cls` from a dict; unknown keys are ignored (newer producer, older reader)."""
     hints = _hints(cls)
-    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    known = {f.name for f in dataclasses.fields(cls)}
     return cls(**{k: _convert(hints[k], v) for k, v in data.items() if k in known})

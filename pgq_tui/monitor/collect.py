@@ -30,7 +30,7 @@ import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable, Hashable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import psycopg
@@ -158,7 +158,7 @@ class Monitor:
         )
         self._stamps = finished.Stamps(model)  # rates from the framework's timestamps
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
-        self._prefetched: dict[Hashable, pipeline.Outcome] = {}  # sent together, read by _rows/_run
+        self._prefetched: dict[Hashable, pipeline.QueryResult] = {}  # sent together, read by _rows/_run
         self._listed: set[str] = set()  # the queues the last poll listed
         self._over: frozenset[str] = frozenset()  # the count names over the cap at the last good poll
         self._version = 0
@@ -389,7 +389,11 @@ class Monitor:
         rows: list[dict[str, Any]] = []
         failed: dict[Statement, str] = {}
         for statement in statements:
-            got = self._guard("queues", errors, None, lambda s=statement: self._count_rows(s, cap1))
+
+            def count(s: Statement = statement) -> list[dict[str, Any]]:
+                return self._count_rows(s, cap1)
+
+            got: list[dict[str, Any]] | None = self._guard("queues", errors, None, count)
             if got is None:
                 failed[statement] = errors["queues"]
             else:
@@ -403,7 +407,7 @@ class Monitor:
         counting.poll_reads(rows)
         return rows
 
-    def _plan(self, now: Any, oid: int) -> list[tuple[Key, Any, Any]]:
+    def _plan(self, now: datetime, oid: int) -> list[tuple[Key, Any, Any]]:
         """Every statement the rest of this poll runs, with the parameters the panels below pass:
         sent in one pipeline (one round trip). A statement a panel then asks for with other
         parameters is simply run on its own, so a mismatch costs a round trip, never a wrong figure.
@@ -457,7 +461,7 @@ class Monitor:
             )
         return row
 
-    def _count_status(self, now: Any, bg: BackgroundCount | None) -> CountStatus:
+    def _count_status(self, now: datetime, bg: BackgroundCount | None) -> CountStatus:
         """The counter as this poll used it (`bg`: the count the figures were built from)."""
         counter = self._counter
         state = "idle" if not counter.wanted else ("ready" if bg is not None else "waiting")
@@ -515,18 +519,18 @@ class Monitor:
     def _activity_params(self) -> dict[str, Any]:
         return rates.activity_params(self._polls[-1] if self._polls else None)
 
-    def _activity(self, now: Any) -> rates.Activity | None:
+    def _activity(self, now: datetime) -> rates.Activity | None:
         """New ids per queue since the previous poll; None when the dialect cannot follow ids."""
         if self.model.activity is None:
             return None
         prev = self._polls[-1] if self._polls else None
         return rates.activity(self._run(self.model.activity, **self._activity_params()), prev, now)
 
-    def _counters_params(self, now: Any) -> dict[str, Any]:
+    def _counters_params(self, now: datetime) -> dict[str, Any]:
         until, since = panels.window(now, max(self.history_s, self.rate_window_s))
         return {"since": since, "until": until}
 
-    def _counters(self, now: Any) -> Throughput | None:
+    def _counters(self, now: datetime) -> Throughput | None:
         """The framework's own counters' rates; None without them (the rates then come from the table)."""
         if self._counters_statement is None:
             return None
@@ -540,7 +544,7 @@ class Monitor:
         while len(self._polls) > 2 and self._polls[1].at <= horizon:
             self._polls.popleft()
 
-    def _window(self, now: Any) -> list[rates.Activity]:
+    def _window(self, now: datetime) -> list[rates.Activity]:
         """The polls the rates are averaged over: from the newest at least rate_window_s old."""
         polls = list(self._polls)
         start = now - timedelta(seconds=self.rate_window_s)
@@ -568,7 +572,7 @@ class Monitor:
         table: TableHealth,
         sessions: Sessions,
         queues: tuple[QueueStats, ...],
-        now: Any,
+        now: datetime,
     ) -> BloatReport | None:
         """Claim-cost probe and autovacuum pacing as one guarded panel ("bloat" in errors)."""
         return self._guard(

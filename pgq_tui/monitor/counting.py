@@ -295,7 +295,8 @@ def exact_depth(q: QueueStats, states: frozenset[str] = DEPTH) -> int | None:
         return None
     if any(q.accuracy(n) != EXACT for n in states):
         return None
-    return sum(getattr(q, n) for n in states)
+    depth: int = sum(getattr(q, n) for n in states)
+    return depth
 
 
 def background_depth(bg: BackgroundCount, queue: str) -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from pgq_tui.monitor.snapshot import (
     EXACT,
@@ -126,8 +127,8 @@ def oldest_xmin_holder(snap: Snapshot) -> XminHolder | None:
     return max(timed, key=lambda h: h.age_s or 0.0, default=None)
 
 
-def age_s(snap: Snapshot, when: object) -> float | None:
+def age_s(snap: Snapshot, when: datetime | None) -> float | None:
     """Seconds from a server timestamp to the snapshot's `now`; None for never."""
     if when is None:
         return None
-    return max(0.0, (snap.server.now - when).total_seconds())  # type: ignore[operator]
+    return max(0.0, (snap.server.now - when).total_seconds())

@@ -35,8 +35,10 @@ Counts = dict[str, tuple[int | None, int | None, int | None]]  # queue -> enqueu
 
 
 class Poll(Protocol):
-    at: datetime
-    finished: Counts | None
+    @property
+    def at(self) -> datetime: ...
+    @property
+    def finished(self) -> Counts | None: ...
 
 
 def params(prev_at: datetime, now: datetime) -> dict[str, Any]:

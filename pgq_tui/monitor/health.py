@@ -203,7 +203,7 @@ def unknown_verdicts(snap: Snapshot) -> list[Verdict]:
     """A count a verdict rests on that was not taken (no way to count it, its statement failed, not
     counted yet): the health line says what is unknown and why instead of "healthy"."""
     by_reason: dict[str, list[str]] = {}
-    panel = {}
+    panel: dict[str, str] = {}
     for name, (label, where) in VERDICT_COUNTS.items():
         why = figures.unknown_why(snap, name)
         if why is not None:

@@ -34,7 +34,7 @@ Row = Mapping[str, Any]
 def _lease(r: Row) -> Lease:
     row = lease_row(r)
     return Lease(
-        id=row.id,  # type: ignore[arg-type]  # any job id type
+        id=row.id,
         queue=str(row.queue),
         locked_by=row.holder,
         attempts=row.attempts or 0,
@@ -73,7 +73,7 @@ def dead_list(rows: Sequence[Row], queues: Sequence[QueueStats]) -> DeadList:
         d = dead_row(r)
         jobs.append(
             DeadJob(
-                id=d.id,  # type: ignore[arg-type]
+                id=d.id,
                 queue=str(d.queue),
                 attempts=d.attempts or 0,
                 max_attempts=d.max_attempts or 0,
@@ -121,7 +121,8 @@ def throughput(rows: Sequence[Row], until: datetime, history_s: int, rate_window
     history = tuple(ThroughputPoint(at, *per_second.get(at, (0, 0, 0, 0))) for at in seconds)
 
     def rates(c: Sequence[int]) -> Rates:
-        return Rates(*(health.rate(n, rate_window_s) for n in c))
+        enqueued, completed, failed, dead = (health.rate(n, rate_window_s) for n in c)
+        return Rates(enqueued, completed, failed, dead)
 
     totals = [sum(c[i] for c in per_queue.values()) for i in range(4)]
     return Throughput(
@@ -166,8 +167,9 @@ def table_health(row: Row, progress: Sequence[Row], name: str) -> TableHealth:
         and health.parse_bool(row["track_counts"])
         and health.parse_bool(opts.get("autovacuum_enabled"), default=True)
     )
-    base = int(opts.get("autovacuum_vacuum_threshold", row["vacuum_threshold"]))
-    scale = float(opts.get("autovacuum_vacuum_scale_factor", row["vacuum_scale_factor"]))
+    base_key, factor_key = "autovacuum_vacuum_threshold", "autovacuum_vacuum_scale_factor"
+    base = int(opts[base_key] if base_key in opts else row["vacuum_threshold"])
+    scale = float(opts[factor_key] if factor_key in opts else row["vacuum_scale_factor"])
     raw_max = opts.get("autovacuum_vacuum_max_threshold", row["vacuum_max_threshold"])
     max_threshold = int(raw_max) if raw_max is not None and int(raw_max) >= 0 else None
     reltuples = float(row["reltuples"])

@@ -21,13 +21,13 @@ from psycopg.rows import dict_row
 # error is reported to its panel here, and a dashboard must not get log lines on its terminal.
 logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
-Statement = tuple[Hashable, Any, dict[str, Any] | None]  # key, query, parameters
-Outcome = list[dict[str, Any]] | psycopg.Error
+KeyedQuery = tuple[Hashable, Any, dict[str, Any] | None]  # key, query, parameters
+QueryResult = list[dict[str, Any]] | psycopg.Error
 
 
-def run(conn: psycopg.Connection, statements: Sequence[Statement]) -> dict[Hashable, Outcome]:
+def run(conn: psycopg.Connection, statements: Sequence[KeyedQuery]) -> dict[Hashable, QueryResult]:
     """Each statement's rows, or the error it raised. Raises only when the connection is lost."""
-    out: dict[Hashable, Outcome] = {}
+    out: dict[Hashable, QueryResult] = {}
     pending = list(statements)
     while pending:
         cursors: list[psycopg.Cursor[dict[str, Any]]] = []
@@ -45,10 +45,10 @@ def run(conn: psycopg.Connection, statements: Sequence[Statement]) -> dict[Hasha
             error = exc
         if error is not None and (conn.closed or conn.broken):
             raise error
-        rest: list[Statement] = []
+        rest: list[KeyedQuery] = []
         for i, statement in enumerate(pending):
-            cur = cursors[i] if i < len(cursors) else None
-            if rest or (cur is None or cur.pgresult is None):
+            sent = cursors[i] if i < len(cursors) else None
+            if rest or (sent is None or sent.pgresult is None):
                 # The first statement without a result is the one that failed; those after it
                 # were aborted with it (or never sent) and go again.
                 if error is not None and not rest and statement[0] not in out:
@@ -57,7 +57,7 @@ def run(conn: psycopg.Connection, statements: Sequence[Statement]) -> dict[Hasha
                     continue
                 rest.append(statement)
             else:
-                out[statement[0]] = cur.fetchall()
+                out[statement[0]] = sent.fetchall()
         if len(rest) == len(pending):  # no progress: should not happen; do not loop forever
             for key, _, _ in rest:
                 out[key] = psycopg.OperationalError("statement not run: the pipeline made no progress")

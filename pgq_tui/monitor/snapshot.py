@@ -11,7 +11,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
+from pgq_tui.jobid import JobId
 from pgq_tui.monitor.bloat import BloatReport
 
 
@@ -109,7 +111,7 @@ class QueueStats:
 
 @dataclass(frozen=True)
 class Lease:
-    id: int
+    id: JobId
     queue: str
     locked_by: str | None
     attempts: int
@@ -134,7 +136,7 @@ class LeaseList:
 class DeadJob:
     """A failed (dead-letter) job, listed so the dashboard can retry or discard it."""
 
-    id: int
+    id: JobId
     queue: str
     attempts: int
     max_attempts: int
@@ -340,7 +342,8 @@ class Snapshot:
     unknown: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(dataclasses.asdict(self))
+        out: dict[str, Any] = _jsonable(dataclasses.asdict(self))
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Snapshot:
@@ -355,6 +358,8 @@ class Snapshot:
 def _jsonable(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
+    if isinstance(value, UUID):  # a mapped table's uuid job id
+        return str(value)
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

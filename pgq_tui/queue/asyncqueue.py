@@ -143,8 +143,9 @@ class AsyncJobQueue(QueueCore):
         rows = await self._rows("FAIL", self._fail_params(job, error, backoff))
         if not rows:
             return None
-        job.status = rows[0]["status"]
-        return rows[0]["status"]
+        status: Literal["pending", "failed"] = rows[0]["status"]
+        job.status = status
+        return status
 
     async def extend(self, job: Job, lease: float) -> bool:
         """Push our lease out to now() + lease; False if the job is no longer ours."""
@@ -168,7 +169,9 @@ class AsyncJobQueue(QueueCore):
 
     async def seconds_until_due(self, queues: Sequence[str]) -> float | None:
         """Seconds until the earliest pending job of `queues` is due (<= 0: ready now; None: none)."""
-        return (await self._rows("SECONDS_UNTIL_DUE", {"queues": list(queues)}))[0]["seconds"]
+        rows = await self._rows("SECONDS_UNTIL_DUE", {"queues": list(queues)})
+        seconds: float | None = rows[0]["seconds"]
+        return seconds
 
     async def wake(self, queues: Iterable[str]) -> None:
         """Notify listeners that jobs of `queues` are ready ("" wakes listeners of every queue)."""

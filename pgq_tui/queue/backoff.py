@@ -24,6 +24,6 @@ def backoff_seconds(
     >>> backoff_seconds(100, cap=60, rng=random.Random(0)) <= 60
     True
     """
-    exp = min(cap, base * 2 ** max(0, min(attempts - 1, 62)))
-    draw = (rng or random).random()
+    exp = min(cap, base * 2.0 ** max(0, min(attempts - 1, 62)))
+    draw = rng.random() if rng is not None else random.random()
     return exp / 2 + draw * exp / 2

@@ -38,4 +38,5 @@ def load_handler(spec: str) -> Handler:
         raise PgqError(f"cannot load handler {spec!r}: {exc}", EXIT_USAGE) from None
     if not callable(func):
         raise PgqError(f"handler {spec!r} is not callable", EXIT_USAGE)
-    return func
+    handler: Handler = func
+    return handler

@@ -90,13 +90,13 @@ class QueueCore:
             "statement_timeout_ms": statement_timeout_ms,
             "lock_timeout_ms": lock_timeout_ms,
         }
-        self._sql: dict[str, Any] = {}
+        self._sql: dict[str, sql.Composed] = {}
 
     @property
     def qualified(self) -> str:
         return f"{self.schema}.{self.table}"
 
-    def _q(self, name: str) -> Any:
+    def _q(self, name: str) -> sql.Composed:
         if name not in self._sql:
             self._sql[name] = st.compose(getattr(st, name), self.table, self.schema)
         return self._sql[name]
@@ -265,8 +265,9 @@ class JobQueue(QueueCore):
         rows = self._rows("FAIL", self._fail_params(job, error, backoff))
         if not rows:
             return None
-        job.status = rows[0]["status"]
-        return rows[0]["status"]
+        status: Literal["pending", "failed"] = rows[0]["status"]
+        job.status = status
+        return status
 
     def extend(self, job: Job, lease: float) -> bool:
         """Push our lease out to now() + lease; False if the job is no longer ours."""
@@ -292,7 +293,8 @@ class JobQueue(QueueCore):
 
     def seconds_until_due(self, queues: Sequence[str]) -> float | None:
         """Seconds until the earliest pending job of `queues` is due (<= 0: ready now; None: none)."""
-        return self._rows("SECONDS_UNTIL_DUE", {"queues": list(queues)})[0]["seconds"]
+        seconds: float | None = self._rows("SECONDS_UNTIL_DUE", {"queues": list(queues)})[0]["seconds"]
+        return seconds
 
     def wake(self, queues: Iterable[str]) -> None:
         """Notify listeners that jobs of `queues` are ready ("" wakes listeners of every queue)."""

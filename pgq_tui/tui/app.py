@@ -31,13 +31,14 @@ from pgq_tui.tui import hangup, keys
 from pgq_tui.tui.demo_keys import DemoKeys
 from pgq_tui.tui.fixes import Fixes
 from pgq_tui.tui.messages import CollectFailed, SnapshotReady
+from pgq_tui.tui.ports import ActionsPort, DemoPort
 from pgq_tui.tui.quiet import update_static
 from pgq_tui.tui.screens.detail import DetailScreen
 from pgq_tui.tui.screens.help import HelpScreen
 from pgq_tui.tui.screens.queue import QueueScreen
 from pgq_tui.tui.screens.session import SessionScreen
 from pgq_tui.tui.screens.why import WhyScreen
-from pgq_tui.tui.source import as_source
+from pgq_tui.tui.source import SnapshotSource, as_source
 from pgq_tui.tui.widgets.chart import ThroughputChart
 from pgq_tui.tui.widgets.health import HealthPanel
 from pgq_tui.tui.widgets.jobs import DeadTable, LeasesTable, StuckTable
@@ -81,13 +82,13 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
 
     def __init__(
         self,
-        source: Any,
+        source: SnapshotSource | Callable[[], Snapshot],
         *,
-        actions: Any | None = None,
+        actions: ActionsPort | None = None,
         target: str = "public.jobs",
         interval: float = 2.0,
         read_only: bool = False,
-        demo: Any | None = None,
+        demo: DemoPort | None = None,
         clock: Callable[[], float] = time.monotonic,
         poll: bool = True,
         initial: Snapshot | None = None,

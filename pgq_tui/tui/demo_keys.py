@@ -8,12 +8,13 @@ from typing import Any
 from textual import work
 
 from pgq_tui.tui.messages import DemoDone
+from pgq_tui.tui.ports import DemoPort
 
 
 class DemoKeys:
     """Mixed into PgqTopApp; uses its `demo` (a DemoController or None)."""
 
-    demo: Any
+    demo: DemoPort | None
     # What the mixin uses from the App it is mixed into (annotations only: the App provides them).
     focused: Any
     panel: Callable[[str], Any]
@@ -24,8 +25,10 @@ class DemoKeys:
     _tick: Callable[..., None]
 
     @work(thread=True, group="demo", exit_on_error=False)
-    def _demo(self, call: Callable[[Any], str]) -> None:
+    def _demo(self, call: Callable[[DemoPort], str]) -> None:
         try:
+            if self.demo is None:  # the demo keys are disabled without one (check_action)
+                raise RuntimeError("no demo running")
             text, error = call(self.demo), False
         except Exception as exc:  # a demo control failing must never take the dashboard down
             text, error = f"demo control failed: {exc}", True
@@ -52,7 +55,7 @@ class DemoKeys:
         self._demo(lambda d: f"load lowered to {d.lower_load():.0f} jobs/s")
 
     def action_demo_crash(self) -> None:
-        def crash(d: Any) -> str:
+        def crash(d: DemoPort) -> str:
             pid = d.crash_worker()
             if pid is None:
                 return "no worker to crash"
@@ -64,7 +67,7 @@ class DemoKeys:
         self._demo(crash)
 
     def action_demo_idle_tx(self) -> None:
-        def toggle(d: Any) -> str:
+        def toggle(d: DemoPort) -> str:
             if getattr(d.status(), "idle_tx_pid", None):
                 return (
                     "idle-in-transaction session closed" if d.close_idle_transaction() else "nothing to close"
@@ -78,5 +81,5 @@ class DemoKeys:
         self._demo(lambda d: "slow handler ON" if d.toggle_slow() else "slow handler off")
 
 
-def _workers(demo: Any) -> str:
+def _workers(demo: DemoPort) -> str:
     return f"{getattr(demo.status(), 'workers', '?')} workers"

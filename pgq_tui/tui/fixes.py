@@ -1,28 +1,35 @@
 """The write keys (requeue, reap, retry, discard, cancel, terminate): plan in a worker, confirm, execute
-in a worker, toast the Outcome, refresh. The SQL itself lives in `pgq_tui.actions`, never here.
+in a worker, toast the ActionOutcome, refresh. The SQL itself lives in `pgq_tui.actions`, never here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 
+from pgq_tui.jobid import JobId
 from pgq_tui.monitor.advice import advise
+from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.tui.messages import ActionFinished, PlanReady
+from pgq_tui.tui.ports import ActionsPort
 from pgq_tui.tui.screens.advice import AdviceScreen
 from pgq_tui.tui.screens.confirm import ConfirmScreen
+from pgq_tui.tui.source import SnapshotSource
 from pgq_tui.tui.widgets.jobs import LeasesTable
 from pgq_tui.tui.widgets.table import PanelTable
+
+if TYPE_CHECKING:
+    from pgq_tui.actions import Plan
 
 
 class Fixes:
     """Mixed into PgqTopApp; uses its `actions`, `snapshot`, `panel()` and `_tick()`."""
 
-    actions: Any
-    snapshot: Any
-    source: Any
+    actions: ActionsPort | None
+    snapshot: Snapshot | None
+    source: SnapshotSource
     # What the mixin uses from the App it is mixed into (annotations only: the App provides them).
     focused: Any
     panel: Callable[[str], Any]
@@ -32,7 +39,7 @@ class Fixes:
     call_from_thread: Callable[..., Any]
     _tick: Callable[..., None]
 
-    def _targets(self, panel_id: str, what: str) -> list[Any] | None:
+    def _targets(self, panel_id: str, what: str) -> list[JobId] | None:
         table: PanelTable = self.panel(panel_id)
         targets = table.targets()
         if not targets:
@@ -66,14 +73,19 @@ class Fixes:
             self._plan(lambda a: a.plan_discard(ids), "dead")
 
     def action_cancel(self) -> None:
-        pids = self._targets("sessions", "session")
+        pids = self._pids()
         if pids is not None:
             self._plan(lambda a: a.plan_cancel(pids, self.snapshot), "sessions")
 
     def action_terminate(self) -> None:
-        pids = self._targets("sessions", "session")
+        pids = self._pids()
         if pids is not None:
             self._plan(lambda a: a.plan_terminate(pids, self.snapshot), "sessions")
+
+    def _pids(self) -> list[int] | None:
+        """The backend pids selected in the sessions panel (its rows' targets are pids)."""
+        targets = self._targets("sessions", "session")
+        return None if targets is None else [t for t in targets if isinstance(t, int)]
 
     def action_advise(self) -> None:
         """The advisor over the last snapshot; `a` there plans the per-table ALTER TABLE."""
@@ -97,8 +109,10 @@ class Fixes:
         self.push_screen(AdviceScreen(advice, snap, can_apply=can_apply), chosen)
 
     @work(thread=True, group="actions", exit_on_error=False)
-    def _plan(self, make: Callable[[Any], Any], panel_id: str) -> None:
+    def _plan(self, make: Callable[[ActionsPort], Plan], panel_id: str) -> None:
         try:
+            if self.actions is None:  # the write keys are disabled without one (check_action)
+                raise RuntimeError("no actions engine (no database session)")
             plan = make(self.actions)
         except Exception as exc:  # planning should not raise; if it does, it is a message, not a crash
             self.call_from_thread(self.notify, f"could not plan: {exc}", severity="error")
@@ -133,7 +147,9 @@ class Fixes:
         self.push_screen(ConfirmScreen(plan), first)
 
     @work(thread=True, group="actions", exit_on_error=False)
-    def _execute(self, plan: Any, panel_id: str | None) -> None:
+    def _execute(self, plan: Plan, panel_id: str | None) -> None:
+        if self.actions is None:  # planned with an engine, so there is one: nothing to run otherwise
+            return
         outcome = self.actions.execute(plan)  # never raises, by contract
         self.post_message(ActionFinished(outcome, panel_id))
 

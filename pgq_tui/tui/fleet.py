@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -21,6 +21,9 @@ from textual.widgets import DataTable, Footer, Static
 from pgq_tui.fleet.rows import FleetRow, fleet_row, fleet_summary
 from pgq_tui.tui.format import DASH, LEVEL_STYLE, fmt_age, fmt_count, level, safe
 from pgq_tui.tui.quiet import changed, update_static
+
+if TYPE_CHECKING:
+    from pgq_tui.fleet.poller import FleetPoller
 
 RENDER_EVERY_S = 0.5
 COLUMNS = (
@@ -101,7 +104,7 @@ class FleetApp(App[str | None]):
 
     def __init__(
         self,
-        poller: Any,
+        poller: FleetPoller,
         *,
         interval: float = 2.0,
         cursor: int = 0,

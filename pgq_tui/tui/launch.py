@@ -10,7 +10,7 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,9 @@ from pgq_tui.errors import EXIT_OK, EXIT_TERMINAL, PgqError
 if TYPE_CHECKING:
     from pgq_tui.detection import QueueTarget
     from pgq_tui.diagnosis.findings import Thresholds
+    from pgq_tui.monitor.source import SnapshotSource
+    from pgq_tui.targets import Target
+    from pgq_tui.tui.ports import DemoPort
 
 MIN_WIDTH, MIN_HEIGHT = 40, 12  # below this not even the queues table and the verdict fit
 
@@ -84,25 +87,26 @@ def open_dashboard(
     *,
     interval: float,
     read_only: bool,
-    demo: Any | None = None,
+    demo: DemoPort | None = None,
     back: bool = False,
     name: str | None = None,
     count_cap: int | None = None,
     probe_interval_s: float = 10.0,
     record: str | None = None,
-    diagnosis: Any = None,
+    diagnosis: Thresholds | None = None,
 ) -> int:
     """Check the connection and table with one real poll, then run the app on a monitor and actions
     (and append every poll to the recording `record`, when given)."""
     from pgq_tui.actions import Actions
+    from pgq_tui.diagnosis.findings import DEFAULTS
     from pgq_tui.monitor import open_monitor
     from pgq_tui.tui.app import PgqTopApp
     from pgq_tui.tui.source import close_quietly
 
     caps = {} if count_cap is None else {"count_cap": count_cap}
     monitor = open_monitor(dsn, target.model, read_only=read_only, probe_interval_s=probe_interval_s, **caps)
-    actions: Any = None
-    source: Any = monitor
+    actions: Actions | None = None
+    source: SnapshotSource = monitor
     label = f"{name} · {target.label}" if name else target.label
     try:
         if record is not None:
@@ -121,7 +125,7 @@ def open_dashboard(
             demo=demo,
             initial=first,
             back=back,
-            **({} if diagnosis is None else {"diagnosis": diagnosis}),
+            diagnosis=DEFAULTS if diagnosis is None else diagnosis,
         )
         result = app.run()
         _reinstall_interrupts()  # the app's event loop reset SIGTERM/SIGHUP on exit
@@ -142,7 +146,7 @@ def _reinstall_interrupts() -> None:
         signal.signal(sig, interrupt)
 
 
-def run_fleet(targets: list[Any], *, interval: float, read_only: bool) -> int:
+def run_fleet(targets: Sequence[Target], *, interval: float, read_only: bool) -> int:
     """The fleet screen; enter opens a target's dashboard, whose escape comes back to the fleet."""
     from pgq_tui.fleet.poller import FleetPoller
     from pgq_tui.tui.app import BACK

@@ -7,14 +7,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from pgq_tui.monitor.snapshot import Snapshot
-
-
-@runtime_checkable
-class SnapshotSource(Protocol):
-    def collect(self) -> Snapshot: ...
+from pgq_tui.monitor.source import SnapshotSource as SnapshotSource  # the seam, below the TUI
 
 
 class CallableSource:
@@ -30,8 +26,8 @@ class CallableSource:
         pass
 
 
-def as_source(obj: SnapshotSource | Callable[[], Snapshot]) -> Any:
-    if hasattr(obj, "collect"):
+def as_source(obj: SnapshotSource | Callable[[], Snapshot]) -> SnapshotSource:
+    if isinstance(obj, SnapshotSource):  # runtime_checkable: it has a collect()
         return obj
     if callable(obj):
         return CallableSource(obj)

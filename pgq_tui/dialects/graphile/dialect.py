@@ -94,7 +94,9 @@ class GraphileDialect:
         }
 
         def s(name: str, columns: tuple[str, ...]) -> Statement:
-            return Statement.of(f"graphile.{name}", sql_file(__package__, name), columns, **idents)
+            return Statement.of(
+                f"graphile.{name}", sql_file(__package__, name), columns, literals=None, **idents
+            )
 
         rel = catalog.relation(schema, match.table)
         has_lock_index = rel is not None and rel.has_index(

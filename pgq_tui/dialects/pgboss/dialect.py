@@ -166,7 +166,9 @@ class PgBossDialect:
         idents = {"job": (schema, "job"), "queue": (schema, "queue"), "job_state": (schema, "job_state")}
 
         def s(name: str, columns: tuple[str, ...]) -> Statement:
-            return Statement.of(f"pgboss.{name}", sql_file(__package__, name), columns, **idents)
+            return Statement.of(
+                f"pgboss.{name}", sql_file(__package__, name), columns, literals=None, **idents
+            )
 
         has_active = job.has_index(("name", "expire_in", "started_on"), {"state": ["active"]})
         has_failed = job.has_index(("name", "completed_on"), {"state": ["failed"]})

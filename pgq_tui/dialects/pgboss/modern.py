@@ -70,7 +70,7 @@ def model(match: Match, catalog: Catalog, title: str, schema_version: int | None
     idents = {"job": (schema, "job"), "queue": (schema, "queue"), "job_state": (schema, "job_state")}
 
     def s(name: str, columns: tuple[str, ...]) -> Statement:
-        return Statement.of(f"pgboss.{name}", sql_file(__package__, name), columns, **idents)
+        return Statement.of(f"pgboss.{name}", sql_file(__package__, name), columns, literals=None, **idents)
 
     # pg-boss creates its indexes on each job table (job_common and each partitioned queue's), which the
     # catalog does not list (it reads no partitions): from schema 46 they are pg-boss's own, unless its

@@ -110,7 +110,7 @@ class PgqueuerDialect:
         def s(name: str, columns: tuple[str, ...]) -> Statement:
             # The timeout is a number we parsed, bound as a quoted SQL literal (never user text).
             text = sql_file(__package__, name).replace("{heartbeat_timeout_s}", literal)
-            return Statement.of(f"pgqueuer.{name}", text, columns, **idents)
+            return Statement.of(f"pgqueuer.{name}", text, columns, literals=None, **idents)
 
         rel = catalog.relation(schema, table)
         has_failed_index = rel is not None and rel.has_index(("entrypoint",), {"status": ["failed"]})

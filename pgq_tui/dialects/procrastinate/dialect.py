@@ -118,7 +118,7 @@ class ProcrastinateDialect:
         def s(name: str, columns: tuple[str, ...]) -> Statement:
             # The threshold is a number we parsed, bound as a quoted SQL literal (never user text).
             text = sql_file(__package__, name).replace("{stalled_after_s}", threshold)
-            return Statement.of(f"procrastinate.{name}", text, columns, **idents)
+            return Statement.of(f"procrastinate.{name}", text, columns, literals=None, **idents)
 
         rel = catalog.relation(schema, match.table)
         has_failed_index = rel is not None and rel.has_index(("queue_name",), {"status": ["failed"]})

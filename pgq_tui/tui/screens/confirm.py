@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.syntax import Syntax
@@ -15,10 +15,13 @@ from textual.widgets import Static
 
 from pgq_tui.tui.format import safe
 
+if TYPE_CHECKING:
+    from pgq_tui.actions import Plan
+
 MAX_TARGETS_SHOWN = 20
 
 
-def plan_renderable(plan: Any, *, second: bool = False) -> Group:
+def plan_renderable(plan: Plan, *, second: bool = False) -> Group:
     """Pure: a Plan as rich renderables. Descriptions and warnings may quote untrusted names."""
     parts: list[Any] = []
     if second:
@@ -55,7 +58,7 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "Abort"),
     ]
 
-    def __init__(self, plan: Any, *, second: bool = False) -> None:
+    def __init__(self, plan: Plan, *, second: bool = False) -> None:
         super().__init__()
         self.plan = plan
         self.second = second

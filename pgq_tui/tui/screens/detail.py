@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from pgq_tui.jobid import JobId
 from pgq_tui.tui.format import DASH, fmt_age, payload_json, safe
 
 
@@ -71,7 +73,12 @@ class DetailScreen(ModalScreen[None]):
         Binding("enter", "app.pop_screen", "Close", show=False),
     ]
 
-    def __init__(self, job_id: int, fetch: Any | None, now: datetime | None = None) -> None:
+    def __init__(
+        self,
+        job_id: JobId,
+        fetch: Callable[[JobId], dict[str, Any] | None] | None,
+        now: datetime | None = None,
+    ) -> None:
         super().__init__()
         self.job_id = job_id
         self.now = now  # the server's clock at the last poll: "expired 1m35s ago" beats a timestamp
@@ -93,7 +100,7 @@ class DetailScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def _load(self) -> None:
         try:
-            job = self._fetch(self.job_id)  # type: ignore[misc]
+            job = self._fetch(self.job_id) if self._fetch is not None else None
             if job:
                 body: Any = detail_renderable(job, self.now)
             else:

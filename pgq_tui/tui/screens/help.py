@@ -59,8 +59,8 @@ def help_table(bindings: Iterable[Binding], extra: Iterable[tuple[str, str]] = (
     if extra:
         table.add_row(Text(""), Text(""))
         table.add_row(Text(""), Text("Tables", style="bold underline"))
-        for keys, description in extra:
-            table.add_row(Text(keys), Text(description))
+        for key_text, description in extra:
+            table.add_row(Text(key_text), Text(description))
     return table
 
 

@@ -12,6 +12,7 @@ from textual.events import Resize
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowKey
 
+from pgq_tui.jobid import JobId
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.tui.quiet import changed, forget, set_border, signature
 
@@ -31,12 +32,12 @@ class Column:
 class Row:
     key: str
     cells: tuple[Any, ...]  # one per visible column (wide_only ones already dropped by the panel)
-    target: Any = None  # what an action acts on: a job id or a backend pid
-    job_id: int | None = None  # `enter` opens the detail screen for this job
-    info: Any = None  # or the Snapshot object behind the row (a session), shown by `enter`
+    target: JobId | None = None  # what an action acts on: a job id, a backend pid (int) or a queue name
+    job_id: JobId | None = None  # `enter` opens the detail screen for this job
+    info: object | None = None  # or the Snapshot object behind the row (a session), shown by `enter`
 
 
-class PanelTable(DataTable):
+class PanelTable(DataTable[Any]):
     """Subclasses define COLUMNS, TITLE and `rows(snapshot, filter_text)`."""
 
     TITLE = ""
@@ -221,10 +222,10 @@ class PanelTable(DataTable):
         self.marked.clear()
         self._update_subtitle()
 
-    def targets(self) -> list[Any]:
+    def targets(self) -> list[JobId]:
         """Marked rows' targets, else the cursor row's; each target once, in table order."""
         keys = [k for k in self._panel_rows if k in self.marked] or [k for k in [self.cursor_key()] if k]
-        out: list[Any] = []
+        out: list[JobId] = []
         for k in keys:
             t = self._panel_rows[k].target
             if t is not None and t not in out:
