@@ -3,17 +3,20 @@
 A poll counts each queue-and-state only up to the cap (its cost must stay bounded by the cap, not the
 table). When a count passes the cap, the poll asks this counter for the count names involved; a
 daemon thread then runs the dialect's own count statements that read them with no cap (`cap1` NULL),
-in one REPEATABLE READ transaction (every count from one snapshot), on its own connection with its
-own statement_timeout (the time budget), so a slow count never delays a poll and never holds the
-poll's connection. The same snapshot reads the activity statement's max id and the rows new since
-the previous count (for completion rates of queues too deep to count every poll). Its results are
-exact as of the snapshot and are shown as stale, with their age, until the next one lands.
+all of them as ONE statement (one_statement(): every count from one snapshot, in autocommit READ
+COMMITTED, no transaction around several statements), on its own connection with its own
+statement_timeout (the time budget), so a slow count never delays a poll and never holds the poll's
+connection. The same statement reads the activity statement's max id and the rows new since the
+previous count (for completion rates of queues too deep to count every poll). Its results are exact
+as of that snapshot and are shown as stale, with their age, until the next one lands. Like every
+statement the monitor runs, it holds back the xmin horizon for its own duration only: at most the
+statement_timeout (`budget_ms`, 20 s by default), never between statements.
 
 The same thread runs the statements no index serves (scans) when the relation is too big to scan in
-the poll (monitor/tiers.py): counts uncapped, lists with their LIMIT. Each scan is one statement in
-autocommit, outside the REPEATABLE READ transaction, so it holds back the xmin horizon for its own
-duration only (at most the statement_timeout, `budget_ms`), never for the whole pass. Their figures
-are exact as of the moment before the first scan of the pass started (`as_of`, conservative).
+the poll (monitor/tiers.py): counts uncapped, lists with their LIMIT. Each scan is its own statement
+in autocommit, so it too holds back the xmin horizon for its own duration only (at most the
+statement_timeout), never for the whole pass. Their figures are exact as of the moment before the
+first scan of the pass started (`as_of`, conservative).
 
 Pacing: after a count that took `cost`, the next waits max(min_interval_s, cost * (1 - duty) / duty),
 so the counter keeps at most `duty` of one backend busy; a pass with scans uses at most SCAN_DUTY
@@ -33,6 +36,7 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
@@ -108,6 +112,35 @@ def parse(
         elif r["kind"] == "new":
             new[str(r["queue"])] = new.get(str(r["queue"]), 0) + int(r["n"])
     return BackgroundCount(as_of, cost_ms, groups, counts, max_id, new)
+
+
+NOW, COUNTS, ACTIVITY = "now", "counts", "activity"  # the parts of one_statement()'s rows
+
+
+def one_statement(statements: Iterable[Statement], activity: Statement | None = None) -> sql.Composed:
+    """The count statements and the activity statement as ONE statement, each one's rows as jsonb
+    tagged with its part, after one row with now(): one snapshot for all of them (every count from
+    the same moment, so depth deltas and the max id agree) without a transaction around several
+    statements, which would hold the xmin horizon for the whole pass.
+
+    >>> q = one_statement([Statement.of("c", "SELECT 1 AS n;")]).as_string(None)
+    >>> print(q)
+    SELECT 'now'::text AS part, NULL::jsonb AS row, now() AS at
+    UNION ALL
+    SELECT 'counts', to_jsonb("s0"), NULL FROM (
+    SELECT 1 AS n
+    ) "s0"
+    """
+    tagged = [(COUNTS, s) for s in statements] + ([(ACTIVITY, activity)] if activity is not None else [])
+    parts: list[sql.Composable] = [sql.SQL("SELECT 'now'::text AS part, NULL::jsonb AS row, now() AS at")]
+    for i, (part, statement) in enumerate(tagged):
+        body = dataclasses.replace(statement, text=statement.text.strip().rstrip(";"))
+        parts.append(
+            sql.SQL("SELECT {part}, to_jsonb({alias}), NULL FROM (\n{body}\n) {alias}").format(
+                part=sql.Literal(part), alias=sql.Identifier(f"s{i}"), body=body.compose()
+            )
+        )
+    return sql.SQL("\nUNION ALL\n").join(parts)
 
 
 class BackgroundCounter:
@@ -285,28 +318,26 @@ class BackgroundCounter:
         scanned = scan_names(scans)
         as_of = None
         if statements:
-            # one snapshot for every count (BEGIN ISOLATION LEVEL ...: through a pooler, the
-            # transaction's SET LOCALs come right after BEGIN, before which the level must be chosen)
-            conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
-            with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-                as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
-                for statement in statements:
-                    cur.execute(statement.compose(), {**DEFAULTS, "cap1": None})
-                    rows += cur.fetchall()
-                if activity is not None:
-                    after = (previous.max_id or None) if previous is not None else None
-                    params: dict[str, object] = {
-                        "after": after, "max_span": ALL_IDS, "gap_rows": 0, "lo": [], "hi": []
-                    }
-                    seen = cur.execute(activity.compose(), params).fetchall()
+            # one snapshot for every count and the activity rows: one statement (autocommit, READ
+            # COMMITTED), never a transaction around several, so the xmin horizon is held for the
+            # length of that one statement only (at most the statement_timeout, `budget_ms`)
+            after = (previous.max_id or None) if previous is not None else None
+            params = {**DEFAULTS, "cap1": None, "after": after, "max_span": ALL_IDS, "gap_rows": 0}
+            with conn.cursor(row_factory=dict_row) as cur:
+                counted = cur.execute(one_statement(statements, activity), {**params, "lo": [], "hi": []})
+                for r in counted.fetchall():
+                    if r["part"] == NOW:
+                        as_of = r["at"]
+                    else:
+                        (rows if r["part"] == COUNTS else seen).append(r["row"])
         # The scans after it, each its own autocommit statement (its own snapshot and timeout): their
         # figures are exact as of a moment after `as_of`, which is therefore a conservative age.
         with conn.cursor(row_factory=dict_row) as cur:
             if as_of is None:
                 as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
             for statement in scans:
-                params = {**DEFAULTS, "cap1": None, "rows": self.list_rows}
-                got = cur.execute(statement.compose(), params).fetchall()
+                scan_params = {**DEFAULTS, "cap1": None, "rows": self.list_rows}
+                got = cur.execute(statement.compose(), scan_params).fetchall()
                 if is_list(statement):
                     lists[statement.name] = got
                 else:

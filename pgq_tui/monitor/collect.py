@@ -15,7 +15,7 @@ while the relation is small, else in the background counter (monitor/tiers.py): 
 optimization, never the price of a figure. Panels a dialect cannot serve (its framework does not
 record it) are listed in `Snapshot.unsupported` with the reason, never run. The connection is
 autocommit, so no transaction or snapshot survives a poll (a monitor must not pin the xmin horizon it
-watches).
+watches); the background counter's counts are one statement each pass, never a transaction of several.
 
 Each panel is one or a few statements; if one fails (statement_timeout, lock_timeout, a missing
 privilege), or its rows cannot be read (a dialect's bug: the error's class and message), its panel is
