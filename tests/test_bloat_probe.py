@@ -10,7 +10,7 @@ import psycopg
 from monitor_support import pgq_monitor
 from psycopg import sql
 
-from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.dialects.pgq.statements import monitor_sql
 from pgq_tui.jobtable import statements as qst
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.probe import EXPLAIN, run_probe
@@ -32,13 +32,13 @@ def probed_again(monitor: Monitor, snap: Snapshot, timeout: float = 15.0) -> Sna
 
 
 def _probe_sql() -> sql.Composed:
-    probe = sql_file("pgq_tui.dialects.pgq", "claim_probe")
+    probe = monitor_sql("claim_probe")
     return sql.SQL(probe).format(jobs=sql.Identifier("public", "jobs"))
 
 
 def test_probe_is_the_claims_own_candidate_scan() -> None:
     """The probe must cost what a claim costs: same predicate, same order (so the same index walk)."""
-    probe = sql_file("pgq_tui.dialects.pgq", "claim_probe")
+    probe = monitor_sql("claim_probe")
     body = " ".join(line.strip() for line in probe.splitlines() if not line.startswith("--"))
     claim = " ".join(qst.CLAIM.split())
     for part in (

@@ -10,7 +10,7 @@ import psycopg
 from monitor_support import pgq_monitor
 from psycopg import sql as pgsql
 
-from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.dialects.pgq.statements import monitor_sql
 
 ROWS = 20
 
@@ -44,7 +44,7 @@ def test_most_recent_dead_jobs_are_the_most_recent(dsn: str, sql: psycopg.Connec
 
 
 def dead_jobs_sql() -> pgsql.Composed:
-    text = sql_file("pgq_tui.dialects.pgq", "dead_jobs")
+    text = monitor_sql("dead_jobs")
     return pgsql.SQL(text).format(jobs=pgsql.Identifier("public", "jobs"))
 
 

@@ -12,9 +12,25 @@ from __future__ import annotations
 from pgq_tui.dialects.sqlfiles import sql_file
 from pgq_tui.jobtable import statements as queue_statements
 
+# Fragments several statements share (the recursive skip-scans over the partial indexes): a file
+# says `{running_queues}` where sql/running_queues.sql goes, as it says `{jobs}` for the table.
+FRAGMENTS = ("running_queues", "dead_queues")
+
 
 def monitor_sql(name: str) -> str:
-    return sql_file(__package__, name)
+    """sql/<name>.sql with the shared fragments it names put in (comments are left as they are, and
+    a fragment's header comment is left out)."""
+    bodies = {
+        f"{{{f}}}": "\n".join(x for x in sql_file(__package__, f).splitlines() if not x.startswith("--"))
+        for f in FRAGMENTS
+    }
+    out = []
+    for line in sql_file(__package__, name).splitlines():
+        if not line.lstrip().startswith("--"):
+            for placeholder, body in bodies.items():
+                line = line.replace(placeholder, body)
+        out.append(line)
+    return "\n".join(out)
 
 
 # The claim-cost probe: the claim's candidate scan, LIMIT 1, no FOR UPDATE (sql/claim_probe.sql).
@@ -141,15 +157,18 @@ SELECT id FROM moved {_READ_WOKEN}
 # the queues it made ready are notified.
 REAP = queue_statements.reap_waking("{channel}")
 
-# Dead letters back to work with a fresh budget of attempts; the last error is kept for reference.
-RETRY = f"""
-WITH chosen AS (
+# The dead letters an operator's retry or discard takes: by id, at most `batch`, none a writer holds.
+_CHOSEN_DEAD = f"""chosen AS (
     SELECT j.id FROM {{jobs}} j
     WHERE j.status = 'failed'
       AND {_CHOSEN}
     ORDER BY j.id LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
-), moved AS (
+)"""
+
+# Dead letters back to work with a fresh budget of attempts; the last error is kept for reference.
+RETRY = f"""
+WITH {_CHOSEN_DEAD}, moved AS (
     UPDATE {{jobs}} j
     SET status = 'pending', attempts = 0, run_at = now(), finished_at = NULL
     FROM chosen
@@ -160,13 +179,7 @@ SELECT id FROM moved {_READ_WOKEN}
 """
 
 DISCARD = f"""
-WITH chosen AS (
-    SELECT j.id FROM {{jobs}} j
-    WHERE j.status = 'failed'
-      AND {_CHOSEN}
-    ORDER BY j.id LIMIT %(batch)s
-    FOR UPDATE SKIP LOCKED
-)
+WITH {_CHOSEN_DEAD}
 DELETE FROM {{jobs}} j USING chosen
 WHERE j.id = chosen.id AND j.status = 'failed'
 RETURNING j.id

@@ -5,13 +5,8 @@
 -- writer) sort last. The true total comes from the queue counts.
 -- payload_preview: the start of the payload for the dashboard's filter; skipped for payloads stored
 -- larger than 64 kB, which would be detoasted on every poll.
-WITH RECURSIVE dead AS (
-    (SELECT queue FROM {jobs} WHERE status = 'failed' ORDER BY queue LIMIT 1)
-    UNION ALL
-    SELECT (SELECT j.queue FROM {jobs} j WHERE j.status = 'failed' AND j.queue > dead.queue
-            ORDER BY j.queue LIMIT 1)
-    FROM dead WHERE dead.queue IS NOT NULL
-)
+-- dead_queues: the shared skip-scan CTE in dead_queues.sql (statements.monitor_sql puts it in).
+WITH RECURSIVE {dead_queues}
 SELECT l.id, l.queue, l.attempts, l.max_attempts, l.finished_at, l.last_error, l.payload_preview
 FROM dead
 CROSS JOIN LATERAL (SELECT j.id, j.queue, j.attempts, j.max_attempts, j.finished_at, left(j.last_error, 500) AS last_error,

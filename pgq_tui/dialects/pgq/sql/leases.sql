@@ -6,13 +6,8 @@
 -- Each holder is matched to a live session of this database whose application_name is locked_by.
 -- payload_preview: the start of the payload for the dashboard's filter; skipped for payloads stored
 -- larger than 64 kB, which would be detoasted on every poll.
-WITH RECURSIVE run AS (
-    (SELECT queue FROM {jobs} WHERE status = 'running' ORDER BY queue LIMIT 1)
-    UNION ALL
-    SELECT (SELECT j.queue FROM {jobs} j WHERE j.status = 'running' AND j.queue > run.queue
-            ORDER BY j.queue LIMIT 1)
-    FROM run WHERE run.queue IS NOT NULL
-), valid_cut AS (
+-- running_queues: the shared skip-scan CTE in running_queues.sql (statements.monitor_sql puts it in).
+WITH RECURSIVE {running_queues}, valid_cut AS (
     SELECT max(c.locked_until) AS locked_until FROM (
         SELECT l.locked_until FROM run
         CROSS JOIN LATERAL (SELECT j.locked_until FROM {jobs} j

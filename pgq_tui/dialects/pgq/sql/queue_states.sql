@@ -2,19 +2,9 @@
 -- (queue, locked_until) WHERE status = 'running' and the dead index (queue, finished_at DESC NULLS LAST,
 -- id DESC) WHERE status = 'failed'.
 -- Distinct queues come from a recursive skip-scan over each index; counts stop at %(cap1)s rows.
-WITH RECURSIVE run AS (
-    (SELECT queue FROM {jobs} WHERE status = 'running' ORDER BY queue LIMIT 1)
-    UNION ALL
-    SELECT (SELECT j.queue FROM {jobs} j WHERE j.status = 'running' AND j.queue > run.queue
-            ORDER BY j.queue LIMIT 1)
-    FROM run WHERE run.queue IS NOT NULL
-), dead AS (
-    (SELECT queue FROM {jobs} WHERE status = 'failed' ORDER BY queue LIMIT 1)
-    UNION ALL
-    SELECT (SELECT j.queue FROM {jobs} j WHERE j.status = 'failed' AND j.queue > dead.queue
-            ORDER BY j.queue LIMIT 1)
-    FROM dead WHERE dead.queue IS NOT NULL
-)
+-- running_queues, dead_queues: the shared skip-scan CTEs in running_queues.sql and dead_queues.sql
+-- (statements.monitor_sql puts them in).
+WITH RECURSIVE {running_queues}, {dead_queues}
 SELECT run.queue,
        (SELECT count(*) FROM (SELECT 1 FROM {jobs} j WHERE j.status = 'running' AND j.queue = run.queue
             AND j.locked_until >= now() LIMIT %(cap1)s) r) AS running,
