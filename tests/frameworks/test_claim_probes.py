@@ -26,6 +26,8 @@ QUEUES = [f"q{i}" for i in range(10)]
 CLAIM_INDEX = {
     "graphile-worker": "jobs_main_index",
     "pg-boss": "_i5",
+    "pg-boss-11": "_i5",  # job_common_i5 (name, start_after) INCLUDE (priority, created_on, id)
+    "pg-boss-12.12": "_i5",
     "pg-boss-12": "_i11",  # job_common_i11 (name, priority DESC, created_on, start_after)
     "procrastinate": "procrastinate_jobs_priority_idx_v1",
     "pgqueuer": "pgqueuer_ep_prio_id_idx",
