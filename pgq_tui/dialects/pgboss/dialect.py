@@ -238,7 +238,7 @@ class PgBossDialect:
                     effect="state retry while retry_count < retry_limit (start_after per retry delay), else"
                     " failed (and its dead-letter copy); output notes the timeout",
                     guard="state = 'active' AND started_on + expire_in < now()",
-                    preview=s("preview_expired", PREVIEW_COLUMNS),
+                    preview=s("preview_stuck", PREVIEW_COLUMNS),
                     statement=s("requeue", ("id",)),
                 ),
                 *dead_actions(s, "state retry, retry_limit + 1"),

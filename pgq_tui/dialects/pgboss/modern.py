@@ -179,7 +179,7 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
         leases=pick(s, has_states, "modern_leases", "leases_scan", (*LEASE_COLUMNS, "heartbeat_age")),
         dead=pick(s, has_failed, "dead", "dead_scan", DEAD_COLUMNS),  # 10.x's lists: the same columns
         job=s("job", JOB_COLUMNS),
-        claim_probe=s("modern_claim_probe", ("id",)),
+        claim_probe=s("claim_probe", ("id",)),
         extra_states=("blocked",) * blocked,
         # the same created_on/completed_on columns as 10.x: enqueued/done/failed per second per queue
         finished=s("finished", FINISHED_COLUMNS),
@@ -194,8 +194,8 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
                 + ("; heartbeat_on cleared" if beats else ""),
                 guard="state = 'active' AND (started_on + expire_seconds < now()"
                 + (" OR heartbeat_on + heartbeat_seconds < now())" if beats else ")"),
-                preview=s("modern_preview_stuck", PREVIEW_COLUMNS),
-                statement=s("modern_requeue", ("id",)),
+                preview=s("preview_stuck", PREVIEW_COLUMNS),
+                statement=s("requeue", ("id",)),
             ),
             *dead_actions(s, retry_effect),
         ),
