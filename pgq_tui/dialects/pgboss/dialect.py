@@ -259,7 +259,7 @@ class PgBossDialect:
 def _refused(match: Match, found: Layout) -> QueueModel:
     why = (
         f"{found.why} is detected but not supported: pgq-top reads pg-boss 10.x (schema 21-24)"
-        " and 12.19-12.38 (schema 31-46); it will not guess another layout's rules"
+        " and 11.0-12.38 (schema 25-46); it will not guess another layout's rules"
     )
     return QueueModel(
         match=match,
