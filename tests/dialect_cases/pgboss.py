@@ -1,11 +1,14 @@
-"""pg-boss 10 (Node 20) and 12 (Node 22) with their own Node clients and workers
-(tests/frameworks/pgboss_client.py; 12's slow job stuck by its timeout, to keep each populate short)."""
+"""pg-boss 10 (Node 20), 11 and 12 (Node 22) with their own Node clients and workers
+(tests/frameworks/pgboss_client.py; 12's slow job stuck by its timeout, to keep each populate short;
+11 has no heartbeats)."""
 
 from frameworks.cases import framework_case
-from frameworks.pgboss_client import PgBoss, PgBoss12ByTimeout
+from frameworks.pgboss_client import PgBoss, PgBoss11, PgBoss12ByTimeout
 
 CASES = [
     framework_case(PgBoss, "pg-boss", "pgboss", "job"),
+    framework_case(PgBoss11, "pg-boss", "pgboss", "job", case_id="pg-boss-11"),
+    framework_case(PgBoss11, "pg-boss", "pgboss", "job", case_id="pg-boss-11", advised=False),
     framework_case(PgBoss12ByTimeout, "pg-boss", "pgboss", "job", case_id="pg-boss-12"),
     framework_case(PgBoss, "pg-boss", "pgboss", "job", advised=False),
 ]

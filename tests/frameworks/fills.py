@@ -72,6 +72,20 @@ SELECT q, '{{}}',
             WHEN b = 98 THEN now() END
 FROM {SERIES}
 """
+# pg-boss 11 (schema 25-29): expire_seconds, no heartbeats
+PGBOSS11 = f"""
+INSERT INTO pgboss.job (name, data, state, start_after, started_on, expire_seconds, completed_on, output)
+SELECT q, '{{}}',
+       (CASE WHEN b < 90 THEN 'completed' WHEN b < 98 THEN 'created' WHEN b = 98 THEN 'active'
+             ELSE 'failed' END)::pgboss.job_state,
+       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
+       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 hours'
+            WHEN b < 90 OR b >= 98 THEN now() - interval '1 minute' END,
+       900,
+       CASE WHEN b < 90 OR b = 99 THEN now() END,
+       CASE WHEN b = 99 THEN '{{"message": "boom"}}'::jsonb END
+FROM {SERIES}
+"""
 PROCRASTINATE = f"""
 -- the live worker: its heartbeat stays fresh through the timing (a day ahead), as a running worker's would
 INSERT INTO procrastinate_workers (last_heartbeat) VALUES (now() + interval '1 day');
@@ -119,6 +133,8 @@ FROM {SERIES}
 FILLS = {
     "graphile-worker": GRAPHILE,
     "pg-boss": PGBOSS,
+    "pg-boss-11": PGBOSS11,
+    "pg-boss-12.12": PGBOSS12,
     "pg-boss-12": PGBOSS12,
     "procrastinate": PROCRASTINATE,
     "pgqueuer": PGQUEUER,

@@ -1,4 +1,4 @@
-"""pg-boss 10 (Node 20) and 12 (Node 22) through their own Node clients (node/pgboss.js), for the
+"""pg-boss 10 (Node 20), 11 and 12 (Node 22) through their own Node clients (node/pgboss.js), for the
 acceptance flow."""
 
 from __future__ import annotations
@@ -128,14 +128,16 @@ class PgBoss12(PgBoss):
     package = "pg-boss-12"
     node = str(NODE22)
     layout = "pg-boss-12"  # fills.py's rows for this schema
+    heartbeats = True  # schema 30 (12.12) and later
+    blocked = True  # schema 31 (12.19) and later
 
     def __init__(self, dsn: str) -> None:
         super().__init__(dsn)
         self.env["PGQ_TEST_HEARTBEAT_REFRESH_S"] = "1"
 
-    @staticmethod
-    def version() -> str:
-        return require_node_client("pg-boss-12", node22=True)
+    @classmethod
+    def version(cls) -> str:
+        return require_node_client(cls.package, node22=True)
 
     def send_options(self, queue: str) -> dict[str, object]:
         return {"heartbeatSeconds": HEARTBEAT_S} if queue in ("slow", "hold") else {}
@@ -152,29 +154,9 @@ class PgBoss12(PgBoss):
         time.sleep(max(0.0, float(lost_in)) + 0.2)
 
     def truth(self, conn: psycopg.Connection | None = None) -> list[tuple[Any, str, str]]:
-        """Each job's (id, queue, canonical state), by a full scan, from pg-boss 12's own rules."""
-        return truth_rows(
-            self.dsn,
-            """
-            SELECT id::text, name,
-                   CASE
-                     WHEN state < 'active' AND blocked THEN 'blocked'
-                     WHEN state < 'active' AND start_after <= now() THEN 'ready'
-                     WHEN state < 'active' THEN 'scheduled'
-                     WHEN state = 'active' AND (started_on + expire_seconds * interval '1 second' < now()
-                          OR (heartbeat_seconds IS NOT NULL
-                              AND heartbeat_on + heartbeat_seconds * interval '1 second' < now()))
-                       THEN 'stuck'
-                     WHEN state = 'active' THEN 'running'
-                     WHEN state = 'failed' THEN 'dead'
-                     WHEN state = 'completed' THEN 'done'
-                     ELSE state::text
-                   END AS state
-            FROM pgboss.job
-            ORDER BY 1
-            """,
-            conn,
-        )
+        """Each job's (id, queue, canonical state), by a full scan, from pg-boss 11 and 12's own rules
+        (heartbeats from schema 30, flows' blocked from 31)."""
+        return truth_rows(self.dsn, modern_truth(heartbeats=self.heartbeats, blocked=self.blocked), conn)
 
 
 class PgBoss12ByTimeout(PgBoss12):
@@ -196,14 +178,56 @@ class PgBoss12ByTimeout(PgBoss12):
         time.sleep(max(0.0, float(expires_in)) + 0.2)
 
 
-class PgBoss11(PgBoss):
-    """pg-boss 11 (npm alias pg-boss-11, schema 26) on Node 22: installed to check that pgq-top names
-    the layout and refuses it (no heartbeats, no index for active or failed jobs)."""
+class PgBoss1212(PgBoss12):
+    """pg-boss 12.12.0 (npm alias pg-boss-12-12, schema 30) on Node 22: heartbeats, no flows yet."""
 
+    detected = "12.x (schema 30)"
+    package = "pg-boss-12-12"
+    layout = "pg-boss-12.12"
+    blocked = False
+
+
+class PgBoss11(PgBoss12ByTimeout):
+    """pg-boss 11.1.1 (npm alias pg-boss-11, schema 26) on Node 22: no heartbeats, so the slow job is
+    stuck by its timeout (expireInSeconds) and every holder's liveness is unknown."""
+
+    detected = "11.1-12.5 (schema 26)"
     package = "pg-boss-11"
-    node = str(NODE22)
-    detected = "11.0-12.18 (schema 26)"
+    layout = "pg-boss-11"
+    heartbeats = False
+    blocked = False
 
-    @staticmethod
-    def version() -> str:
-        return require_node_client("pg-boss-11", node22=True)
+    def __init__(self, dsn: str) -> None:
+        super().__init__(dsn)
+        del self.env["PGQ_TEST_HEARTBEAT_REFRESH_S"]
+
+    def send_options(self, queue: str) -> dict[str, object]:
+        return PgBoss.send_options(self, queue)
+
+
+def modern_truth(*, heartbeats: bool, blocked: bool) -> str:
+    """Ground truth for pg-boss 11 and 12: each job's canonical state by a full scan, written from
+    pg-boss's own fetch and supervisor SQL (not from pgq-top's statements)."""
+    blocked_case = "WHEN state < 'active' AND blocked THEN 'blocked'" if blocked else ""
+    heartbeat_lost = (
+        "OR (heartbeat_seconds IS NOT NULL"
+        " AND heartbeat_on + heartbeat_seconds * interval '1 second' < now())"
+        if heartbeats
+        else ""
+    )
+    return f"""
+        SELECT id::text, name,
+               CASE
+                 {blocked_case}
+                 WHEN state < 'active' AND start_after <= now() THEN 'ready'
+                 WHEN state < 'active' THEN 'scheduled'
+                 WHEN state = 'active' AND (started_on + expire_seconds * interval '1 second' < now()
+                      {heartbeat_lost}) THEN 'stuck'
+                 WHEN state = 'active' THEN 'running'
+                 WHEN state = 'failed' THEN 'dead'
+                 WHEN state = 'completed' THEN 'done'
+                 ELSE state::text
+               END AS state
+        FROM pgboss.job
+        ORDER BY 1
+        """

@@ -28,7 +28,7 @@ from .acceptance import Driver, crash_during_slow_job, fresh_worker_runs
 from .cases import follow_index_advice
 from .graphile_client import Graphile, Graphile18
 from .harness import Processes
-from .pgboss_client import PgBoss, PgBoss12
+from .pgboss_client import PgBoss, PgBoss11, PgBoss12, PgBoss1212
 from .pgqueuer_client import HEARTBEAT_TIMEOUT_S, Pgqueuer
 from .procrastinate_client import STALLED_S, Procrastinate
 from .river_client import River
@@ -39,6 +39,8 @@ FRAMEWORKS = [
     pytest.param(Graphile, "graphile-worker", "unknown", "unknown", None, id="graphile-worker"),
     pytest.param(Graphile18, "graphile-worker", "unknown", "unknown", None, id="graphile-worker-18"),
     pytest.param(PgBoss, "pg-boss", "unknown", "unknown", None, id="pg-boss"),
+    pytest.param(PgBoss11, "pg-boss", "unknown", "unknown", None, id="pg-boss-11"),
+    pytest.param(PgBoss1212, "pg-boss", "gone", "alive", None, id="pg-boss-12.12"),
     pytest.param(PgBoss12, "pg-boss", "gone", "alive", None, id="pg-boss-12"),
     pytest.param(Procrastinate, "procrastinate", "gone", "alive", STALLED_S, id="procrastinate"),
     pytest.param(Pgqueuer, "pgqueuer", "gone", "alive", HEARTBEAT_TIMEOUT_S, id="pgqueuer"),

@@ -31,6 +31,11 @@ CLAIM_INDEX = {
     "pgqueuer": "pgqueuer_ep_prio_id_idx",
     "river": "river_job_prioritized_fetching_index",
 }
+# pg-boss 11 and 12.12 keep every queue's jobs in one shared job_common, and their fetch index job_i5
+# holds no state: a queue's ready rows are spread over the table's pages, so the probe's pages depend
+# on the visibility map (index-only, a few pages; after a VACUUM that could not mark the pages all
+# visible, a bitmap heap scan of ~100). test_plans.py checks that it walks job_i5 on them.
+PROBED = [p for p in FRAMEWORKS if p.id not in ("pg-boss-11", "pg-boss-12.12")]
 
 
 def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
@@ -38,7 +43,7 @@ def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    ("driver", "kind", "sample_id"), [p.values for p in FRAMEWORKS], ids=[p.id for p in FRAMEWORKS]
+    ("driver", "kind", "sample_id"), [p.values for p in PROBED], ids=[p.id for p in PROBED]
 )
 def test_claim_probe_walks_the_claim_index_on_a_big_table(
     driver: Any, kind: str, sample_id: Any, empty_dsn: str, monkeypatch: pytest.MonkeyPatch

@@ -26,7 +26,7 @@ from pgq_tui.dialects.introspect import read_catalog
 from .cases import follow_index_advice
 from .graphile_client import Graphile, Graphile18
 from .harness import create_runs_table
-from .pgboss_client import PgBoss, PgBoss12
+from .pgboss_client import PgBoss, PgBoss11, PgBoss12, PgBoss1212
 from .pgqueuer_client import Pgqueuer
 from .procrastinate_client import Procrastinate
 from .river_client import River
@@ -36,6 +36,8 @@ FRAMEWORKS = [
     pytest.param(Graphile, "graphile-worker", 1, id="graphile-worker"),
     pytest.param(Graphile18, "graphile-worker", 1, id="graphile-worker-18"),
     pytest.param(PgBoss, "pg-boss", UUID, id="pg-boss"),
+    pytest.param(PgBoss11, "pg-boss", UUID, id="pg-boss-11"),
+    pytest.param(PgBoss1212, "pg-boss", UUID, id="pg-boss-12.12"),
     pytest.param(PgBoss12, "pg-boss", UUID, id="pg-boss-12"),
     pytest.param(Procrastinate, "procrastinate", 1, id="procrastinate"),
     pytest.param(Pgqueuer, "pgqueuer", 1, id="pgqueuer"),

@@ -1,6 +1,7 @@
-"""Releases pgq-top does not read are detected and named, with the reason, never read with another
-release's rules: pg-boss 11 installed by its own client (Node 22). A pg-boss 12 schema without the
-indexes pgq-top counts through gets them named as advice."""
+"""Each pg-boss release is read with its own version's rules, never another's: pg-boss 11 (schema 26)
+and 12.12 (schema 30) installed by their own clients (Node 22), and the schemas between 25 and 46
+named by their number. A pg-boss 12 schema without the indexes pgq-top counts through gets them named
+as advice."""
 
 from __future__ import annotations
 
@@ -15,27 +16,52 @@ from pgq_tui.dialects.contract import Capability
 from pgq_tui.errors import EXIT_OK
 
 from .cases import follow_index_advice
-from .pgboss_client import PgBoss11, PgBoss12
+from .pgboss_client import PgBoss11, PgBoss12, PgBoss1212
 
 
-def test_pgboss_11_is_named_and_refused_with_the_reason(
-    framework_dsn: str, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("driver", [PgBoss11, PgBoss1212], ids=["pg-boss-11", "pg-boss-12.12"])
+def test_pgboss_11_and_early_12_are_read_with_their_own_rules(
+    driver: type[PgBoss12], framework_dsn: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    PgBoss11.version()  # skips, or fails under PGQ_REQUIRE_FRAMEWORKS=1, without the client
-    fw = PgBoss11(framework_dsn)
+    """Before flows (31) there is no blocked state and pg-boss's fetch index job_i5 serves the ready
+    and scheduled counts; before heartbeats (30) the stuck rule is the timeout alone and a holder's
+    liveness is not recorded. What no index serves is a scan, exact on this small table."""
+    driver.version()  # skips, or fails under PGQ_REQUIRE_FRAMEWORKS=1, without the client
+    fw = driver(framework_dsn)
     fw.install()
     fw.enqueue("fast", "fast-0")
+    fw.enqueue("later", "later-0", in_seconds=3600)
     model = single_queue(framework_dsn, kind="pg-boss").model
-    assert model.match.version == PgBoss11.detected
-    assert model.counts == () and model.actions == ()
-    reason = str(model.support(Capability.COUNTS).reason)
-    assert "11.0-12.18" in reason and "not supported" in reason
+    assert model.match.version == driver.detected
+    assert "blocked" not in model.count_columns() and model.extra_states == ()
+    queued, *others = model.counts
+    assert queued.indexed and not any(st.indexed for st in others)
+    assert model.leases is not None and not model.leases.indexed
+    assert ("heartbeat" in model.stuck_rule) == driver.heartbeats
+    assert model.support(Capability.LIVENESS).ok == driver.heartbeats
     code = main(["snapshot", "--json", "--dsn", framework_dsn, "--kind", "pg-boss"])
     out, err = capsys.readouterr()
     assert code == EXIT_OK, err
     snap = json.loads(out)
-    assert "11.0-12.18" in snap["unsupported"]["queues"] and "11.0-12.18" in snap["unsupported"]["leases"]
-    assert all(q.get("ready") is None for q in snap["queues"])  # unknown, never 0
+    shown = {(q["queue"], s): q[s] for q in snap["queues"] for s in ("ready", "scheduled") if q[s]}
+    assert shown == {(queue, state): 1 for _, queue, state in fw.truth()}
+
+
+def test_pgboss_schemas_25_to_46_are_named_by_their_number(framework_dsn: str) -> None:
+    """pg-boss 11's schema relabelled as 25 is read as 11.0; as 27-29 (12.6-12.11, the same job
+    columns) as 12.x; as 30 or later, without the heartbeat columns those versions add, it is refused
+    as an unknown layout rather than read with the wrong rules."""
+    PgBoss11.version()
+    PgBoss11(framework_dsn).install()
+    for number, named in ((25, "11.0 (schema 25)"), (29, "12.x (schema 29)")):
+        with psycopg.connect(framework_dsn, autocommit=True) as conn:
+            conn.execute("UPDATE pgboss.version SET version = %s", (number,))
+        model = single_queue(framework_dsn, kind="pg-boss").model
+        assert model.match.version == named and model.counts
+    with psycopg.connect(framework_dsn, autocommit=True) as conn:
+        conn.execute("UPDATE pgboss.version SET version = 30")
+    model = single_queue(framework_dsn, kind="pg-boss").model
+    assert model.counts == () and "lacks the columns" in str(model.support(Capability.COUNTS).reason)
 
 
 def test_pgboss_12_without_its_state_indexes_advises_them_and_counts_by_scan(

@@ -1,19 +1,16 @@
 """pg-boss (a schema with `version`, `job`, `queue` and enum `job_state`): detection and model.
 
-pg-boss has had four layouts (QUEUE_FRAMEWORKS.md, docs/dialects.md). pgq-top serves two, each tested
+pg-boss has had three layouts (QUEUE_FRAMEWORKS.md, docs/dialects.md). pgq-top serves two, each tested
 with pg-boss's own client: the 10.x one (schema 21-24: `job` list-partitioned per queue,
-`queue.partition_name`, timeout column `expire_in`), here, on Node 20; and the 12.x one (schema 31-46:
-shared `job_common` partition, `queue.table_name`, `expire_seconds`, heartbeats, flows), in
-`modern.py`, on Node 22. The 11.0-12.18 one (schema 25-30, before heartbeats and flows), schemas newer
-than pgq-top knows and the 9.x one are detected and named, and refused with the reason instead of being
-read with the wrong rules.
+`queue.partition_name`, timeout column `expire_in`), here, on Node 20; and the 11/12 one (schema 25-46:
+shared `job_common` partition, `queue.table_name`, `expire_seconds`, heartbeats from 30, flows from 31),
+in `modern.py`, on Node 22. Schemas newer than pgq-top knows and the 9.x layout are detected and
+named, and refused with the reason instead of being read with the wrong rules.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from psycopg import sql
 
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
@@ -27,15 +24,13 @@ from pgq_tui.dialects.contract import (
     ActionKind,
     ActionSpec,
     Capability,
-    IndexAdvice,
     Match,
     QueueModel,
     State,
-    Statement,
     StateWord,
 )
 from pgq_tui.dialects.pgboss import modern
-from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.dialects.pgboss.common import advice, dead_actions, statements
 
 KIND = "pg-boss"
 JOB_COLUMNS_SEEN = frozenset(
@@ -65,20 +60,24 @@ class Layout:
     supported: bool
     release: str  # e.g. "10.x (schema 24)"
     why: str | None = None  # why pgq-top refuses it
-    generation: int = 10  # the layout's model: 10 (this module) or 12 (modern.py)
+    generation: int = 10  # the layout's model: 10 (this module) or 12 (modern.py, 11 and 12)
 
 
 def layout(job: Relation, queue: Relation | None, archive: Relation | None, version: str | None) -> Layout:
-    """Name the layout; pg-boss 10's and 12.19+'s are served.
+    """Name the layout; pg-boss 10's and 11-12's are served.
 
     >>> from pgq_tui.dialects.catalog import table
     >>> job = table("b", "job", {"expire_in": "interval"}, kind="p")
     >>> ten = table("b", "queue", {"partition_name": "text"})
     >>> layout(job, ten, table("b", "archive", {}), "24").supported
     True
-    >>> layout(job, table("b", "queue", {"table_name": "text"}), None, "27").release
-    '11.0-12.18 (schema 27)'
-    >>> twelve = table("b", "job", {c: "int" for c in modern.COLUMNS}, kind="p")
+    >>> eleven = table("b", "job", {"expire_seconds": "int"}, kind="p")
+    >>> found = layout(eleven, table("b", "queue", {"table_name": "text"}), None, "26")
+    >>> found.supported, found.release, found.schema_version
+    (True, '11.1-12.5 (schema 26)', 26)
+    >>> layout(eleven, table("b", "queue", {"table_name": "text"}), None, "31").why
+    'a pg-boss schema 31 whose job table lacks the columns of that version'
+    >>> twelve = table("b", "job", {c: "int" for c in modern.COLUMNS[0][1]}, kind="p")
     >>> found = layout(twelve, table("b", "queue", {"table_name": "text"}), None, "46")
     >>> found.supported, found.release, found.generation
     (True, '12.x (schema 46)', 12)
@@ -93,19 +92,24 @@ def layout(job: Relation, queue: Relation | None, archive: Relation | None, vers
         if number is not None and number > modern.MAX_SCHEMA:
             why = f"pg-boss schema {number}, newer than pgq-top knows ({modern.MAX_SCHEMA}, pg-boss 12.38)"
             return Layout(number, False, f"newer than 12.38 ({tag})", why)
-        if job.column_names >= modern.COLUMNS and (number is None or number >= modern.MIN_SCHEMA):
-            return Layout(number, True, f"12.x ({tag})", generation=12)
-        return Layout(
-            number,
-            False,
-            f"11.0-12.18 ({tag})",
-            "the pg-boss 11.0-12.18 layout (schema 25-30: no heartbeats, no flows, no index for active or"
-            " failed jobs)",
-        )
+        read = modern.shape_schema(job, number)
+        if read is None:
+            why = f"a pg-boss {tag} whose job table lacks the columns of that version"
+            return Layout(number, False, f"unknown layout ({tag})", why)
+        return Layout(read, True, f"{_releases(read)} ({tag})", generation=12)
     ten = job.kind == "p" and "partition_name" in queue.column_names and "expire_in" in job.column_names
     if ten and archive is not None and (number is None or number in SUPPORTED_SCHEMAS):
         return Layout(number, True, f"10.x ({tag})")
     return Layout(number, False, f"unknown layout ({tag})", "a pg-boss layout pgq-top does not recognise")
+
+
+def _releases(schema: int) -> str:
+    """The pg-boss releases that run schema `schema` (25 and later).
+
+    >>> [_releases(n) for n in (25, 26, 30, 46)]
+    ['11.0', '11.1-12.5', '12.x', '12.x']
+    """
+    return {25: "11.0", 26: "11.1-12.5"}.get(schema, "12.x")
 
 
 @dataclass(frozen=True)
@@ -113,8 +117,8 @@ class PgBossDialect:
     kind: str = KIND
     title: str = "pg-boss"
     versions: str = (
-        "10.x (schema 21-24; tested with 10.4.2) and 12.19+ (schema 31-46; tested with 12.38.0);"
-        " 11.0-12.18 and 9.x are detected and refused"
+        "10.x (schema 21-24; tested with 10.4.2), 11.0-12.38 (schema 25-46; tested with 11.1.1,"
+        " 12.12.0 and 12.38.0); 9.x and newer schemas are detected and refused"
     )
     version_markers: tuple[VersionMarker, ...] = (VersionMarker("version", "version"), modern.BAM_PENDING)
 
@@ -161,30 +165,23 @@ class PgBossDialect:
         )
         if not found.supported:
             return _refused(match, found)
-        if found.generation == 12:
+        if found.generation == 12 and found.schema_version is not None:
             return modern.model(match, catalog, self.title, found.schema_version)
-        idents = {"job": (schema, "job"), "queue": (schema, "queue"), "job_state": (schema, "job_state")}
-
-        def s(name: str, columns: tuple[str, ...]) -> Statement:
-            return Statement.of(
-                f"pgboss.{name}", sql_file(__package__, name), columns, literals=None, **idents
-            )
+        s = statements(schema, found.schema_version or SUPPORTED_SCHEMAS[-1])
 
         has_active = job.has_index(("name", "expire_in", "started_on"), {"state": ["active"]})
         has_failed = job.has_index(("name", "completed_on"), {"state": ["failed"]})
         has_completed = job.has_index(("name", "completed_on"), {"state": ["completed"]})
         counts = [s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY))]
-        advice = []
-        # Without an advised index each statement is still supplied, as a scan (Statement.indexed
-        # False): the engine runs it in the poll while the table is small, else in the background.
+        advised = []
         if has_active:
             counts.append(s("count_active", (COUNT_KEY, "running", "stuck")))
             leases = s("leases", LEASE_COLUMNS)
         else:
             counts.append(s("count_active_scan", (COUNT_KEY, "running", "stuck")).scan())
             leases = s("leases_scan", LEASE_COLUMNS).scan()
-            advice.append(
-                _advice(
+            advised.append(
+                advice(
                     Capability.LEASES,
                     schema,
                     "pgq_top_active_expiry",
@@ -199,19 +196,18 @@ class PgBossDialect:
         else:
             counts.append(s("count_failed_scan", (COUNT_KEY, "dead")).scan())
             dead = s("dead_scan", DEAD_COLUMNS).scan()
-            advice.append(
-                _advice(Capability.DEAD, schema, "pgq_top_failed", FAILED_INDEX, "failed jobs", ("dead",))
+            advised.append(
+                advice(Capability.DEAD, schema, "pgq_top_failed", FAILED_INDEX, "failed jobs", ("dead",))
             )
         if has_completed:
             counts.append(s("count_completed", (COUNT_KEY, "done")))
         else:
             counts.append(s("count_completed_scan", (COUNT_KEY, "done")).scan())
-            advice.append(
-                _advice(
+            advised.append(
+                advice(
                     Capability.DONE, schema, "pgq_top_completed", COMPLETED_INDEX, "completed jobs", ("done",)
                 )
             )
-        preview_failed = s("preview_failed", PREVIEW_COLUMNS)
         return QueueModel(
             match=match,
             title=self.title,
@@ -242,30 +238,12 @@ class PgBossDialect:
                     effect="state retry while retry_count < retry_limit (start_after per retry delay), else"
                     " failed (and its dead-letter copy); output notes the timeout",
                     guard="state = 'active' AND started_on + expire_in < now()",
-                    preview=s("preview_expired", PREVIEW_COLUMNS),
+                    preview=s("preview_stuck", PREVIEW_COLUMNS),
                     statement=s("requeue", ("id",)),
                 ),
-                ActionSpec(
-                    kind=ActionKind.RETRY,
-                    label="retry (boss.retry)",
-                    applies_to=State.DEAD,
-                    effect="state retry, retry_limit + 1",
-                    guard="state = 'failed'",
-                    preview=preview_failed,
-                    statement=s("retry", ("id",)),
-                ),
-                ActionSpec(
-                    kind=ActionKind.DISCARD,
-                    label="delete (boss.deleteJob)",
-                    applies_to=State.DEAD,
-                    effect="the rows are deleted",
-                    guard="state = 'failed'",
-                    preview=preview_failed,
-                    statement=s("discard", ("id",)),
-                    destructive=True,
-                ),
+                *dead_actions(s, "state retry, retry_limit + 1"),
             ),
-            advice=tuple(advice),
+            advice=tuple(advised),
             # Each (queue, state) count walks its own range of pg-boss's indexes; at the monitor's
             # 1,000 a 5M-row table's poll cost 1.92x the 10k-row one, at 500 1.38x
             # (benchmarks/bench_framework_poll.py, 2026-11-30). Above it the background count is exact.
@@ -281,7 +259,7 @@ class PgBossDialect:
 def _refused(match: Match, found: Layout) -> QueueModel:
     why = (
         f"{found.why} is detected but not supported: pgq-top reads pg-boss 10.x (schema 21-24)"
-        " and 12.19-12.38 (schema 31-46); it will not guess another layout's rules"
+        " and 11.0-12.38 (schema 25-46); it will not guess another layout's rules"
     )
     return QueueModel(
         match=match,
@@ -291,19 +269,4 @@ def _refused(match: Match, found: Layout) -> QueueModel:
         counts=(),
         unsupported=tuple((cap, why) for cap in Capability),
         relations=((match.schema, match.table),),
-    )
-
-
-def _advice(
-    cap: Capability, schema: str, name: str, definition: str, what: str, states: tuple[str, ...]
-) -> IndexAdvice:
-    # No CONCURRENTLY: `job` is partitioned, and PostgreSQL builds a partitioned index in one pass
-    # (it blocks writes to each partition while it builds that partition's part).
-    return IndexAdvice(
-        cap,
-        f"CREATE INDEX {name} ON {sql.Identifier(schema, 'job').as_string(None)} {definition}",
-        f"pg-boss has no index for {what}: pgq-top scans for them (in the poll while the table is small,"
-        " else in the background, stale); this index makes the figure live (job is partitioned: its"
-        " build blocks writes to each partition briefly)",
-        states,
     )

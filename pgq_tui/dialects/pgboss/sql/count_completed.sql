@@ -1,8 +1,10 @@
--- Completed jobs still in the job table (pg-boss moves them to its archive after
--- archiveCompletedAfterSeconds), through the index pgq-top advises, (name, completed_on) WHERE
--- state = 'completed'; each count stops at %(cap1)s rows.
+-- Completed jobs still in the job table (10.x moves them to its archive after
+-- archiveCompletedAfterSeconds; 11+ has no archive and deletes them after deletion_seconds); each
+-- count stops at %(cap1)s rows. 10.x: through the index pgq-top advises, (name, completed_on) WHERE
+-- state = 'completed'; 12.38 (schema 46): pg-boss's job_i16 (name, completed_on) WHERE completed_on
+-- IS NOT NULL, which also holds failed and cancelled jobs.
 SELECT q.name AS queue,
-       (SELECT count(*) FROM (SELECT 1 FROM {job} j WHERE j.name = q.name AND j.state = 'completed'
-            LIMIT %(cap1)s) d) AS done
+       (SELECT count(*) FROM (SELECT 1 FROM {job} j WHERE j.name = q.name AND j.completed_on IS NOT NULL
+            AND j.state = 'completed' LIMIT %(cap1)s) d) AS done
 FROM {queue} q
 WHERE q.name NOT LIKE '\_\_pgboss\_\_%%'

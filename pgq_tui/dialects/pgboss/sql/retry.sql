@@ -1,4 +1,5 @@
--- Retry failed jobs with pg-boss's own retry transition (boss.retry): state retry, retry_limit + 1.
+-- Retry failed jobs with pg-boss's own retry transition (boss.retry, retryJobs): state retry,
+-- retry_limit + 1; from schema 37 (12.26) also completed_on cleared and start_after at least now().
 -- Guard, re-checked on the locked row: state = 'failed'.
 WITH chosen AS (
     SELECT j.name, j.id FROM {job} j
@@ -10,6 +11,7 @@ WITH chosen AS (
 )
 UPDATE {job} j
 SET state = 'retry', retry_limit = j.retry_limit + 1
+    , completed_on = NULL, start_after = greatest(j.start_after, now())  -- [37+]
 FROM chosen
 WHERE j.name = chosen.name AND j.id = chosen.id AND j.state = 'failed'
 RETURNING j.id::text AS id

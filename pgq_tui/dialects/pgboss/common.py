@@ -1,0 +1,119 @@
+"""What pg-boss's two models (dialect.py for 10.x, modern.py for 11 and 12) share: their SQL, one file
+per question for every schema version pgq-top reads (21-46), their index advice and dead-job actions.
+
+A line of a `sql/*.sql` file that only some schema versions have ends with a tag: `-- [30+]` (schema
+30 and later), `-- [<30]` (before 30) or `-- [27-36]` (27 to 36). `for_schema` keeps the lines of one
+version, so each statement is written once and what runs on a given schema is readable in one file.
+The tags name pg-boss's own migrations (docs/dialects.md has the table): 25 is 11.0 (`job_common`,
+`expire_seconds`), 27 is 12.6 (backoff `retry_delay *`), 30 is 12.12 (heartbeats), 31 is 12.19
+(flows' `blocked`), 37 is 12.26 (backoff at least 1 s; retry clears completed_on).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from psycopg import sql
+
+from pgq_tui.dialects.contract import (
+    PREVIEW_COLUMNS,
+    ActionKind,
+    ActionSpec,
+    Capability,
+    IndexAdvice,
+    State,
+    Statement,
+)
+from pgq_tui.dialects.sqlfiles import sql_file
+
+_TAG = re.compile(r"--\s*\[(?:(\d+)\+|<(\d+)|(\d+)-(\d+))\]\s*$")
+
+
+def for_schema(text: str, schema: int) -> str:
+    """The lines of `text` that pg-boss schema `schema` has.
+
+    >>> sql = "SELECT 1\\n, a -- [30+]\\n, b -- [<30]\\n, c -- [27-36]"
+    >>> for_schema(sql, 26).splitlines()
+    ['SELECT 1', ', b -- [<30]']
+    >>> for_schema(sql, 31).splitlines()
+    ['SELECT 1', ', a -- [30+]', ', c -- [27-36]']
+    """
+    kept = []
+    for line in text.splitlines():
+        tag = _TAG.search(line)
+        if tag is not None:
+            since, before, low, high = tag.groups()
+            if since is not None and schema < int(since):
+                continue
+            if before is not None and schema >= int(before):
+                continue
+            if low is not None and not int(low) <= schema <= int(high):
+                continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def statements(schema: str, version: int) -> Callable[[str, tuple[str, ...]], Statement]:
+    """`s(name, columns)`: the statement `sql/<name>.sql` for pg-boss schema `version`, on the tables
+    of `schema`."""
+    idents = {"job": (schema, "job"), "queue": (schema, "queue"), "job_state": (schema, "job_state")}
+
+    def s(name: str, columns: tuple[str, ...]) -> Statement:
+        text = for_schema(sql_file(__package__, name), version)
+        return Statement.of(f"pgboss.{name}", text, columns, literals=None, **idents)
+
+    return s
+
+
+def pick(
+    s: Callable[[str, tuple[str, ...]], Statement],
+    indexed: bool,
+    name: str,
+    scan: str,
+    columns: tuple[str, ...],
+) -> Statement:
+    """`name` where an index serves it, else `scan`: the same figures by one scan (Statement.indexed
+    False, exact: the engine runs it in the poll while the table is small, else in the background)."""
+    return s(name, columns) if indexed else s(scan, columns).scan()
+
+
+def advice(
+    cap: Capability, schema: str, name: str, definition: str, what: str, states: tuple[str, ...]
+) -> IndexAdvice:
+    # No CONCURRENTLY: `job` is partitioned, and PostgreSQL builds a partitioned index in one pass
+    # (it blocks writes to each partition while it builds that partition's part).
+    return IndexAdvice(
+        cap,
+        f"CREATE INDEX {name} ON {sql.Identifier(schema, 'job').as_string(None)} {definition}",
+        f"pg-boss has no index for {what}: pgq-top scans for them (in the poll while the table is small,"
+        " else in the background, stale); this index makes the figure live (job is partitioned: its"
+        " build blocks writes to each partition briefly)",
+        states,
+    )
+
+
+def dead_actions(s: Callable[[str, tuple[str, ...]], Statement], retry_effect: str) -> tuple[ActionSpec, ...]:
+    """pg-boss's own transitions for failed jobs: retry (boss.retry) and delete (boss.deleteJob)."""
+    preview = s("preview_failed", PREVIEW_COLUMNS)
+    return (
+        ActionSpec(
+            kind=ActionKind.RETRY,
+            label="retry (boss.retry)",
+            applies_to=State.DEAD,
+            effect=retry_effect,
+            guard="state = 'failed'",
+            preview=preview,
+            statement=s("retry", ("id",)),
+        ),
+        ActionSpec(
+            kind=ActionKind.DISCARD,
+            label="delete (boss.deleteJob)",
+            applies_to=State.DEAD,
+            effect="the rows are deleted",
+            guard="state = 'failed'",
+            preview=preview,
+            statement=s("discard", ("id",)),
+            destructive=True,
+        ),
+    )
