@@ -39,3 +39,9 @@ def guarded(
     """`transition` (its text begins with `{chosen}`) after the shared lock-and-filter CTE of `guard`,
     batches taken in `order_column` order."""
     return _with(transition, guard, queue_column, order_column)
+
+
+def with_parts(statement: Statement, package: str, *names: str) -> Statement:
+    """`statement` with the fragments `sql/<name>.sql` of `package` bound as its parts `{name}`: SQL
+    that several statements of one dialect share, written once."""
+    return replace(statement, parts=(*statement.parts, *((n, sql_part(package, n)) for n in names)))

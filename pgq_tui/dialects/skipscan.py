@@ -1,4 +1,5 @@
-"""The queues that hold jobs in one state, by a recursive skip-scan, written once (`sql/queues.sql`).
+"""The queues that hold jobs in one state, by a recursive skip-scan, written once (`sql/queues.sql`);
+and capped counts per state and queue over an index on (state, queue, ...) (`sql/counted.sql`).
 
 A count or a dead list read through a partial index on (queue) WHERE state = '<state>' first finds
 its queues with one index probe each, then reads each queue's range. A dialect's statement keeps only
@@ -9,6 +10,7 @@ literal (a parameter would defeat the partial index under the monitor's generic 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from pgq_tui.dialects.contract import Statement
@@ -27,3 +29,11 @@ def over_queues(
         literals=(*statement.literals, ("state", (state,))),
         parts=(*statement.parts, ("queues", sql_part(__package__, "queues"))),
     )
+
+
+def counted_per_state(statement: Statement, states: Sequence[str] | None = None) -> Statement:
+    """`statement` (its text begins with `{counted}`: the CTE counted(queue, state, n)) after the shared
+    capped counts of `states` per queue, bound as literals (None: the statement's own `{states}`)."""
+    literals = statement.literals if states is None else (*statement.literals, ("states", tuple(states)))
+    parts = (*statement.parts, ("counted", sql_part(__package__, "counted")))
+    return replace(statement, literals=literals, parts=parts)

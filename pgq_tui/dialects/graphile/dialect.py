@@ -29,6 +29,7 @@ from pgq_tui.dialects.contract import (
     Statement,
     StateWord,
 )
+from pgq_tui.dialects.guarded import with_parts
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "graphile-worker"
@@ -183,7 +184,7 @@ class GraphileDialect:
                     effect="graphile_worker.reschedule_jobs(ids, run_at => now(), attempts => 0)",
                     guard="locked_at IS NULL AND attempts >= max_attempts",
                     preview=preview_dead,
-                    statement=s("retry", ("id",)),
+                    statement=with_parts(s("retry", ("id",)), __package__, "dead_ids"),
                 ),
                 ActionSpec(
                     kind=ActionKind.DISCARD,
@@ -192,7 +193,7 @@ class GraphileDialect:
                     effect="graphile_worker.complete_jobs(ids): the rows are deleted",
                     guard="locked_at IS NULL AND attempts >= max_attempts",
                     preview=preview_dead,
-                    statement=s("discard", ("id",)),
+                    statement=with_parts(s("discard", ("id",)), __package__, "dead_ids"),
                     destructive=True,
                 ),
             ),

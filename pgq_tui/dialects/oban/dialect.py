@@ -32,6 +32,7 @@ from pgq_tui.dialects.contract import (
 )
 from pgq_tui.dialects.envsettings import seconds_from_env
 from pgq_tui.dialects.guarded import guarded, preview
+from pgq_tui.dialects.skipscan import counted_per_state
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "oban"
@@ -164,9 +165,12 @@ class ObanDialect:
             stuck_rule=rule,
             states=STATES,
             counts=(
-                s(
-                    "count_states",
-                    (COUNT_KEY, "ready", "scheduled", "suspended", "dead", "done", "cancelled", OLDEST_READY),
+                counted_per_state(  # sql/count_states.sql after dialects/sql/counted.sql
+                    s(
+                        "count_states",
+                        (COUNT_KEY, "ready", "scheduled", "suspended", "dead", "done", "cancelled",
+                         OLDEST_READY),
+                    )
                 ),
                 s("count_executing", (COUNT_KEY, "running", "stuck")),
             ),

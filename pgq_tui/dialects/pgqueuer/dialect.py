@@ -34,7 +34,7 @@ from pgq_tui.dialects.contract import (
     StateWord,
 )
 from pgq_tui.dialects.envsettings import seconds_from_env
-from pgq_tui.dialects.guarded import guarded, preview
+from pgq_tui.dialects.guarded import guarded, preview, with_parts
 from pgq_tui.dialects.skipscan import over_queues
 from pgq_tui.dialects.sqlfiles import sql_file
 
@@ -124,10 +124,10 @@ class PgqueuerDialect:
         advice: tuple[IndexAdvice, ...] = ()
         if has_failed_index:
             counts.append(over_queues(s("count_failed", (COUNT_KEY, "dead")), **failed_queues))
-            dead = over_queues(s("dead", DEAD_COLUMNS), **failed_queues)
+            dead = with_parts(over_queues(s("dead", DEAD_COLUMNS), **failed_queues), __package__, "dead_row")
         else:  # still supplied, as a scan: in the poll while the table is small, else in the background
             counts.append(s("count_failed_scan", (COUNT_KEY, "dead")).scan())
-            dead = s("dead_scan", DEAD_COLUMNS).scan()
+            dead = with_parts(s("dead_scan", DEAD_COLUMNS).scan(), __package__, "dead_row")
             advice = (
                 IndexAdvice(
                     Capability.DEAD,

@@ -31,6 +31,7 @@ from pgq_tui.dialects.contract import (
 )
 from pgq_tui.dialects.envsettings import seconds_from_env
 from pgq_tui.dialects.guarded import guarded, preview
+from pgq_tui.dialects.skipscan import counted_per_state
 from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "river"
@@ -170,7 +171,10 @@ class RiverDialect:
             counts=(
                 s("count_waiting", (COUNT_KEY, "ready", "scheduled", "pending", OLDEST_READY)),
                 s("count_running", (COUNT_KEY, "running", "stuck")),
-                s("count_final", (COUNT_KEY, "dead", "done", "cancelled")),
+                counted_per_state(  # sql/count_final.sql after dialects/sql/counted.sql
+                    s("count_final", (COUNT_KEY, "dead", "done", "cancelled")),
+                    ("discarded", "completed", "cancelled"),
+                ),
             ),
             leases=s("leases", LEASE_COLUMNS),
             dead=s("dead", DEAD_COLUMNS),

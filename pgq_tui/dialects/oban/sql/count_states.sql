@@ -5,19 +5,7 @@
 -- jobs to available when due, so available is ready. oldest_ready_age_s: the first available row
 -- of each priority by scheduled_at (a skip-scan over priorities); Oban's timestamps are UTC without
 -- time zone, so they are compared with UTC now.
-WITH RECURSIVE sq AS (
-    SELECT s.state, (SELECT j.queue FROM {jobs} j WHERE j.state = s.state ORDER BY j.queue LIMIT 1) AS queue
-    FROM unnest(ARRAY[{states}]::{state_type}[]) AS s(state)
-    UNION ALL
-    SELECT sq.state, (SELECT j.queue FROM {jobs} j WHERE j.state = sq.state AND j.queue > sq.queue
-                      ORDER BY j.queue LIMIT 1)
-    FROM sq WHERE sq.queue IS NOT NULL
-), counted AS (
-    SELECT sq.queue, sq.state::text AS state,
-           (SELECT count(*) FROM (SELECT 1 FROM {jobs} j WHERE j.state = sq.state AND j.queue = sq.queue
-                LIMIT %(cap1)s) x) AS n
-    FROM sq WHERE sq.queue IS NOT NULL
-), per_queue AS (
+{counted}, per_queue AS (
     SELECT queue,
            coalesce(sum(n) FILTER (WHERE state = 'available'), 0) AS ready,
            least(coalesce(sum(n) FILTER (WHERE state IN ('scheduled', 'retryable')), 0), %(cap1)s) AS scheduled,
