@@ -22,6 +22,7 @@ from dialect_cases import DialectCase, TruthJob, all_cases
 from dialect_support import run
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import dict_row
 
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import (
@@ -342,3 +343,26 @@ def test_claim_probe_finds_a_ready_job_through_an_index(populated) -> None:
             conn, model.claim_probe.compose(), {"queue": queue}, at=datetime.now(timezone.utc), dead_tuples=0
         )
         assert point.found and point.buffers > 0, (queue, point)
+
+
+def test_the_background_counts_in_one_statement_equal_each_statement_alone(populated) -> None:
+    """The background counter runs every indexed count statement and the activity statement as ONE
+    statement (one snapshot, the xmin horizon held for that statement only): same counts as each
+    statement run alone, and the same new ids."""
+    from pgq_tui.monitor.background import ACTIVITY, COUNTS, one_statement, parse
+
+    _case, conn, model = populated
+    indexed = tuple(s for s in model.counts if s.indexed)
+    params = {**DEFAULTS, "cap1": None, **_activity(after=0), "max_span": 1 << 62, "gap_rows": 0}
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(one_statement(indexed, model.activity), params).fetchall()
+    now = datetime.now(timezone.utc)
+    counted = parse([r["row"] for r in rows if r["part"] == COUNTS], frozenset(), now, 0.0)
+    alone = _counts(conn, model, None, indexed=True)
+    want = {(str(q), n): v for (q, n), v in alone.items() if v}
+    assert {k: v for k, v in counted.counts.items() if v} == want
+    if model.activity is not None:
+        seen = [r["row"] for r in rows if r["part"] == ACTIVITY]
+        with conn.cursor(row_factory=dict_row) as cur:
+            got = cur.execute(model.activity.compose(), params).fetchall()
+        assert sorted(repr(sorted(r.items())) for r in seen) == sorted(repr(sorted(r.items())) for r in got)
