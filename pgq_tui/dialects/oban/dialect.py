@@ -10,32 +10,29 @@ without time zone`: every comparison is with UTC now, every time shown is conver
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
-    COUNT_KEY,
-    DEAD_COLUMNS,
     FINISHED_DONE,
-    JOB_COLUMNS,
-    LEASE_COLUMNS,
     OLDEST_READY,
-    PREVIEW_COLUMNS,
-    ActionKind,
-    ActionSpec,
     Capability,
     Match,
     QueueModel,
     State,
-    Statement,
     StateWord,
 )
-from pgq_tui.dialects.envsettings import seconds_from_env
-from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.dialects.kit import Setting, Sql, cancel, discard, refused, requeue, retry
 
 KIND = "oban"
-RESCUE_ENV = "PGQ_TOP_OBAN_RESCUE_AFTER"
-DEFAULT_RESCUE_AFTER_S = 3600.0  # Oban.Lifeline's rescue_after default: 60 minutes
+RESCUE_AFTER = Setting(
+    "oban_rescue_after",
+    "rescue_after_s",
+    3600.0,  # Oban.Lifeline's rescue_after default: 60 minutes
+    "PGQ_TOP_OBAN_RESCUE_AFTER",
+    "Oban Lifeline's rescue_after, in seconds: an executing job attempted longer ago is stuck",
+)
 # fmt: off
 JOB_COLUMNS_SEEN = frozenset(("id", "state", "queue", "worker", "args", "errors", "attempt", "max_attempts",
                               "inserted_at", "scheduled_at", "attempted_at", "attempted_by", "priority",
@@ -53,11 +50,6 @@ STATES = (
     StateWord("cancelled", "cancelled"),
     StateWord("suspended", "suspended (held; v14)"),
 )
-
-
-def rescue_after_from_env(default: float = DEFAULT_RESCUE_AFTER_S) -> float:
-    """Lifeline's rescue_after in seconds: PGQ_TOP_OBAN_RESCUE_AFTER when set to a positive number."""
-    return seconds_from_env(RESCUE_ENV, default)
 
 
 def version(catalog: Catalog, schema: str, table: str = "oban_jobs") -> tuple[int | None, str]:
@@ -86,7 +78,8 @@ def version(catalog: Catalog, schema: str, table: str = "oban_jobs") -> tuple[in
 
 @dataclass(frozen=True)
 class ObanDialect:
-    rescue_after_s: float | None = None  # None: PGQ_TOP_OBAN_RESCUE_AFTER, else Lifeline's 60 min
+    rescue_after_s: float | None = None  # RESCUE_AFTER, set by the engine; None: Lifeline's 60 min
+    settings: ClassVar[tuple[Setting, ...]] = (RESCUE_AFTER,)
     kind: str = KIND
     title: str = "Oban"
     versions: str = "migrations v9-v14 (Oban 2.11+; tested at v14, Oban 2.21-2.23)"
@@ -120,36 +113,33 @@ class ObanDialect:
         labels = enum.labels if enum is not None else ()
         found, _ = version(catalog, schema, match.table)
         if found is None or found < 9 or "cancelled" not in labels:
-            return _refused(match, f"Oban migration {found or 'unknown'} is older than v9 (cancelled state)")
+            why = f"Oban migration {found or 'unknown'} is older than v9 (cancelled state)"
+            return refused(match, self.title, why)
         if rel is None or not rel.has_index(STATE_INDEX[:2]):
-            return _refused(
+            return refused(
                 match,
+                self.title,
                 "oban_jobs lacks Oban's own (state, queue, priority, scheduled_at, id) index (v8+);"
                 " pgq-top does not scan the table: run Oban's migrations",
             )
-        horizon = self.rescue_after_s or rescue_after_from_env()
+        horizon = RESCUE_AFTER.value(self.rescue_after_s)
         waiting = tuple(s for s in WAITING if s in labels)
-
-        def s(name: str, columns: tuple[str, ...]) -> Statement:
-            return Statement.of(
-                f"oban.{name}",
-                sql_file(__package__, name),
-                columns,
-                literals={
-                    "rescue_after_s": (float(horizon),),
-                    "states": tuple(x for x in labels if x != "executing"),
-                    "waiting": waiting,
-                },
-                jobs=(schema, match.table),
-                state_type=(schema, "oban_job_state"),
-            )
-
+        s = Sql(
+            __package__,
+            "oban",
+            {"jobs": (schema, match.table), "state_type": (schema, "oban_job_state")},
+            {
+                "rescue_after_s": (float(horizon),),
+                "states": tuple(x for x in labels if x != "executing"),
+                "waiting": waiting,
+            },
+        )
         rule = (
             f"Oban's Lifeline: executing, and attempted_at older than {horizon:g} s (rescue_after; set"
-            f" {RESCUE_ENV} to yours). Lifeline is opt-in and time-only: node liveness is unknown"
+            f" {RESCUE_AFTER.env} to yours). Lifeline is opt-in and time-only: node liveness is unknown"
         )
-        preview_discarded = s("preview_discarded", PREVIEW_COLUMNS)
         extras = ("cancelled", "suspended")  # suspended (v14) reads 0 before v14
+        discarded = "state = 'discarded'"
         return QueueModel(
             match=match,
             finished=s("finished", FINISHED_DONE),
@@ -161,71 +151,51 @@ class ObanDialect:
             stuck_rule=rule,
             states=STATES,
             counts=(
-                s(
+                s.count(
                     "count_states",
-                    (COUNT_KEY, "ready", "scheduled", "suspended", "dead", "done", "cancelled", OLDEST_READY),
+                    "ready",
+                    "scheduled",
+                    "suspended",
+                    "dead",
+                    "done",
+                    "cancelled",
+                    OLDEST_READY,
                 ),
-                s("count_executing", (COUNT_KEY, "running", "stuck")),
+                s.count("count_executing", "running", "stuck"),
             ),
-            leases=s("leases", LEASE_COLUMNS),
-            dead=s("dead", DEAD_COLUMNS),
-            job=s("job", JOB_COLUMNS),
-            claim_probe=s("claim_probe", ("id",)),
+            leases=s.leases(),
+            dead=s.dead(),
+            job=s.job(),
+            claim_probe=s.probe(),
             actions=(
-                ActionSpec(
-                    kind=ActionKind.REQUEUE,
-                    label="Lifeline rescue",
-                    applies_to=State.STUCK,
-                    effect="available while attempt < max_attempts, else discarded with discarded_at",
-                    guard=f"state = 'executing' AND attempted_at < utc now - {horizon:g} s",
-                    preview=s("preview_stuck", PREVIEW_COLUMNS),
-                    statement=s("rescue", ("id",)),
+                requeue(
+                    s,
+                    "Lifeline rescue",
+                    "available while attempt < max_attempts, else discarded with discarded_at",
+                    f"state = 'executing' AND attempted_at < utc now - {horizon:g} s",
+                    "preview_stuck",
+                    "rescue",
                 ),
-                ActionSpec(
-                    kind=ActionKind.RETRY,
-                    label="Oban.retry_job",
-                    applies_to=State.DEAD,
-                    effect="state available, scheduled_at now, max_attempts >= attempt + 1;"
+                retry(
+                    s,
+                    "Oban.retry_job",
+                    "state available, scheduled_at now, max_attempts >= attempt + 1;"
                     " completed_at, cancelled_at, discarded_at cleared",
-                    guard="state = 'discarded'",
-                    preview=preview_discarded,
-                    statement=s("retry", ("id",)),
+                    discarded,
+                    "preview_discarded",
                 ),
-                ActionSpec(
-                    kind=ActionKind.DISCARD,
-                    label="Oban.delete_job",
-                    applies_to=State.DEAD,
-                    effect="the discarded rows are deleted",
-                    guard="state = 'discarded'",
-                    preview=preview_discarded,
-                    statement=s("discard", ("id",)),
-                    destructive=True,
+                discard(
+                    s, "Oban.delete_job", "the discarded rows are deleted", discarded, "preview_discarded"
                 ),
-                ActionSpec(
-                    kind=ActionKind.CANCEL,
-                    label="Oban.cancel_job",
-                    applies_to=State.READY,
-                    also_applies_to=(State.SCHEDULED.value, "suspended"),
-                    effect="state cancelled, cancelled_at now",
-                    guard=f"state IN ({', '.join(waiting)}) (executing jobs are stopped by Oban's producer)",
-                    preview=s("preview_waiting", PREVIEW_COLUMNS),
-                    statement=s("cancel", ("id",)),
-                    destructive=True,
+                cancel(
+                    s,
+                    "Oban.cancel_job",
+                    "state cancelled, cancelled_at now",
+                    f"state IN ({', '.join(waiting)}) (executing jobs are stopped by Oban's producer)",
+                    (State.SCHEDULED.value, "suspended"),
                 ),
             ),
             extra_states=extras,
             unsupported=((Capability.THROUGHPUT, "Oban keeps no counters"),),
             relations=((schema, match.table),),
         )
-
-
-def _refused(match: Match, why: str) -> QueueModel:
-    return QueueModel(
-        match=match,
-        title="Oban",
-        stuck_rule=f"not shown: {why}",
-        states=(),
-        counts=(),
-        unsupported=tuple((cap, why) for cap in Capability),
-        relations=((match.schema, match.table),),
-    )

@@ -10,6 +10,7 @@ when your workers use another.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from psycopg import sql
 
@@ -17,38 +18,29 @@ from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
-    DEAD_COLUMNS,
     FINISHED_DONE,
-    JOB_COLUMNS,
-    LEASE_COLUMNS,
     OLDEST_READY,
-    PREVIEW_COLUMNS,
-    ActionKind,
-    ActionSpec,
     Capability,
-    IndexAdvice,
     Match,
     QueueModel,
     State,
-    Statement,
     StateWord,
 )
-from pgq_tui.dialects.envsettings import seconds_from_env
-from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.dialects.kit import Setting, Sql, discard, index_advice, requeue, retry
 
 KIND = "pgqueuer"
-STALLED_ENV = "PGQ_TOP_STALLED_AFTER"
-DEFAULT_HEARTBEAT_TIMEOUT_S = 30.0  # `pgq run --heartbeat-timeout` default
+HEARTBEAT_TIMEOUT = Setting(
+    "pgqueuer_heartbeat_timeout",
+    "heartbeat_timeout_s",
+    30.0,  # `pgq run --heartbeat-timeout` default
+    "PGQ_TOP_STALLED_AFTER",
+    "pgqueuer's worker heartbeat timeout, in seconds: a picked job whose heartbeat is older is stuck",
+)
 JOB_COLUMNS_SEEN = frozenset(
     ("id", "priority", "queue_manager_id", "created", "updated", "heartbeat", "execute_after", "status",
      "entrypoint", "payload")
 )  # fmt: skip
 FAILED_INDEX = "(entrypoint, id) WHERE status = 'failed'"
-
-
-def heartbeat_timeout_from_env(default: float = DEFAULT_HEARTBEAT_TIMEOUT_S) -> float:
-    """The heartbeat timeout in seconds: PGQ_TOP_STALLED_AFTER when set to a positive number."""
-    return seconds_from_env(STALLED_ENV, default)
 
 
 def version(rel: Relation, labels: tuple[str, ...]) -> str:
@@ -68,7 +60,8 @@ def version(rel: Relation, labels: tuple[str, ...]) -> str:
 
 @dataclass(frozen=True)
 class PgqueuerDialect:
-    heartbeat_timeout_s: float | None = None  # None: PGQ_TOP_STALLED_AFTER, else 30 s
+    heartbeat_timeout_s: float | None = None  # HEARTBEAT_TIMEOUT, set by the engine; None: 30 s
+    settings: ClassVar[tuple[Setting, ...]] = (HEARTBEAT_TIMEOUT,)
     kind: str = KIND
     title: str = "pgqueuer"
     versions: str = "1.0+ (tested with 1.6.0)"
@@ -101,43 +94,38 @@ class PgqueuerDialect:
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:
         schema, table = match.schema, match.table
-        timeout = self.heartbeat_timeout_s or heartbeat_timeout_from_env()
-        literal = sql.Literal(float(timeout)).as_string(None)
+        timeout = HEARTBEAT_TIMEOUT.value(self.heartbeat_timeout_s)
         idents = {"jobs": (schema, table), "log": (schema, f"{table}_log")}
-
-        def s(name: str, columns: tuple[str, ...]) -> Statement:
-            # The timeout is a number we parsed, bound as a quoted SQL literal (never user text).
-            text = sql_file(__package__, name).replace("{heartbeat_timeout_s}", literal)
-            return Statement.of(f"pgqueuer.{name}", text, columns, **idents)
-
+        s = Sql(__package__, "pgqueuer", idents, {"heartbeat_timeout_s": (float(timeout),)})
         rel = catalog.relation(schema, table)
         has_failed_index = rel is not None and rel.has_index(("entrypoint",), {"status": ["failed"]})
-        counts = [
-            s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY)),
-            s("count_picked", (COUNT_KEY, "running", "stuck")),
-        ]
-        advice: tuple[IndexAdvice, ...] = ()
-        if has_failed_index:
-            counts.append(s("count_failed", (COUNT_KEY, "dead")))
-            dead = s("dead", DEAD_COLUMNS)
-        else:  # still supplied, as a scan: in the poll while the table is small, else in the background
-            counts.append(s("count_failed_scan", (COUNT_KEY, "dead")).scan())
-            dead = s("dead_scan", DEAD_COLUMNS).scan()
-            advice = (
-                IndexAdvice(
+        # without the failed index, still supplied as scans: in the poll while the table is small, else
+        # in the background
+        counts = (
+            s.count("count_queued", "ready", "scheduled", OLDEST_READY),
+            s.count("count_picked", "running", "stuck"),
+            s.served("count_failed", has_failed_index, (COUNT_KEY, "dead")),
+        )
+        advice = (
+            ()
+            if has_failed_index
+            else (
+                index_advice(
                     Capability.DEAD,
-                    f"CREATE INDEX CONCURRENTLY {sql.Identifier(f'{table}_pgq_top_failed').as_string(None)}"
-                    f" ON {sql.Identifier(schema, table).as_string(None)} {FAILED_INDEX}",
+                    sql.Identifier(f"{table}_pgq_top_failed").as_string(None),
+                    (schema, table),
+                    FAILED_INDEX,
                     "pgqueuer has no index on held failures: pgq-top scans for them (in the poll while the"
                     " table is small, else in the background); this index makes the figure live",
                     ("dead",),
                 ),
             )
+        )
         rule = (
             f"picked, heartbeat older than {timeout:g} s (the workers' heartbeat timeout; pgqueuer then"
-            f" re-picks the job; set {STALLED_ENV} to your workers' value)"
+            f" re-picks the job; set {HEARTBEAT_TIMEOUT.env} to your workers' value)"
         )
-        preview_failed = s("preview_failed", PREVIEW_COLUMNS)
+        failed = "status = 'failed'"
         return QueueModel(
             match=match,
             # jobs finished per entrypoint, from pgqueuer's log (its `created` index serves the range)
@@ -156,41 +144,34 @@ class PgqueuerDialect:
                 StateWord(State.DEAD.value, "failed (entrypoints with on_failure='hold')"),
                 StateWord(State.DONE.value, "deleted and logged as successful"),
             ),
-            counts=tuple(counts),
-            leases=s("leases", LEASE_COLUMNS),
-            dead=dead,
-            job=s("job", JOB_COLUMNS),
-            claim_probe=s("claim_probe", ("id",)),
+            counts=counts,
+            leases=s.leases(),
+            dead=s.dead() if has_failed_index else s.dead("dead_scan").scan(),
+            job=s.job(),
+            claim_probe=s.probe(),
             actions=(
-                ActionSpec(
-                    kind=ActionKind.REQUEUE,
-                    label="requeue (pgqueuer's retry transition)",
-                    applies_to=State.STUCK,
-                    effect="status queued, execute_after now(), attempts + 1, queue_manager_id cleared;"
+                requeue(
+                    s,
+                    "requeue (pgqueuer's retry transition)",
+                    "status queued, execute_after now(), attempts + 1, queue_manager_id cleared;"
                     " logged as queued",
-                    guard=f"status = 'picked' AND heartbeat < now() - {timeout:g} s",
-                    preview=s("preview_stale", PREVIEW_COLUMNS),
-                    statement=s("requeue", ("id",)),
+                    f"status = 'picked' AND heartbeat < now() - {timeout:g} s",
+                    "preview_stale",
                 ),
-                ActionSpec(
-                    kind=ActionKind.RETRY,
-                    label="pgq requeue",
-                    applies_to=State.DEAD,
-                    effect="status queued, execute_after now(), attempts 0, queue_manager_id cleared;"
+                retry(
+                    s,
+                    "pgq requeue",
+                    "status queued, execute_after now(), attempts 0, queue_manager_id cleared;"
                     " logged as queued",
-                    guard="status = 'failed'",
-                    preview=preview_failed,
-                    statement=s("retry", ("id",)),
+                    failed,
+                    "preview_failed",
                 ),
-                ActionSpec(
-                    kind=ActionKind.DISCARD,
-                    label="delete (pgqueuer's delete transition)",
-                    applies_to=State.DEAD,
-                    effect="the rows are deleted and logged as deleted",
-                    guard="status = 'failed'",
-                    preview=preview_failed,
-                    statement=s("discard", ("id",)),
-                    destructive=True,
+                discard(
+                    s,
+                    "delete (pgqueuer's delete transition)",
+                    "the rows are deleted and logged as deleted",
+                    failed,
+                    "preview_failed",
                 ),
             ),
             # read over all queues together from indexes without a queue column (see the SQL)

@@ -10,35 +10,31 @@ record: set PGQ_TOP_STALLED_AFTER (seconds) when your workers use another.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from psycopg import sql
+from typing import ClassVar
 
 from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
-    DEAD_COLUMNS,
     FINISHED_DONE,
-    JOB_COLUMNS,
-    LEASE_COLUMNS,
     OLDEST_READY,
-    PREVIEW_COLUMNS,
-    ActionKind,
-    ActionSpec,
     Capability,
     IndexAdvice,
     Match,
     QueueModel,
     State,
-    Statement,
     StateWord,
 )
-from pgq_tui.dialects.envsettings import seconds_from_env
-from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.dialects.kit import Setting, Sql, discard, index_advice, requeue, retry
 
 KIND = "procrastinate"
-STALLED_ENV = "PGQ_TOP_STALLED_AFTER"
-DEFAULT_STALLED_S = 30.0  # procrastinate's stalled_worker_timeout and get_stalled_jobs default
+STALLED_AFTER = Setting(
+    "procrastinate_stalled_after",
+    "stalled_after_s",
+    30.0,  # procrastinate's stalled_worker_timeout and get_stalled_jobs default
+    "PGQ_TOP_STALLED_AFTER",
+    "procrastinate's stalled_worker_timeout, in seconds: a doing job whose worker is silent longer is stuck",
+)
 JOB_COLUMNS_SEEN = frozenset(
     ("id", "queue_name", "task_name", "priority", "lock", "args", "status", "scheduled_at", "attempts",
      "worker_id", "abort_requested")
@@ -47,11 +43,6 @@ FAILED_INDEX = "(queue_name, id) WHERE status = 'failed'"
 # Doing jobs whose worker row was pruned (worker_id NULL: stalled for sure). procrastinate's doing-jobs
 # index (lock) holds the live ones too, so without this each doing job costs a heap read to find them.
 WORKERLESS_INDEX = "(queue_name, id) WHERE status = 'doing' AND worker_id IS NULL"
-
-
-def stalled_after_from_env(default: float = DEFAULT_STALLED_S) -> float:
-    """The stalled threshold in seconds: PGQ_TOP_STALLED_AFTER when set to a positive number."""
-    return seconds_from_env(STALLED_ENV, default)
 
 
 def version(catalog: Catalog, schema: str) -> str:
@@ -68,7 +59,8 @@ def version(catalog: Catalog, schema: str) -> str:
 
 @dataclass(frozen=True)
 class ProcrastinateDialect:
-    stalled_after_s: float | None = None  # None: PGQ_TOP_STALLED_AFTER, else 30 s
+    stalled_after_s: float | None = None  # STALLED_AFTER, set by the engine; None: 30 s
+    settings: ClassVar[tuple[Setting, ...]] = (STALLED_AFTER,)
     kind: str = KIND
     title: str = "procrastinate"
     versions: str = "3.1+ (tested with 3.10.0)"
@@ -99,8 +91,7 @@ class ProcrastinateDialect:
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:
         schema = match.schema
-        stalled = self.stalled_after_s or stalled_after_from_env()
-        threshold = sql.Literal(float(stalled)).as_string(None)
+        stalled = STALLED_AFTER.value(self.stalled_after_s)
         retry_fn = (
             "procrastinate_retry_job_v2"
             if catalog.has_function(schema, "procrastinate_retry_job_v2")
@@ -112,49 +103,43 @@ class ProcrastinateDialect:
             "events": (schema, "procrastinate_events"),
             "retry_job": (schema, retry_fn),
         }
-
-        def s(name: str, columns: tuple[str, ...]) -> Statement:
-            # The threshold is a number we parsed, bound as a quoted SQL literal (never user text).
-            text = sql_file(__package__, name).replace("{stalled_after_s}", threshold)
-            return Statement.of(f"procrastinate.{name}", text, columns, **idents)
-
+        s = Sql(__package__, "procrastinate", idents, {"stalled_after_s": (float(stalled),)})
         rel = catalog.relation(schema, match.table)
         has_failed_index = rel is not None and rel.has_index(("queue_name",), {"status": ["failed"]})
         has_workerless_index = rel is not None and rel.has_index(
             ("queue_name",), {"status": ["doing"]}, ["worker_id IS NULL"]
         )
-        jobs = sql.Identifier(schema, "procrastinate_jobs").as_string(None)
-        counts = [s("count_todo", (COUNT_KEY, "ready", "scheduled", OLDEST_READY))]
+        counts = [s.count("count_todo", "ready", "scheduled", OLDEST_READY)]
         advice: list[IndexAdvice] = []
         # Without an advised index each statement is still supplied, as a scan (Statement.indexed
         # False): the engine runs it in the poll while the table is small, else in the background.
         # count_doing and leases read the workerless doing jobs by a scan then (cap1 NULL: exact).
+        doing, leases = s.count("count_doing", "running", "stuck"), s.leases()
         if has_workerless_index:
-            counts.append(s("count_doing", (COUNT_KEY, "running", "stuck")))
-            leases = s("leases", LEASE_COLUMNS)
+            counts.append(doing)
         else:
-            counts.append(s("count_doing", (COUNT_KEY, "running", "stuck")).scan())
-            leases = s("leases", LEASE_COLUMNS).scan()
+            counts.append(doing.scan())
+            leases = leases.scan()
             advice.append(
-                IndexAdvice(
+                index_advice(
                     Capability.LEASES,
-                    f"CREATE INDEX CONCURRENTLY pgq_top_workerless_jobs ON {jobs} {WORKERLESS_INDEX}",
+                    "pgq_top_workerless_jobs",
+                    idents["jobs"],
+                    WORKERLESS_INDEX,
                     "procrastinate has no index on doing jobs whose worker was pruned (stalled): pgq-top"
                     " scans for them (in the poll while the table is small, else in the background);"
                     " this index makes the figure live",
                     ("running", "stuck"),
                 )
             )
-        if has_failed_index:
-            counts.append(s("count_failed", (COUNT_KEY, "dead")))
-            dead = s("dead", DEAD_COLUMNS)
-        else:
-            counts.append(s("count_failed_scan", (COUNT_KEY, "dead")).scan())
-            dead = s("dead_scan", DEAD_COLUMNS).scan()
+        counts.append(s.served("count_failed", has_failed_index, (COUNT_KEY, "dead")))
+        if not has_failed_index:
             advice.append(
-                IndexAdvice(
+                index_advice(
                     Capability.DEAD,
-                    f"CREATE INDEX CONCURRENTLY pgq_top_failed_jobs ON {jobs} {FAILED_INDEX}",
+                    "pgq_top_failed_jobs",
+                    idents["jobs"],
+                    FAILED_INDEX,
                     "procrastinate has no index on failed jobs: pgq-top scans for them (in the poll while"
                     " the table is small, else in the background); this index makes the figure live",
                     ("dead",),
@@ -162,12 +147,12 @@ class ProcrastinateDialect:
             )
         # Succeeded jobs are kept, mostly most of the table: their count is a scan whatever the
         # indexes (in the poll while the table is small, else in the background, stale).
-        counts.append(s("count_done_scan", (COUNT_KEY, "done")).scan())
+        counts.append(s.count("count_done_scan", "done").scan())
         rule = (
             f"stalled: doing, and its worker is gone or silent for {stalled:g} s (procrastinate's"
-            f" stalled_worker_timeout; set {STALLED_ENV} to your workers' value)"
+            f" stalled_worker_timeout; set {STALLED_AFTER.env} to your workers' value)"
         )
-        preview_failed = s("preview_failed", PREVIEW_COLUMNS)
+        failed = "status = 'failed'"
         return QueueModel(
             match=match,
             finished=s("finished", FINISHED_DONE),
@@ -188,38 +173,31 @@ class ProcrastinateDialect:
             ),
             counts=tuple(counts),
             leases=leases,
-            dead=dead,
-            job=s("job", JOB_COLUMNS),
-            claim_probe=s("claim_probe", ("id",)),
+            dead=s.dead() if has_failed_index else s.dead("dead_scan").scan(),
+            job=s.job(),
+            claim_probe=s.probe(),
             actions=(
-                ActionSpec(
-                    kind=ActionKind.REQUEUE,
-                    label=f"{retry_fn}() on stalled jobs",
-                    applies_to=State.STUCK,
-                    effect=f"{retry_fn}(id, retry_at => now()): status todo, attempts + 1"
+                requeue(
+                    s,
+                    f"{retry_fn}() on stalled jobs",
+                    f"{retry_fn}(id, retry_at => now()): status todo, attempts + 1"
                     " (failed instead if an abort was requested)",
-                    guard=f"status = 'doing' AND (worker gone OR last_heartbeat < now() - {stalled:g} s)",
-                    preview=s("preview_stalled", PREVIEW_COLUMNS),
-                    statement=s("requeue", ("id",)),
+                    f"status = 'doing' AND (worker gone OR last_heartbeat < now() - {stalled:g} s)",
+                    "preview_stalled",
                 ),
-                ActionSpec(
-                    kind=ActionKind.RETRY,
-                    label=f"{retry_fn}()",
-                    applies_to=State.DEAD,
-                    effect=f"{retry_fn}(id, retry_at => now()): status todo, attempts + 1",
-                    guard="status = 'failed'",
-                    preview=preview_failed,
-                    statement=s("retry", ("id",)),
+                retry(
+                    s,
+                    f"{retry_fn}()",
+                    f"{retry_fn}(id, retry_at => now()): status todo, attempts + 1",
+                    failed,
+                    "preview_failed",
                 ),
-                ActionSpec(
-                    kind=ActionKind.DISCARD,
-                    label="delete (as delete_old_jobs does)",
-                    applies_to=State.DEAD,
-                    effect="the failed rows and their events are deleted",
-                    guard="status = 'failed'",
-                    preview=preview_failed,
-                    statement=s("discard", ("id",)),
-                    destructive=True,
+                discard(
+                    s,
+                    "delete (as delete_old_jobs does)",
+                    "the failed rows and their events are deleted",
+                    failed,
+                    "preview_failed",
                 ),
             ),
             # read over all queues together from indexes without a queue column (see the SQL)
