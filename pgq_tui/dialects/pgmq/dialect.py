@@ -5,9 +5,9 @@ timeout `vt` forward and bumps `read_ct`; nothing ties a message to a consumer, 
 heartbeat (liveness is unknown). In pgq-top's words: ready = visible (vt <= now()); scheduled = sent
 with a delay (read_ct = 0, vt > now()); running = in flight (read_ct > 0, vt > now()); done =
 archived. pgmq has no stuck state (a message in flight past its vt becomes visible again by itself)
-and no dead state: pgq-top offers "dead" as its own, labelled rule, read_ct >= N (N from
-PgmqDialect(dead_reads=N) or PGQ_TOP_PGMQ_DEAD_READS, default 5), counted through an index on
-read_ct that pgmq does not create (advised per queue table).
+and no dead state: pgq-top offers "dead" as its own, labelled rule, read_ct >= N (the declared
+setting DEAD_READS: --dead-reads, a target's dead_reads or PGQ_TOP_PGMQ_DEAD_READS, default 5),
+counted through an index on read_ct that pgmq does not create (advised per queue table).
 
 One target holds every queue: the statements are composed over the queue tables found at detection
 (compose.py), each queue counted up to the cap on its own table, so a poll's cost grows with the
@@ -16,8 +16,8 @@ number of queues, never with their sizes. Re-detection picks up queues created s
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from psycopg import sql
 
@@ -40,11 +40,18 @@ from pgq_tui.dialects.contract import (
     Statement,
     StateWord,
 )
+from pgq_tui.dialects.kit import Setting
 from pgq_tui.dialects.pgmq.compose import QueueTables, statement
 
 KIND = "pgmq"
-DEAD_READS_ENV = "PGQ_TOP_PGMQ_DEAD_READS"
-DEFAULT_DEAD_READS = 5
+DEAD_READS = Setting(
+    "dead_reads",
+    "dead_reads",
+    5,
+    "PGQ_TOP_PGMQ_DEAD_READS",
+    "the N of pgq-top's dead rule for pgmq (read_ct >= N; pgmq has no dead state); also --dead-reads",
+    integer=True,
+)
 META_COLUMNS = frozenset(("queue_name", "is_partitioned", "is_unlogged"))
 QUEUE_COLUMNS = frozenset(("msg_id", "read_ct", "enqueued_at", "vt", "message"))
 ARCHIVE_COLUMNS = QUEUE_COLUMNS | {"archived_at"}
@@ -53,12 +60,6 @@ MOVED = ("last_read_at", "message", "headers")  # archive() copies these besides
 ADVISED_COLUMNS = ("read_ct", "vt")
 ADVISED_INDEX = "(read_ct, vt) INCLUDE (msg_id)"
 COUNT_CAP = 100  # per queue and state: 50 queues x 5 counts walk at most ~25k index entries a poll
-
-
-def dead_reads_from_env(default: int = DEFAULT_DEAD_READS) -> int:
-    """N of the dead rule (read_ct >= N): PGQ_TOP_PGMQ_DEAD_READS when a positive integer."""
-    raw = os.environ.get(DEAD_READS_ENV, "").strip()
-    return int(raw) if raw.isdigit() and int(raw) > 0 else default
 
 
 def dead_rule(n: int) -> str:
@@ -111,7 +112,8 @@ def _fragments(q: Relation, a: Relation) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class PgmqDialect:
-    dead_reads: int | None = None  # None: PGQ_TOP_PGMQ_DEAD_READS, else 5
+    dead_reads: int | None = None  # DEAD_READS, set by the engine; None: 5
+    settings: ClassVar[tuple[Setting, ...]] = (DEAD_READS,)
     kind: str = KIND
     title: str = "pgmq"
     versions: str = "1.5+ (tested with 1.13.0, the SQL the PyPI client pgmq 1.1 installs)"
@@ -142,7 +144,7 @@ class PgmqDialect:
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:
         schema = match.schema
-        n = self.dead_reads or dead_reads_from_env()
+        n = int(DEAD_READS.value(self.dead_reads))
         pairs = queue_tables(catalog, schema)
         queues = [QueueTables(q.name[2:], schema, q.name, a.name, _fragments(q, a)) for q, a in pairs]
         states = (
@@ -157,7 +159,7 @@ class PgmqDialect:
             "none: pgmq has no stuck state; a message in flight whose visibility timeout (vt) passes is"
             " visible again by itself and counts as ready. Dead is pgq-top's rule, not pgmq's (pgmq has"
             f" no dead state): read_ct >= {n}; set N with --dead-reads, a target's dead_reads or"
-            f" {DEAD_READS_ENV}"
+            f" {DEAD_READS.env}"
         )
         base = QueueModel(
             match=match,
