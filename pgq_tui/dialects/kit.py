@@ -12,6 +12,7 @@ from typing import Any
 
 from psycopg import sql
 
+from pgq_tui.dialects.catalog import Relation
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
     DEAD_COLUMNS,
@@ -26,6 +27,7 @@ from pgq_tui.dialects.contract import (
     QueueModel,
     State,
     Statement,
+    StateWord,
 )
 from pgq_tui.dialects.sqlfiles import sql_file
 
@@ -152,6 +154,29 @@ def index_advice(
     return IndexAdvice(cap, create, why, states)
 
 
+# -- detection and states --------------------------------------------------------------------------
+def found(kind: str, rel: Relation, version: str | None, evidence: str, score: int, *tables: str) -> Match:
+    """A queue of `kind` found at `rel` (its main table), reading `tables` besides it."""
+    return Match(kind, rel.schema, rel.name, version, evidence, score, (rel.name, *tables))
+
+
+def state_words(table: str) -> tuple[StateWord, ...]:
+    """A dialect's states, one line each: the canonical word (or an extra state's label), then the
+    framework's word or condition, for the help screen.
+
+    >>> state_words('''
+    ...     ready   available, scheduled_at <= now()
+    ...     dead    discarded
+    ... ''')[0]
+    StateWord(canonical='ready', native='available, scheduled_at <= now()')
+    """
+    out = []
+    for line in table.strip().splitlines():
+        canonical, native = line.split(maxsplit=1)
+        out.append(StateWord(canonical, native))
+    return tuple(out)
+
+
 # -- models ----------------------------------------------------------------------------------------
 def refused(match: Match, title: str, why: str) -> QueueModel:
     """The model of a queue the dialect will not read (too old, lacking its framework's own index):
@@ -169,11 +194,18 @@ def refused(match: Match, title: str, why: str) -> QueueModel:
 
 # -- actions ---------------------------------------------------------------------------------------
 def requeue(
-    s: Sql, label: str, effect: str, guard: str, preview: str, name: str = "requeue", done: str | None = None
+    s: Sql,
+    label: str,
+    effect: str,
+    guard: str,
+    preview: str,
+    name: str = "requeue",
+    done: str | None = None,
+    applies_to: State = State.STUCK,
 ) -> ActionSpec:
     """Hand stuck jobs back (the framework's rescue): `preview` and `name` are SQL file names."""
     return ActionSpec(
-        ActionKind.REQUEUE, label, State.STUCK, effect, guard, s.preview(preview), s.write(name), done=done
+        ActionKind.REQUEUE, label, applies_to, effect, guard, s.preview(preview), s.write(name), done=done
     )
 
 

@@ -19,10 +19,8 @@ from pgq_tui.dialects.contract import (
     IndexAdvice,
     Match,
     QueueModel,
-    State,
-    StateWord,
 )
-from pgq_tui.dialects.kit import Sql, discard, index_advice, requeue, retry
+from pgq_tui.dialects.kit import Sql, discard, found, index_advice, requeue, retry, state_words
 
 KIND = "graphile-worker"
 JOB_COLUMNS_SEEN = frozenset(
@@ -36,6 +34,14 @@ RELEASES = {18: "0.16", 19: "0.17", 20: "0.18"}
 STUCK_RULE = "locked for more than 4 hours (Graphile Worker's lock expiry; its pools then unlock the job)"
 LOCK_INDEX = "(task_id, locked_at) WHERE locked_at IS NOT NULL"
 DEAD_INDEX = "(task_id, updated_at) WHERE locked_at IS NULL AND attempts >= max_attempts"
+STATES = state_words("""
+    ready       unlocked, attempts < max_attempts, run_at <= now()
+    scheduled   unlocked, attempts < max_attempts, run_at > now() (incl. retry backoff)
+    running     locked_at set, within 4 hours
+    stuck       locked_at older than 4 hours
+    dead        unlocked, attempts >= max_attempts (kept)
+    done        deleted: Graphile keeps no finished jobs
+""")
 
 
 def release(migration: str | None) -> str | None:
@@ -63,17 +69,8 @@ class GraphileDialect:
             if any(catalog.relation(rel.schema, name) is None for name in SIBLINGS):
                 continue
             version = release(catalog.marker(rel.schema, "migrations", "id"))
-            out.append(
-                Match(
-                    kind=KIND,
-                    schema=rel.schema,
-                    table=rel.name,
-                    version=version,
-                    evidence=f"{rel.schema}._private_jobs with {', '.join(SIBLINGS)}",
-                    score=len(JOB_COLUMNS_SEEN) + len(SIBLINGS),
-                    tables=(rel.name, *SIBLINGS),
-                )
-            )
+            evidence = f"{rel.schema}._private_jobs with {', '.join(SIBLINGS)}"
+            out.append(found(KIND, rel, version, evidence, len(JOB_COLUMNS_SEEN) + len(SIBLINGS), *SIBLINGS))
         return out
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:
@@ -118,17 +115,7 @@ class GraphileDialect:
             ),
             title=self.title,
             stuck_rule=STUCK_RULE,
-            states=(
-                StateWord(State.READY.value, "unlocked, attempts < max_attempts, run_at <= now()"),
-                StateWord(
-                    State.SCHEDULED.value,
-                    "unlocked, attempts < max_attempts, run_at > now() (incl. retry backoff)",
-                ),
-                StateWord(State.RUNNING.value, "locked_at set, within 4 hours"),
-                StateWord(State.STUCK.value, "locked_at older than 4 hours"),
-                StateWord(State.DEAD.value, "unlocked, attempts >= max_attempts (kept)"),
-                StateWord(State.DONE.value, "deleted: Graphile keeps no finished jobs"),
-            ),
+            states=STATES,
             counts=counts,
             leases=s.served("leases", has_lock_index, LEASE_COLUMNS),
             dead=s.served("dead", has_dead_index, DEAD_COLUMNS),

@@ -73,39 +73,35 @@ class Builder:
         return f"{{c_status}} IN ({{v_{key}}})"
 
     @property
-    def stuck(self) -> str:
+    def rule(self) -> tuple[str, str] | None:
+        """The stuck rule as (its column, the offset from now() past which a job is stuck): a lease
+        column is stuck once past, a lock time once older than the interval; None: no rule."""
         if self.spec.rule == "lease":
-            return "{c_lease} < now()"
+            return "{c_lease}", ""
         if self.spec.rule == "lock_age":
-            return "{c_locked_at} < now() - {interval}::interval"
-        return "false"
+            return "{c_locked_at}", " - {interval}::interval"
+        return None
 
     @property
     def stuck_before(self) -> str:
         """The stuck rule as of the plan (the contract's `before`): a job that became stuck while the
         operator's confirmation was open waits for the next pass."""
-        if self.spec.rule == "lease":
-            return "{c_lease} < coalesce(%(before)s::timestamptz, 'infinity')"
-        if self.spec.rule == "lock_age":
-            return "{c_locked_at} < coalesce(%(before)s::timestamptz, 'infinity') - {interval}::interval"
-        return "true"
+        if self.rule is None:
+            return "true"
+        column, offset = self.rule
+        return f"{column} < coalesce(%(before)s::timestamptz, 'infinity'){offset}"
 
     @property
     def expiry_order(self) -> str:
         """The stuck rule's column as it is, so an index on it gives the order."""
-        if self.spec.rule == "lease":
-            return "{c_lease}"
-        if self.spec.rule == "lock_age":
-            return "{c_locked_at}"
-        return "{c_id}"
+        return "{c_id}" if self.rule is None else self.rule[0]
 
     @property
     def expires(self) -> str:
-        if self.spec.rule == "lease":
-            return "{c_lease}::timestamptz"
-        if self.spec.rule == "lock_age":
-            return "({c_locked_at} + {interval}::interval)::timestamptz"
-        return "NULL::timestamptz"
+        if self.rule is None:
+            return "NULL::timestamptz"
+        column, offset = self.rule
+        return f"({column} + {{interval}}::interval)::timestamptz" if offset else f"{column}::timestamptz"
 
     def parts(self, state: str) -> list[str]:
         """The state as disjoint conditions within its status group, each one an index range (an OR
@@ -117,15 +113,12 @@ class Builder:
                 return ["{c_run_at} <= now()", "{c_run_at} IS NULL"]
             return ["{c_run_at} > now()"]
         if state in (State.RUNNING.value, State.STUCK.value):
-            if self.spec.rule == "lease":
-                stuck, live, unset = "{c_lease} < now()", "{c_lease} >= now()", "{c_lease} IS NULL"
-            elif self.spec.rule == "lock_age":
-                stuck = "{c_locked_at} < now() - {interval}::interval"
-                live = "{c_locked_at} >= now() - {interval}::interval"
-                unset = "{c_locked_at} IS NULL"
-            else:
+            if self.rule is None:
                 return ["true"] if state == State.RUNNING.value else []
-            return [stuck] if state == State.STUCK.value else [live, unset]
+            column, offset = self.rule
+            if state == State.STUCK.value:
+                return [f"{column} < now(){offset}"]
+            return [f"{column} >= now(){offset}", f"{column} IS NULL"]
         return ["true"]
 
     def group(self, state: str) -> str:

@@ -21,9 +21,8 @@ from pgq_tui.dialects.contract import (
     Match,
     QueueModel,
     State,
-    StateWord,
 )
-from pgq_tui.dialects.kit import Setting, Sql, cancel, discard, refused, requeue, retry
+from pgq_tui.dialects.kit import Setting, Sql, cancel, discard, found, refused, requeue, retry, state_words
 
 KIND = "oban"
 RESCUE_AFTER = Setting(
@@ -40,16 +39,16 @@ JOB_COLUMNS_SEEN = frozenset(("id", "state", "queue", "worker", "args", "errors"
 # fmt: on
 STATE_INDEX = ("state", "queue", "priority", "scheduled_at", "id")  # v8+
 WAITING = ("available", "scheduled", "retryable", "suspended")
-STATES = (
-    StateWord(State.READY.value, "available"),
-    StateWord(State.SCHEDULED.value, "scheduled, retryable (staged to available when due)"),
-    StateWord(State.RUNNING.value, "executing, attempted_at within rescue_after"),
-    StateWord(State.STUCK.value, "executing, attempted_at older than rescue_after (Lifeline)"),
-    StateWord(State.DEAD.value, "discarded"),
-    StateWord(State.DONE.value, "completed (kept until the Pruner deletes it)"),
-    StateWord("cancelled", "cancelled"),
-    StateWord("suspended", "suspended (held; v14)"),
-)
+STATES = state_words("""
+    ready       available
+    scheduled   scheduled, retryable (staged to available when due)
+    running     executing, attempted_at within rescue_after
+    stuck       executing, attempted_at older than rescue_after (Lifeline)
+    dead        discarded
+    done        completed (kept until the Pruner deletes it)
+    cancelled   cancelled
+    suspended   suspended (held; v14)
+""")
 
 
 def version(catalog: Catalog, schema: str, table: str = "oban_jobs") -> tuple[int | None, str]:
@@ -92,17 +91,10 @@ class ObanDialect:
                 continue
             if catalog.enum(rel.schema, "oban_job_state") is None:
                 continue
-            found, how = version(catalog, rel.schema, rel.name)
+            v, how = version(catalog, rel.schema, rel.name)
+            evidence = f"{rel.schema}.oban_jobs, enum oban_job_state; version from {how}"
             out.append(
-                Match(
-                    kind=KIND,
-                    schema=rel.schema,
-                    table=rel.name,
-                    version=f"v{found}" if found else None,
-                    evidence=f"{rel.schema}.oban_jobs, enum oban_job_state; version from {how}",
-                    score=len(JOB_COLUMNS_SEEN) + 1,
-                    tables=(rel.name, "oban_peers"),
-                )
+                found(KIND, rel, f"v{v}" if v else None, evidence, len(JOB_COLUMNS_SEEN) + 1, "oban_peers")
             )
         return out
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from psycopg import sql
 
 from pgq_tui.dialects.contract import Statement
+from pgq_tui.dialects.kit import Sql
 from pgq_tui.dialects.sqlfiles import sql_file
 
 _SECTION = re.compile(r"^-- @(outer|branch|cte|result)[ \t]*$", re.M)
@@ -97,3 +98,14 @@ def statement(
         literals={k: v for k, v in literals.items() if k in used},
         **{k: v for k, v in idents.items() if k in used},
     )
+
+
+@dataclass(frozen=True)
+class QueueSql(Sql):
+    """The kit's statement factory for pgmq: `s(name, columns)` is `statement()` over the queues."""
+
+    queues: Sequence[QueueTables] = ()
+    constants: Mapping[str, str] = field(default_factory=dict)
+
+    def __call__(self, name: str, columns: Sequence[str]) -> Statement:
+        return statement(self.package, name, self.queues, columns, self.constants)

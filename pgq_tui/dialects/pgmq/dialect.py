@@ -24,24 +24,16 @@ from psycopg import sql
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
     ACTIVITY_COLUMNS,
-    COUNT_KEY,
-    DEAD_COLUMNS,
-    JOB_COLUMNS,
-    LEASE_COLUMNS,
     OLDEST_READY,
-    PREVIEW_COLUMNS,
     ActionKind,
     ActionSpec,
     Capability,
-    IndexAdvice,
     Match,
     QueueModel,
     State,
-    Statement,
-    StateWord,
 )
-from pgq_tui.dialects.kit import Setting
-from pgq_tui.dialects.pgmq.compose import QueueTables, statement
+from pgq_tui.dialects.kit import Setting, discard, found, index_advice, requeue, state_words
+from pgq_tui.dialects.pgmq.compose import QueueSql, QueueTables
 
 KIND = "pgmq"
 DEAD_READS = Setting(
@@ -128,17 +120,13 @@ class PgmqDialect:
             if not pairs and not catalog.has_function(meta.schema, "set_vt"):
                 continue  # a `meta` table of someone else's, with no queue of pgmq's shape
             names = ", ".join(q.name[2:] for q, _ in pairs) or "none yet"
+            evidence = (
+                f"{meta.schema}.meta and {len(pairs)} queue table(s) q_<name>/a_<name> (queues: {names})"
+            )
+            found_version = version(catalog, meta.schema, [q for q, _ in pairs])
+            tables = (r.name for q, a in pairs for r in (q, a))
             out.append(
-                Match(
-                    kind=KIND,
-                    schema=meta.schema,
-                    table=meta.name,
-                    version=version(catalog, meta.schema, [q for q, _ in pairs]),
-                    evidence=f"{meta.schema}.meta and {len(pairs)} queue table(s) q_<name>/a_<name>"
-                    f" (queues: {names})",
-                    score=len(META_COLUMNS) + len(QUEUE_COLUMNS),
-                    tables=(meta.name, *(r.name for q, a in pairs for r in (q, a))),
-                )
+                found(KIND, meta, found_version, evidence, len(META_COLUMNS) + len(QUEUE_COLUMNS), *tables)
             )
         return out
 
@@ -147,14 +135,14 @@ class PgmqDialect:
         n = int(DEAD_READS.value(self.dead_reads))
         pairs = queue_tables(catalog, schema)
         queues = [QueueTables(q.name[2:], schema, q.name, a.name, _fragments(q, a)) for q, a in pairs]
-        states = (
-            StateWord(State.READY.value, "visible: vt <= now() (and read_ct below the dead rule)"),
-            StateWord(State.SCHEDULED.value, "delayed: read_ct = 0 and vt > now()"),
-            StateWord(State.RUNNING.value, "in flight: read_ct > 0 and vt > now()"),
-            StateWord(State.STUCK.value, "never: pgmq makes a message visible again when its vt passes"),
-            StateWord(State.DEAD.value, dead_rule(n)),
-            StateWord(State.DONE.value, "archived (a_<name>)"),
-        )
+        states = state_words(f"""
+            ready       visible: vt <= now() (and read_ct below the dead rule)
+            scheduled   delayed: read_ct = 0 and vt > now()
+            running     in flight: read_ct > 0 and vt > now()
+            stuck       never: pgmq makes a message visible again when its vt passes
+            dead        {dead_rule(n)}
+            done        archived (a_<name>)
+        """)
         rule = (
             "none: pgmq has no stuck state; a message in flight whose visibility timeout (vt) passes is"
             " visible again by itself and counts as ready. Dead is pgq-top's rule, not pgmq's (pgmq has"
@@ -181,16 +169,15 @@ class PgmqDialect:
         )
         if not queues:
             return replace(base, unsupported=(*base.unsupported, (Capability.RATES, "no queue yet")))
-        constants = {"dead_reads": sql.Literal(int(n)).as_string(None)}
-
-        def s(name: str, columns: tuple[str, ...]) -> Statement:
-            return statement(__package__, name, queues, columns, constants)
-
+        s = QueueSql(
+            __package__, KIND, queues=queues, constants={"dead_reads": sql.Literal(int(n)).as_string(None)}
+        )
         advice = tuple(
-            IndexAdvice(
+            index_advice(
                 Capability.DEAD,
-                f"CREATE INDEX CONCURRENTLY {sql.Identifier(q.name + '_read_ct_vt_idx').as_string(None)} ON"
-                f" {sql.Identifier(schema, q.name).as_string(None)} {ADVISED_INDEX}",
+                sql.Identifier(q.name + "_read_ct_vt_idx").as_string(None),
+                (schema, q.name),
+                ADVISED_INDEX,
                 f"pgq-top's dead rule ({dead_rule(n)}) needs an index on read_ct, which pgmq does not"
                 " create; with it every count and the in-flight list read exact index ranges (without it,"
                 " they walk pgmq's vt index past the other states' messages)",
@@ -201,34 +188,32 @@ class PgmqDialect:
         )
         if advice:  # pgmq's own vt index only: dead is counted and listed by scans (stock tiers)
             counts = [
-                s("counts", (COUNT_KEY, "ready", "scheduled", "running", OLDEST_READY)),
-                s("count_dead_scan", (COUNT_KEY, "dead")).scan(),
+                s.count("counts", "ready", "scheduled", "running", OLDEST_READY),
+                s.count("count_dead_scan", "dead").scan(),
             ]
-            leases = s("leases", LEASE_COLUMNS)
+            leases = s.leases()
         else:
-            counts = [s("counts_indexed", (COUNT_KEY, "ready", "scheduled", "running", "dead", OLDEST_READY))]
-            leases = s("leases_indexed", LEASE_COLUMNS)
-        counts.append(s("count_done", (COUNT_KEY, "done")))
-        preview_dead = s("preview_dead", PREVIEW_COLUMNS)
+            counts = [s.count("counts_indexed", "ready", "scheduled", "running", "dead", OLDEST_READY)]
+            leases = s.leases("leases_indexed")
+        counts.append(s.count("count_done", "done"))
         in_flight = f"read_ct > 0 AND vt > now() AND read_ct < {n}"
         return replace(
             base,
             counts=tuple(counts),
             leases=leases,
             activity=s("activity", ACTIVITY_COLUMNS),
-            dead=s("dead", DEAD_COLUMNS).scan() if advice else s("dead", DEAD_COLUMNS),
-            job=s("job", JOB_COLUMNS),
-            claim_probe=s("claim_probe", ("id",)),
+            dead=s.dead().scan() if advice else s.dead(),
+            job=s.job(),
+            claim_probe=s.probe(),
             actions=(
-                ActionSpec(
-                    kind=ActionKind.REQUEUE,
-                    label="set_vt(queue, msg_id, 0)",
+                requeue(
+                    s,
+                    "set_vt(queue, msg_id, 0)",
+                    "vt = now(): the message is visible now (read_ct kept); a consumer still working on it"
+                    " is not known to pgmq and may process it twice",
+                    f"in flight: {in_flight}",
+                    "preview_running",
                     applies_to=State.RUNNING,
-                    effect="vt = now(): the message is visible now (read_ct kept); a consumer still"
-                    " working on it is not known to pgmq and may process it twice",
-                    guard=f"in flight: {in_flight}",
-                    preview=s("preview_running", PREVIEW_COLUMNS),
-                    statement=s("requeue", ("id",)),
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,
@@ -239,18 +224,17 @@ class PgmqDialect:
                     effect="a copy is sent (new msg_id, read_ct 0, visible now, same message and"
                     " headers) and the original deleted from the queue or the archive, in one transaction",
                     guard=f"dead ({dead_rule(n)}), or archived and chosen by id",
-                    preview=s("preview_retry", PREVIEW_COLUMNS),
-                    statement=s("retry", ("id",)),
+                    preview=s.preview("preview_retry"),
+                    statement=s.write("retry"),
                 ),
-                ActionSpec(
-                    kind=ActionKind.DISCARD,
-                    label="archive(queue, msg_ids)",
-                    applies_to=State.DEAD,
-                    effect="moved to the archive a_<name> (archived_at now), as pgmq.archive() does;"
-                    " retry brings it back",
-                    guard=f"dead: {dead_rule(n)}",
-                    preview=preview_dead,
-                    statement=s("discard", ("id",)),
+                discard(
+                    s,
+                    "archive(queue, msg_ids)",
+                    "moved to the archive a_<name> (archived_at now), as pgmq.archive() does; retry brings"
+                    " it back",
+                    f"dead: {dead_rule(n)}",
+                    "preview_dead",
+                    destructive=False,
                 ),
             ),
             advice=advice,

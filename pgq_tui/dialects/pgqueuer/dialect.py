@@ -23,10 +23,8 @@ from pgq_tui.dialects.contract import (
     Capability,
     Match,
     QueueModel,
-    State,
-    StateWord,
 )
-from pgq_tui.dialects.kit import Setting, Sql, discard, index_advice, requeue, retry
+from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
 
 KIND = "pgqueuer"
 HEARTBEAT_TIMEOUT = Setting(
@@ -41,6 +39,14 @@ JOB_COLUMNS_SEEN = frozenset(
      "entrypoint", "payload")
 )  # fmt: skip
 FAILED_INDEX = "(entrypoint, id) WHERE status = 'failed'"
+STATES = state_words("""
+    ready       queued, execute_after < now()
+    scheduled   queued, execute_after >= now()
+    running     picked, heartbeat recent
+    stuck       picked, heartbeat older than the timeout
+    dead        failed (entrypoints with on_failure='hold')
+    done        deleted and logged as successful
+""")
 
 
 def version(rel: Relation, labels: tuple[str, ...]) -> str:
@@ -79,17 +85,8 @@ class PgqueuerDialect:
             log = f"{rel.name}_log"
             if catalog.relation(rel.schema, log) is None:
                 continue
-            out.append(
-                Match(
-                    kind=KIND,
-                    schema=rel.schema,
-                    table=rel.name,
-                    version=version(rel, enum),
-                    evidence=f"{rel.schema}.{rel.name} (status enum with queued/picked) and {log}",
-                    score=len(JOB_COLUMNS_SEEN) + 2,
-                    tables=(rel.name, log),
-                )
-            )
+            evidence = f"{rel.schema}.{rel.name} (status enum with queued/picked) and {log}"
+            out.append(found(KIND, rel, version(rel, enum), evidence, len(JOB_COLUMNS_SEEN) + 2, log))
         return out
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:
@@ -136,14 +133,7 @@ class PgqueuerDialect:
             ),
             title=self.title,
             stuck_rule=rule,
-            states=(
-                StateWord(State.READY.value, "queued, execute_after < now()"),
-                StateWord(State.SCHEDULED.value, "queued, execute_after >= now()"),
-                StateWord(State.RUNNING.value, "picked, heartbeat recent"),
-                StateWord(State.STUCK.value, "picked, heartbeat older than the timeout"),
-                StateWord(State.DEAD.value, "failed (entrypoints with on_failure='hold')"),
-                StateWord(State.DONE.value, "deleted and logged as successful"),
-            ),
+            states=STATES,
             counts=counts,
             leases=s.leases(),
             dead=s.dead() if has_failed_index else s.dead("dead_scan").scan(),

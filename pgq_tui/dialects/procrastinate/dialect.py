@@ -22,10 +22,8 @@ from pgq_tui.dialects.contract import (
     IndexAdvice,
     Match,
     QueueModel,
-    State,
-    StateWord,
 )
-from pgq_tui.dialects.kit import Setting, Sql, discard, index_advice, requeue, retry
+from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
 
 KIND = "procrastinate"
 STALLED_AFTER = Setting(
@@ -43,6 +41,14 @@ FAILED_INDEX = "(queue_name, id) WHERE status = 'failed'"
 # Doing jobs whose worker row was pruned (worker_id NULL: stalled for sure). procrastinate's doing-jobs
 # index (lock) holds the live ones too, so without this each doing job costs a heap read to find them.
 WORKERLESS_INDEX = "(queue_name, id) WHERE status = 'doing' AND worker_id IS NULL"
+STATES = state_words("""
+    ready       todo, scheduled_at null or <= now()
+    scheduled   todo, scheduled_at > now() (incl. retries)
+    running     doing, worker heartbeat recent
+    stuck       doing, worker gone or heartbeat stale (stalled)
+    dead        failed
+    done        succeeded (kept; counted by a scan: no index serves it)
+""")
 
 
 def version(catalog: Catalog, schema: str) -> str:
@@ -75,17 +81,12 @@ class ProcrastinateDialect:
                 continue  # before 3.1: no worker heartbeats, so no stalled rule to show
             if catalog.enum(rel.schema, "procrastinate_job_status") is None:
                 continue
+            evidence = (
+                f"{rel.schema}.procrastinate_jobs, procrastinate_workers, enum procrastinate_job_status"
+            )
+            tables = ("procrastinate_workers", "procrastinate_events")
             out.append(
-                Match(
-                    kind=KIND,
-                    schema=rel.schema,
-                    table=rel.name,
-                    version=version(catalog, rel.schema),
-                    evidence=f"{rel.schema}.procrastinate_jobs, procrastinate_workers,"
-                    " enum procrastinate_job_status",
-                    score=len(JOB_COLUMNS_SEEN) + 2,
-                    tables=(rel.name, "procrastinate_workers", "procrastinate_events"),
-                )
+                found(KIND, rel, version(catalog, rel.schema), evidence, len(JOB_COLUMNS_SEEN) + 2, *tables)
             )
         return out
 
@@ -163,14 +164,7 @@ class ProcrastinateDialect:
             ),
             title=self.title,
             stuck_rule=rule,
-            states=(
-                StateWord(State.READY.value, "todo, scheduled_at null or <= now()"),
-                StateWord(State.SCHEDULED.value, "todo, scheduled_at > now() (incl. retries)"),
-                StateWord(State.RUNNING.value, "doing, worker heartbeat recent"),
-                StateWord(State.STUCK.value, "doing, worker gone or heartbeat stale (stalled)"),
-                StateWord(State.DEAD.value, "failed"),
-                StateWord(State.DONE.value, "succeeded (kept; counted by a scan: no index serves it)"),
-            ),
+            states=STATES,
             counts=tuple(counts),
             leases=leases,
             dead=s.dead() if has_failed_index else s.dead("dead_scan").scan(),

@@ -20,9 +20,8 @@ from pgq_tui.dialects.contract import (
     Match,
     QueueModel,
     State,
-    StateWord,
 )
-from pgq_tui.dialects.kit import Setting, Sql, cancel, refused, requeue, retry
+from pgq_tui.dialects.kit import Setting, Sql, cancel, found, refused, requeue, retry, state_words
 
 KIND = "river"
 RESCUE_AFTER = Setting(
@@ -40,16 +39,16 @@ JOB_COLUMNS_SEEN = frozenset(("id", "state", "queue", "kind", "args", "attempt",
 # fmt: on
 FETCH_INDEX = ("state", "queue", "priority", "scheduled_at", "id")
 MARKER = VersionMarker("river_migration", "version", "line", "main")
-STATES = (
-    StateWord(State.READY.value, "available, scheduled_at <= now()"),
-    StateWord(State.SCHEDULED.value, "scheduled, retryable (backoff), or available not yet due"),
-    StateWord(State.RUNNING.value, "running, attempted_at within the rescue horizon"),
-    StateWord(State.STUCK.value, "running, attempted_at older than the rescue horizon"),
-    StateWord(State.DEAD.value, "discarded (out of attempts; kept 7 days)"),
-    StateWord(State.DONE.value, "completed (kept 24 h)"),
-    StateWord("cancelled", "cancelled (kept 24 h)"),
-    StateWord("pending", "pending (held for something outside River)"),
-)
+STATES = state_words("""
+    ready       available, scheduled_at <= now()
+    scheduled   scheduled, retryable (backoff), or available not yet due
+    running     running, attempted_at within the rescue horizon
+    stuck       running, attempted_at older than the rescue horizon
+    dead        discarded (out of attempts; kept 7 days)
+    done        completed (kept 24 h)
+    cancelled   cancelled (kept 24 h)
+    pending     pending (held for something outside River)
+""")
 
 
 def version(catalog: Catalog, schema: str) -> int | None:
@@ -97,20 +96,13 @@ class RiverDialect:
                 continue
             if catalog.enum(rel.schema, "river_job_state") is None:
                 continue
-            found = version(catalog, rel.schema)
+            v = version(catalog, rel.schema)
             marked = catalog.marker(rel.schema, "river_migration", "version") is not None
             how = "river_migration" if marked else "column and enum probes"
-            out.append(
-                Match(
-                    kind=KIND,
-                    schema=rel.schema,
-                    table=rel.name,
-                    version=f"migration {found}" if found else None,
-                    evidence=f"{rel.schema}.river_job, enum river_job_state; version from {how}",
-                    score=len(JOB_COLUMNS_SEEN) + 1,
-                    tables=(rel.name, "river_queue", "river_leader", "river_migration"),
-                )
-            )
+            evidence = f"{rel.schema}.river_job, enum river_job_state; version from {how}"
+            score = len(JOB_COLUMNS_SEEN) + 1
+            tables = ("river_queue", "river_leader", "river_migration")
+            out.append(found(KIND, rel, f"migration {v}" if v else None, evidence, score, *tables))
         return out
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:

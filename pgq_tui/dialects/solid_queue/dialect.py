@@ -25,9 +25,8 @@ from pgq_tui.dialects.contract import (
     Match,
     QueueModel,
     State,
-    StateWord,
 )
-from pgq_tui.dialects.kit import Setting, Sql, discard, index_advice, requeue, retry
+from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
 
 KIND = "solid-queue"
 ALIVE_THRESHOLD = Setting(
@@ -55,15 +54,15 @@ INDEXES = (
      "index_solid_queue_poll_by_queue"),
     (Capability.DONE, "jobs", ("queue_name", "finished_at"), "index_solid_queue_jobs_for_filtering"),
 )  # fmt: skip
-STATES = (
-    StateWord(State.READY.value, "a row in solid_queue_ready_executions"),
-    StateWord(State.SCHEDULED.value, "a row in solid_queue_scheduled_executions"),
-    StateWord(State.RUNNING.value, "claimed, its process heartbeating"),
-    StateWord(State.STUCK.value, "claimed, its process silent past the threshold or gone"),
-    StateWord(State.DEAD.value, "a row in solid_queue_failed_executions"),
-    StateWord(State.DONE.value, "finished_at set (kept while preserve_finished_jobs; 1 day)"),
-    StateWord("blocked", "a row in solid_queue_blocked_executions (concurrency limit)"),
-)
+STATES = state_words("""
+    ready       a row in solid_queue_ready_executions
+    scheduled   a row in solid_queue_scheduled_executions
+    running     claimed, its process heartbeating
+    stuck       claimed, its process silent past the threshold or gone
+    dead        a row in solid_queue_failed_executions
+    done        finished_at set (kept while preserve_finished_jobs; 1 day)
+    blocked     a row in solid_queue_blocked_executions (concurrency limit)
+""")
 
 
 def version(catalog: Catalog, schema: str) -> str:
@@ -97,18 +96,13 @@ class SolidQueueDialect:
             ]
             if not all(r is not None and r.column_names >= cols for r, cols in present):
                 continue
-            out.append(
-                Match(
-                    kind=KIND,
-                    schema=rel.schema,
-                    table=rel.name,
-                    version=version(catalog, rel.schema),
-                    evidence=f"{rel.schema}.solid_queue_jobs with its ready, scheduled, claimed, failed and"
-                    " blocked executions and processes tables",
-                    score=sum(len(c) for c in TABLES.values()),
-                    tables=tuple(PREFIX + suffix for suffix in TABLES),
-                )
+            evidence = (
+                f"{rel.schema}.solid_queue_jobs with its ready, scheduled, claimed, failed and blocked"
+                " executions and processes tables"
             )
+            score = sum(len(c) for c in TABLES.values())
+            others = (PREFIX + suffix for suffix in TABLES if suffix != "jobs")
+            out.append(found(KIND, rel, version(catalog, rel.schema), evidence, score, *others))
         return out
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:
