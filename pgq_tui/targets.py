@@ -11,7 +11,7 @@ kind = "procrastinate"      # optional pins, as the dashboard's flags: kind, sch
 schema = "queue"            # without them every queue detected in the database is watched
 mapping = "jobs.toml"       # a mapping file (relative to this file's directory)
 dead_reads = 5              # pgq-top's dead rule where the framework has none (pgmq: read_ct >= 5)
-river_rescue_after = 1800   # a setting a dialect declares (seconds its workers use; docs/dialects.md)
+river_rescue_after = 1800   # a setting a dialect declares (seconds; docs/dialect-settings.md)
 
 Each target is detected like `pgq-top --dsn` (pgq_tui.detection): every queue it holds that fits its
 pins (or the command line's --kind/--schema/--table/--mapping) is watched.

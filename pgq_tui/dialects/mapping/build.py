@@ -239,18 +239,23 @@ class Builder:
             return legs[0]
         return "(SELECT * FROM (" + " UNION ALL ".join(legs) + ") u LIMIT %(cap1)s)"
 
+    def _queues(self, where: str) -> str:
+        """The CTE `qs`: the distinct non-null queues of the rows matching `where`, by a recursive
+        skip-scan of an index led by the queue column (one index probe per queue)."""
+        return f"""WITH RECURSIVE qs AS (
+    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {where} AND {{c_queue}} IS NOT NULL
+     ORDER BY {{c_queue}} LIMIT 1)
+    UNION ALL
+    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {where} AND {{c_queue}} > qs.q
+            ORDER BY {{c_queue}} LIMIT 1)
+    FROM qs WHERE qs.q IS NOT NULL
+)"""
+
     def count_per_queue(self, state: str, group: str) -> Statement:
         """Distinct queues by a recursive skip-scan, then each queue's count stops at cap1 rows."""
         waiting = self.in_state(group)
         text = f"""
-WITH RECURSIVE qs AS (
-    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NOT NULL
-     ORDER BY {{c_queue}} LIMIT 1)
-    UNION ALL
-    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {waiting} AND {{c_queue}} > qs.q
-            ORDER BY {{c_queue}} LIMIT 1)
-    FROM qs WHERE qs.q IS NOT NULL
-)
+{self._queues(waiting)}
 SELECT qs.q::text AS queue, (SELECT count(*) FROM {self._capped(state, "{c_queue} = qs.q", "1")} x) AS {state}
 FROM qs WHERE qs.q IS NOT NULL
 UNION ALL
@@ -325,14 +330,7 @@ GROUP BY x.queue"""
             text = f"SELECT {{queue_name}}::text AS queue, {oldest % 'true'} AS {OLDEST_READY}"
             return self.statement("oldest_ready", text, ("queue", OLDEST_READY))
         text = f"""
-WITH RECURSIVE qs AS (
-    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NOT NULL
-     ORDER BY {{c_queue}} LIMIT 1)
-    UNION ALL
-    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {waiting} AND {{c_queue}} > qs.q
-            ORDER BY {{c_queue}} LIMIT 1)
-    FROM qs WHERE qs.q IS NOT NULL
-)
+{self._queues(waiting)}
 SELECT qs.q::text AS queue, {oldest % "{c_queue} = qs.q"} AS {OLDEST_READY}
 FROM qs WHERE qs.q IS NOT NULL
 UNION ALL
@@ -390,14 +388,7 @@ LIMIT 1"""
                     legs.append(f"({pick} ORDER BY {order} LIMIT %(rows)s)")
         skip = ""
         if per_queue:
-            skip = f"""WITH RECURSIVE qs AS (
-    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {running} AND {{c_queue}} IS NOT NULL
-     ORDER BY {{c_queue}} LIMIT 1)
-    UNION ALL
-    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {running} AND {{c_queue}} > qs.q
-            ORDER BY {{c_queue}} LIMIT 1)
-    FROM qs WHERE qs.q IS NOT NULL
-)"""
+            skip = self._queues(running)
         union = "\n      UNION ALL\n      ".join(legs)
         text = f"""{skip}
 SELECT x.id, x.queue, x.holder,
