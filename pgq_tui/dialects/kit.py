@@ -155,9 +155,17 @@ def index_advice(
 
 
 # -- detection and states --------------------------------------------------------------------------
-def found(kind: str, rel: Relation, version: str | None, evidence: str, score: int, *tables: str) -> Match:
+def found(
+    kind: str,
+    rel: Relation,
+    version: str | None,
+    evidence: str,
+    score: int,
+    *tables: str,
+    config: str | None = None,
+) -> Match:
     """A queue of `kind` found at `rel` (its main table), reading `tables` besides it."""
-    return Match(kind, rel.schema, rel.name, version, evidence, score, (rel.name, *tables))
+    return Match(kind, rel.schema, rel.name, version, evidence, score, (rel.name, *tables), config)
 
 
 def state_words(table: str) -> tuple[StateWord, ...]:
