@@ -200,6 +200,12 @@ def refused(match: Match, title: str, why: str) -> QueueModel:
     )
 
 
+def unindexed(match: Match, title: str, index: str) -> QueueModel:
+    """Refused: the table lacks the framework's own index its reads need (its migrations add it)."""
+    why = f"{match.table} lacks {title}'s own {index}; pgq-top does not scan the table"
+    return refused(match, title, f"{why}: run {title}'s migrations")
+
+
 # -- actions ---------------------------------------------------------------------------------------
 def requeue(
     s: Sql,

@@ -22,7 +22,18 @@ from pgq_tui.dialects.contract import (
     QueueModel,
     State,
 )
-from pgq_tui.dialects.kit import Setting, Sql, cancel, discard, found, refused, requeue, retry, state_words
+from pgq_tui.dialects.kit import (
+    Setting,
+    Sql,
+    cancel,
+    discard,
+    found,
+    refused,
+    requeue,
+    retry,
+    state_words,
+    unindexed,
+)
 
 KIND = "oban"
 RESCUE_AFTER = Setting(
@@ -108,12 +119,7 @@ class ObanDialect:
             why = f"Oban migration {found or 'unknown'} is older than v9 (cancelled state)"
             return refused(match, self.title, why)
         if rel is None or not rel.has_index(STATE_INDEX[:2]):
-            return refused(
-                match,
-                self.title,
-                "oban_jobs lacks Oban's own (state, queue, priority, scheduled_at, id) index (v8+);"
-                " pgq-top does not scan the table: run Oban's migrations",
-            )
+            return unindexed(match, self.title, "(state, queue, priority, scheduled_at, id) index (v8+)")
         horizon = RESCUE_AFTER.value(self.rescue_after_s)
         waiting = tuple(s for s in WAITING if s in labels)
         s = Sql(

@@ -21,7 +21,7 @@ from pgq_tui.dialects.contract import (
     QueueModel,
     State,
 )
-from pgq_tui.dialects.kit import Setting, Sql, cancel, found, refused, requeue, retry, state_words
+from pgq_tui.dialects.kit import Setting, Sql, cancel, found, refused, requeue, retry, state_words, unindexed
 
 KIND = "river"
 RESCUE_AFTER = Setting(
@@ -113,12 +113,7 @@ class RiverDialect:
             why = f"River schema migration {found} is older than {MIN_VERSION} (River 0.5)"
             return refused(match, self.title, why)
         if rel is None or not rel.has_index(FETCH_INDEX[:2]):
-            return refused(
-                match,
-                self.title,
-                "river_job lacks River's own river_job_prioritized_fetching_index (state, queue, ...);"
-                " pgq-top does not scan the table: run River's migrations",
-            )
+            return unindexed(match, self.title, "river_job_prioritized_fetching_index (state, queue, ...)")
         horizon = RESCUE_AFTER.value(self.rescue_after_s)
         s = Sql(
             __package__,
