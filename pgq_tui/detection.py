@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg import sql
 
 from pgq_tui.db.connect import connect, deadline
 from pgq_tui.db.introspect import read_catalog
@@ -210,6 +209,3 @@ def single_queue(
         )
     return targets[0]
 
-
-def relation_label(schema: str, table: str) -> str:
-    return sql.Identifier(schema, table).as_string(None)

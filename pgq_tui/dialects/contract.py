@@ -11,7 +11,7 @@ below. A value the database does not record (a worker-side timeout) is a setting
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -224,24 +224,6 @@ class DeadRow:
     payload_preview: str | None
 
 
-@dataclass(frozen=True)
-class JobRow:
-    id: JobId
-    queue: str | None
-    state: str
-    native_state: str | None
-    attempts: int | None
-    max_attempts: int | None
-    run_at: datetime | None
-    created_at: datetime | None
-    started_at: datetime | None
-    finished_at: datetime | None
-    holder: str | None
-    error: str | None
-    payload: str | None
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-
 def lease_row(r: Mapping[str, Any]) -> LeaseRow:
     return LeaseRow(
         id=r["id"],
@@ -262,10 +244,6 @@ def lease_row(r: Mapping[str, Any]) -> LeaseRow:
 
 def dead_row(r: Mapping[str, Any]) -> DeadRow:
     return DeadRow(**{k: r[k] for k in DEAD_COLUMNS})
-
-
-def job_row(r: Mapping[str, Any]) -> JobRow:
-    return JobRow(**{k: r[k] for k in JOB_COLUMNS if k != "details"}, details=dict(r["details"] or {}))
 
 
 # -- actions ---------------------------------------------------------------------------------------

@@ -27,10 +27,6 @@ def builtin() -> tuple[Dialect, ...]:
     return tuple(found)
 
 
-def by_kind(kind: str, extra: tuple[Dialect, ...] = ()) -> Dialect | None:
-    return next((d for d in (*extra, *builtin()) if d.kind == kind), None)
-
-
 def settings(dialects: tuple[Dialect, ...]) -> tuple[Setting, ...]:
     """Every setting the dialects declare (kit.Setting), each key once."""
     found = {s.key: s for d in dialects for s in declared(d)}
@@ -45,7 +41,3 @@ def configured(dialects: tuple[Dialect, ...], values: Mapping[str, Number | None
         fit = {s.field: values[s.key] for s in declared(d) if values.get(s.key) is not None}
         out.append(dataclasses.replace(d, **fit) if fit else d)  # type: ignore[type-var]
     return tuple(out)
-
-
-def kinds() -> tuple[str, ...]:
-    return tuple(d.kind for d in builtin())
