@@ -2,9 +2,10 @@
 
 Stuck is Oban's own Lifeline rule: an `executing` job whose `attempted_at` is older than
 `rescue_after` (60 min by default). Lifeline is opt-in and time-only: Oban keeps node liveness out
-of the database, so a stuck job's worker liveness is unknown. Set PGQ_TOP_OBAN_RESCUE_AFTER
-(seconds) when your Lifeline uses another rescue_after. Oban's timestamps are UTC `timestamp
-without time zone`: every comparison is with UTC now, every time shown is converted to timestamptz.
+of the database, so a stuck job's worker liveness is unknown. Set a target's oban_rescue_after, or
+PGQ_TOP_OBAN_RESCUE_AFTER (seconds), when your Lifeline uses another rescue_after (RESCUE_AFTER).
+Oban's timestamps are UTC `timestamp without time zone`: every comparison is with UTC now, every
+time shown is converted to timestamptz.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Only queued, picked and failed jobs live in the table: successes (and, by default, terminal failures)
 are deleted and logged in `pgqueuer_log`. Stuck is pgqueuer's own rule: a picked job whose heartbeat
 is older than the workers' heartbeat timeout (default 30 s), which pgqueuer's dequeue then re-picks.
-The timeout is a worker setting the database does not record: set PGQ_TOP_STALLED_AFTER (seconds)
-when your workers use another.
+The timeout is a worker setting the database does not record (HEARTBEAT_TIMEOUT): set a target's
+pgqueuer_heartbeat_timeout, or PGQ_TOP_STALLED_AFTER (seconds), when your workers use another.
 """
 
 from __future__ import annotations

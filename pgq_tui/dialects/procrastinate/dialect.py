@@ -4,7 +4,8 @@ Stuck is procrastinate's "stalled": a doing job whose worker row is gone (pruned
 whose worker's heartbeat is older than a threshold. procrastinate does not rescue stalled jobs
 itself; its docs tell users to retry them, which is what pgq-top's requeue does. The threshold is
 the workers' own setting (`stalled_worker_timeout`, default 30 s), which the database does not
-record: set PGQ_TOP_STALLED_AFTER (seconds) when your workers use another.
+record (STALLED_AFTER): set a target's procrastinate_stalled_after, or PGQ_TOP_STALLED_AFTER
+(seconds), when your workers use another.
 """
 
 from __future__ import annotations

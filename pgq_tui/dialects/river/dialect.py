@@ -2,8 +2,9 @@
 
 Stuck is River's own JobRescuer rule: a `running` job whose `attempted_at` is older than the rescue
 horizon (`RescueStuckJobsAfter`, 1 h by default). River keeps no worker heartbeat, so a running job's
-worker liveness is unknown; the horizon is a client setting the database does not record: set
-PGQ_TOP_RIVER_RESCUE_AFTER (seconds) when your clients use another.
+worker liveness is unknown; the horizon is a client setting the database does not record, declared
+as RESCUE_AFTER: set a target's river_rescue_after, or PGQ_TOP_RIVER_RESCUE_AFTER (seconds), when
+your clients use another.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ A job's state is which execution table holds it: ready, scheduled, claimed, fail
 heartbeat is `process_alive_threshold` (5 min) old or more, which the supervisor prunes, or whose
 process row is gone. Its requeue does what the supervisor does with such claims: it fails them
 (ProcessPrunedError / ProcessMissingError), never re-dispatches them. The threshold is an app
-setting the database does not record: set PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD (seconds) when yours
-differs. Rails writes UTC `timestamp without time zone`: comparisons are with UTC now, times shown
-are converted to timestamptz.
+setting the database does not record (ALIVE_THRESHOLD): set a target's solid_queue_alive_threshold,
+or PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD (seconds), when yours differs. Rails writes UTC `timestamp
+without time zone`: comparisons are with UTC now, times shown are converted to timestamptz.
 """
 
 from __future__ import annotations
