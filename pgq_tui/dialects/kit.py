@@ -12,23 +12,9 @@ from typing import Any
 
 from psycopg import sql
 
+from pgq_tui.dialects import contract
 from pgq_tui.dialects.catalog import Relation
-from pgq_tui.dialects.contract import (
-    COUNT_KEY,
-    DEAD_COLUMNS,
-    JOB_COLUMNS,
-    LEASE_COLUMNS,
-    PREVIEW_COLUMNS,
-    ActionKind,
-    ActionSpec,
-    Capability,
-    IndexAdvice,
-    Match,
-    QueueModel,
-    State,
-    Statement,
-    StateWord,
-)
+from pgq_tui.dialects.contract import ActionKind, ActionSpec, Capability, Match, QueueModel, Statement
 from pgq_tui.dialects.sqlfiles import sql_file
 
 Number = float | int
@@ -120,26 +106,26 @@ class Sql:
 
     def count(self, name: str, *states: str) -> Statement:
         """A count statement: `queue` and the states (or `oldest_ready_age_s`) it counts."""
-        return self(name, (COUNT_KEY, *states))
+        return self(name, (contract.COUNT_KEY, *states))
 
     def served(self, name: str, indexed: bool, columns: Sequence[str]) -> Statement:
         """`name` when an index serves it, else `<name>_scan` as a scan (Statement.indexed False)."""
         return self(name, columns) if indexed else self(f"{name}_scan", columns).scan()
 
     def leases(self, name: str = "leases") -> Statement:
-        return self(name, LEASE_COLUMNS)
+        return self(name, contract.LEASE_COLUMNS)
 
     def dead(self, name: str = "dead") -> Statement:
-        return self(name, DEAD_COLUMNS)
+        return self(name, contract.DEAD_COLUMNS)
 
     def job(self) -> Statement:
-        return self("job", JOB_COLUMNS)
+        return self("job", contract.JOB_COLUMNS)
 
     def probe(self) -> Statement:
         return self("claim_probe", ("id",))
 
     def preview(self, name: str) -> Statement:
-        return self(name, PREVIEW_COLUMNS)
+        return self(name, contract.PREVIEW_COLUMNS)
 
     def write(self, name: str) -> Statement:
         """An action's statement: one `id` row per job changed."""
@@ -148,10 +134,10 @@ class Sql:
 
 def index_advice(
     cap: Capability, name: str, on: tuple[str, str], definition: str, why: str, states: tuple[str, ...]
-) -> IndexAdvice:
+) -> contract.IndexAdvice:
     """`CREATE INDEX CONCURRENTLY name ON schema.table definition`, identifiers quoted."""
     create = f"CREATE INDEX CONCURRENTLY {name} ON {sql.Identifier(*on).as_string(None)} {definition}"
-    return IndexAdvice(cap, create, why, states)
+    return contract.IndexAdvice(cap, create, why, states)
 
 
 # -- detection and states --------------------------------------------------------------------------
@@ -168,7 +154,7 @@ def found(
     return Match(kind, rel.schema, rel.name, version, evidence, score, (rel.name, *tables), config)
 
 
-def state_words(table: str) -> tuple[StateWord, ...]:
+def state_words(table: str) -> tuple[contract.StateWord, ...]:
     """A dialect's states, one line each: the canonical word (or an extra state's label), then the
     framework's word or condition, for the help screen.
 
@@ -181,7 +167,7 @@ def state_words(table: str) -> tuple[StateWord, ...]:
     out = []
     for line in table.strip().splitlines():
         canonical, native = line.split(maxsplit=1)
-        out.append(StateWord(canonical, native))
+        out.append(contract.StateWord(canonical, native))
     return tuple(out)
 
 
@@ -215,7 +201,7 @@ def requeue(
     preview: str,
     name: str = "requeue",
     done: str | None = None,
-    applies_to: State = State.STUCK,
+    applies_to: contract.State = contract.State.STUCK,
 ) -> ActionSpec:
     """Hand stuck jobs back (the framework's rescue): `preview` and `name` are SQL file names."""
     return ActionSpec(
@@ -226,7 +212,7 @@ def requeue(
 def retry(s: Sql, label: str, effect: str, guard: str, preview: str) -> ActionSpec:
     """A dead job runs again (`retry.sql`)."""
     preview_, statement = s.preview(preview), s.write("retry")
-    return ActionSpec(ActionKind.RETRY, label, State.DEAD, effect, guard, preview_, statement)
+    return ActionSpec(ActionKind.RETRY, label, contract.State.DEAD, effect, guard, preview_, statement)
 
 
 def discard(
@@ -234,12 +220,22 @@ def discard(
 ) -> ActionSpec:
     """A dead job is removed, or parked in the framework's terminal state (`discard.sql`)."""
     preview_, statement = s.preview(preview), s.write("discard")
-    return ActionSpec(ActionKind.DISCARD, label, State.DEAD, effect, guard, preview_, statement, destructive)
+    return ActionSpec(
+        ActionKind.DISCARD, label, contract.State.DEAD, effect, guard, preview_, statement, destructive
+    )
 
 
 def cancel(s: Sql, label: str, effect: str, guard: str, also: tuple[str, ...]) -> ActionSpec:
     """Waiting jobs (ready, and the states in `also`) will not run (`preview_waiting.sql`, `cancel.sql`)."""
     preview, statement = s.preview("preview_waiting"), s.write("cancel")
     return ActionSpec(
-        ActionKind.CANCEL, label, State.READY, effect, guard, preview, statement, True, also_applies_to=also
+        ActionKind.CANCEL,
+        label,
+        contract.State.READY,
+        effect,
+        guard,
+        preview,
+        statement,
+        True,
+        also_applies_to=also,
     )
