@@ -5,11 +5,13 @@ the environment only where the target leaves them out. Dialects never read the e
 from __future__ import annotations
 
 import ast
+import doctest
 from pathlib import Path
 
 import pytest
 
 from pgq_tui.detection import dialects
+from pgq_tui.dialects import kit
 from pgq_tui.dialects.kit import Setting, from_environment
 from pgq_tui.dialects.registry import builtin, configured, settings
 from pgq_tui.errors import PgqError
@@ -108,3 +110,8 @@ def test_no_dialect_reads_the_environment() -> None:
             for alias in node.names
         } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         assert not imported & {"os", "environ", "getenv"}, path
+
+
+def test_kit_doctests() -> None:
+    result = doctest.testmod(kit)
+    assert result.attempted >= 5 and result.failed == 0
