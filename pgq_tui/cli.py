@@ -433,6 +433,7 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         only = args.target_list[0]
         args.kind, args.schema, args.table, args.mapping = only.kind, only.schema, only.table, only.mapping
         args.dead_reads = only.dead_reads
+        args.dialect_settings = dict(only.settings)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -81,6 +81,7 @@ def run_action(args: argparse.Namespace, out: TextIO | None = None) -> int:
         table=args.table,
         mapping=args.mapping,
         dead_reads=getattr(args, "dead_reads", None),
+        settings=getattr(args, "dialect_settings", None),
     )
     if len(targets) > 1:
         found = "; ".join(t.label for t in targets)

@@ -8,6 +8,8 @@ know: the table does not exist, or it lacks pgq-top's columns (and no mapping de
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import psycopg
@@ -19,6 +21,7 @@ from pgq_tui.dialects.catalog import Catalog
 from pgq_tui.dialects.contract import Dialect, Match, QueueModel
 from pgq_tui.dialects.detect import DetectionError, choose, detect
 from pgq_tui.dialects.introspect import read_catalog
+from pgq_tui.dialects.kit import Number, from_environment
 from pgq_tui.dialects.mapping import MappingError, from_file
 from pgq_tui.errors import (
     EXIT_LOCK_TIMEOUT,
@@ -69,10 +72,21 @@ class QueueTarget:
         return f"{self.match.schema}.{self.match.table}"
 
 
-def dialects(mapping: str | None = None, dead_reads: int | None = None) -> tuple[Dialect, ...]:
-    """The built-in dialects (with the user's settings: --dead-reads), and the user's mapping file
-    first (it outranks shipped shapes)."""
-    builtin = registry.configured(registry.builtin(), dead_reads=dead_reads)
+def dialects(
+    mapping: str | None = None,
+    dead_reads: int | None = None,
+    settings: Mapping[str, Number] | None = None,
+) -> tuple[Dialect, ...]:
+    """The built-in dialects with the user's values of the settings they declare (kit.Setting): the
+    given one (--dead-reads, a target's key in `settings`), else its environment variable (read here,
+    at each detection: a dialect never reads the environment), else the dialect's default; and the
+    user's mapping file first (it outranks shipped shapes)."""
+    builtin = registry.builtin()
+    values = from_environment(registry.settings(builtin), os.environ)
+    values.update(settings or {})
+    if dead_reads is not None:
+        values["dead_reads"] = dead_reads
+    builtin = registry.configured(builtin, values)
     if mapping is None:
         return builtin
     try:
@@ -143,9 +157,10 @@ def find_queues(
     table: str | None = None,
     mapping: str | None = None,
     dead_reads: int | None = None,
+    settings: Mapping[str, Number] | None = None,
 ) -> list[QueueTarget]:
     """Connect once, read the catalog once, and return the queues that fit the flags."""
-    known = dialects(mapping, dead_reads)
+    known = dialects(mapping, dead_reads, settings)
     try:
         # Reading an index's definition takes the table's ACCESS SHARE lock: behind a VACUUM FULL or
         # an ALTER TABLE, say who holds the lock instead of waiting out the statement timeout.
@@ -184,10 +199,17 @@ def single_queue(
     table: str | None = None,
     mapping: str | None = None,
     dead_reads: int | None = None,
+    settings: Mapping[str, Number] | None = None,
 ) -> QueueTarget:
     """The one queue the flags name; several found is a usage error (for commands with nobody to ask)."""
     targets = find_queues(
-        conninfo, kind=kind, schema=schema, table=table, mapping=mapping, dead_reads=dead_reads
+        conninfo,
+        kind=kind,
+        schema=schema,
+        table=table,
+        mapping=mapping,
+        dead_reads=dead_reads,
+        settings=settings,
     )
     if len(targets) > 1:
         found = "; ".join(t.label for t in targets)
@@ -195,3 +217,4 @@ def single_queue(
             f"several queues found ({found}): pick one with --kind, --schema or --table", EXIT_USAGE
         )
     return targets[0]
+

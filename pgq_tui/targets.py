@@ -11,6 +11,7 @@ kind = "procrastinate"      # optional pins, as the dashboard's flags: kind, sch
 schema = "queue"            # without them every queue detected in the database is watched
 mapping = "jobs.toml"       # a mapping file (relative to this file's directory)
 dead_reads = 5              # pgq-top's dead rule where the framework has none (pgmq: read_ct >= 5)
+river_rescue_after = 1800   # a setting a dialect declares (seconds; docs/dialect-settings.md)
 
 Each target is detected like `pgq-top --dsn` (pgq_tui.detection): every queue it holds that fits its
 pins (or the command line's --kind/--schema/--table/--mapping) is watched.
@@ -28,6 +29,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from pgq_tui.db import resolve_dsn
+from pgq_tui.dialects.kit import Setting
 from pgq_tui.errors import EXIT_USAGE, PgqError, first_line, remember_secrets
 
 if sys.version_info >= (3, 11):
@@ -36,6 +38,8 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 TARGET_KEYS = frozenset({"dsn", "kind", "schema", "table", "mapping", "dead_reads"})
+# Besides these, a target may set each setting a dialect declares (dialects/kit.Setting), by its key:
+# river_rescue_after, oban_rescue_after, procrastinate_stalled_after, ... (`declared_settings()`).
 PINS = ("kind", "schema", "table", "mapping")
 
 
@@ -59,10 +63,32 @@ class Target:
     kind: str | None = None
     mapping: str | None = None
     dead_reads: int | None = None
+    # its values of settings the dialects declare, (key, value): e.g. (("river_rescue_after", 1800.0),)
+    settings: tuple[tuple[str, float | int], ...] = ()
 
     @property
     def pins(self) -> Pins:
         return Pins(self.kind, self.schema, self.table, self.mapping, self.dead_reads)
+
+
+def declared_settings() -> dict[str, Setting]:
+    """Key -> setting, for every setting a built-in dialect declares but dead_reads (a key of its own)."""
+    from pgq_tui.dialects.registry import builtin, settings
+
+    return {s.key: s for s in settings(builtin()) if s.key != "dead_reads"}
+
+
+def _settings(entry: Mapping[str, Any], where: str) -> tuple[tuple[str, float | int], ...]:
+    """The entry's values of the dialects' declared settings, each checked (one line when wrong)."""
+    out = []
+    for key, setting in declared_settings().items():
+        if key in entry:
+            value = setting.parse(entry[key])
+            if value is None:
+                what = "a whole number >= 1" if setting.integer else "a number of seconds > 0"
+                raise PgqError(f"{where}{key} must be {what}", EXIT_USAGE)
+            out.append((key, value))
+    return tuple(out)
 
 
 def name_from_dsn(dsn: str) -> str:
@@ -120,11 +146,12 @@ def parse_targets(
     for name, entry in entries.items():
         if not isinstance(entry, dict):
             raise PgqError(f"{source}: targets.{name} must be a table with a dsn", EXIT_USAGE)
-        extra = set(entry) - TARGET_KEYS
+        known = TARGET_KEYS | set(declared_settings())
+        extra = set(entry) - known
         if extra:
             raise PgqError(
                 f"{source}: targets.{name}: unknown key {sorted(extra)[0]!r} "
-                f"(known: {', '.join(sorted(TARGET_KEYS))})",
+                f"(known: {', '.join(sorted(known))})",
                 EXIT_USAGE,
             )
         if not isinstance(entry.get("dsn"), str):
@@ -145,7 +172,8 @@ def parse_targets(
         pins = {k: entry.get(k, getattr(defaults, k)) for k in PINS}
         if "mapping" in entry and base is not None:
             pins["mapping"] = str(base / entry["mapping"])
-        target = Target(str(name), entry["dsn"], **pins, dead_reads=dead_reads)
+        settings = _settings(entry, f"{source}: targets.{name}: ")
+        target = Target(str(name), entry["dsn"], **pins, dead_reads=dead_reads, settings=settings)
         validate(target, f"{source}: targets.{name}: ")
         out.append(target)
     return out

@@ -83,8 +83,8 @@ def test_no_queue_yet_is_a_target_with_nothing_to_count() -> None:
 def test_the_dead_rule_is_labelled_as_pgq_tops_own(monkeypatch: pytest.MonkeyPatch) -> None:
     catalog = _catalog(V1_10, "orders", read_ct_index=True)
     (m,) = PgmqDialect().detect(catalog)
-    monkeypatch.setenv("PGQ_TOP_PGMQ_DEAD_READS", "7")
-    model = PgmqDialect().model(m, catalog)
+    monkeypatch.setenv("PGQ_TOP_PGMQ_DEAD_READS", "7")  # read by the engine, set on the dialect
+    model = next(d for d in dialects() if d.kind == "pgmq").model(m, catalog)
     dead = next(w for w in model.states if w.canonical == State.DEAD.value)
     assert dead.native == "read_ct >= 7 (pgq-top's rule, not pgmq's: pgmq has no dead state)"
     assert "read_ct >= 7" in model.stuck_rule and "not pgmq's" in model.stuck_rule

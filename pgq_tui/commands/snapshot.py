@@ -76,4 +76,5 @@ def single_target(dsn: str, args: argparse.Namespace) -> QueueTarget:
         table=args.table,
         mapping=getattr(args, "mapping", None),
         dead_reads=getattr(args, "dead_reads", None),
+        settings=getattr(args, "dialect_settings", None),
     )

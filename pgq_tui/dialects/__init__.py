@@ -59,6 +59,15 @@ imports `pgq_tui.monitor`, `pgq_tui.actions`, `pgq_tui.tui` or another dialect. 
      literals=...)`). An action the framework lacks is absent, never faked.
    - capabilities follow from what is present (`QueueModel.support(Capability.X)`); add
      `unsupported=((Capability.X, "why"),)` for what the framework cannot tell.
+   - `kit.py` builds the usual parts: `Sql(__package__, prefix, idents, literals)` is the statement
+     factory (`s("leases", LEASE_COLUMNS)`, `s.count(...)`, `s.served(name, indexed, columns)`),
+     `refused(match, title, why)` the model of a queue the dialect will not read, and `requeue`,
+     `retry`, `discard`, `cancel` the usual actions over `preview_*.sql` and `<action>.sql`.
+   - settings: a value the database does not record (a worker-side timeout, a rule of pgq-top's own)
+     is declared, never read from the environment: a dataclass field plus `settings: ClassVar[tuple[
+     kit.Setting, ...]]` naming its targets-file key, field, default and environment override. The
+     engine (`detection.dialects`) sets the field before `model()`: a target's key, else the
+     environment variable, else the default (docs/dialects.md lists them).
 
 3. Conformance. `tests/test_dialect_conformance.py` runs over every `DialectCase` found in
    `tests/dialect_cases/*.py` (each module exports `CASES`): install the framework's schema with its

@@ -1,8 +1,11 @@
 """The dialect contract: what a queue framework's dialect supplies to pgq-top (see the package docstring).
 
 Everything here is plain frozen data and pure functions: a dialect never opens a connection, never
-imports the monitor, the actions engine or the TUI. The engine (monitor, actions, CLI) runs the
-statements a `QueueModel` carries and turns their rows into the canonical shapes below.
+reads the environment, never imports the monitor, the actions engine or the TUI. The engine (monitor,
+actions, CLI) runs the statements a `QueueModel` carries and turns their rows into the canonical shapes
+below. A value the database does not record (a worker-side timeout) is a setting the dialect declares
+(`kit.Setting`): the engine sets it on the dialect from a target's key or the environment before
+`model()` is called (detection.dialects).
 """
 
 from __future__ import annotations

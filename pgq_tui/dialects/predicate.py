@@ -14,7 +14,7 @@ one it cannot read.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 _IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
@@ -52,8 +52,9 @@ def _unparen(text: str) -> str:
     return text
 
 
-def _closing(text: str, start: int) -> int:
-    """Index of the parenthesis closing the one at `start` (quotes respected); -1 if none."""
+def _outside_quotes(text: str, start: int = 0) -> Iterator[tuple[int, int]]:
+    """(index, parenthesis depth once that character is read) of each character from `start` that
+    is outside quotes (the quotes themselves are skipped)."""
     depth, quote = 0, ""
     for i in range(start, len(text)):
         ch = text[i]
@@ -62,36 +63,23 @@ def _closing(text: str, start: int) -> int:
                 quote = ""
         elif ch in "'\"":
             quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
+        else:
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            yield i, depth
+
+
+def _closing(text: str, start: int) -> int:
+    """Index of the parenthesis closing the one at `start` (quotes respected); -1 if none."""
+    return next((i for i, depth in _outside_quotes(text, start) if text[i] == ")" and depth == 0), -1)
 
 
 def _split_and(text: str) -> list[str]:
     """Top-level ` AND ` terms (not inside parentheses or quotes)."""
-    parts, depth, quote, last = [], 0, "", 0
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif depth == 0 and text.startswith(" AND ", i):
+    parts, last = [], 0
+    for i, depth in _outside_quotes(text):
+        if i >= last and depth == 0 and text.startswith(" AND ", i):
             parts.append(text[last:i])
             last = i + 5
-            i += 5
-            continue
-        i += 1
     parts.append(text[last:])
     return parts
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
+from collections.abc import Mapping
 from functools import cache
-from typing import Any
 
 from pgq_tui import dialects as _package
 from pgq_tui.dialects.contract import Dialect
+from pgq_tui.dialects.kit import Number, Setting, declared
 
 
 @cache
@@ -26,13 +27,17 @@ def builtin() -> tuple[Dialect, ...]:
     return tuple(found)
 
 
-def configured(dialects: tuple[Dialect, ...], **settings: Any) -> tuple[Dialect, ...]:
-    """The dialects with the user's settings applied where a dialect has a field of that name (e.g.
-    `dead_reads`, pgq-top's dead rule for a framework without a dead state); None leaves it as is."""
-    given = {k: v for k, v in settings.items() if v is not None}
+def settings(dialects: tuple[Dialect, ...]) -> tuple[Setting, ...]:
+    """Every setting the dialects declare (kit.Setting), each key once."""
+    found = {s.key: s for d in dialects for s in declared(d)}
+    return tuple(found.values())
+
+
+def configured(dialects: tuple[Dialect, ...], values: Mapping[str, Number | None]) -> tuple[Dialect, ...]:
+    """The dialects with the user's values of their declared settings (by key, e.g. `dead_reads`,
+    `river_rescue_after`) set on the settings' fields; a value None or absent leaves a field as is."""
     out = []
     for d in dialects:
-        names: set[str] = {f.name for f in dataclasses.fields(d)} if dataclasses.is_dataclass(d) else set()
-        fit = {k: v for k, v in given.items() if k in names}
+        fit = {s.field: values[s.key] for s in declared(d) if values.get(s.key) is not None}
         out.append(dataclasses.replace(d, **fit) if fit else d)  # type: ignore[type-var]
     return tuple(out)

@@ -72,6 +72,7 @@ def detect(target: Target) -> list[QueueTarget]:
         table=target.table,
         mapping=target.mapping,
         dead_reads=target.dead_reads,
+        settings=dict(target.settings),
     )
 
 

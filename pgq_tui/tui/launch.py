@@ -10,7 +10,7 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -68,11 +68,14 @@ def choose_target(
     table: str | None = None,
     mapping: str | None = None,
     dead_reads: int | None = None,
+    settings: Mapping[str, float | int] | None = None,
 ) -> QueueTarget | None:
     """Detect the queues; one opens, several are offered in a picker (None: the user quit)."""
     from pgq_tui.detection import find_queues
 
-    targets = find_queues(dsn, kind=kind, schema=schema, table=table, mapping=mapping, dead_reads=dead_reads)
+    targets = find_queues(
+        dsn, kind=kind, schema=schema, table=table, mapping=mapping, dead_reads=dead_reads, settings=settings
+    )
     if len(targets) == 1:
         return targets[0]
     from pgq_tui.tui.picker import pick
@@ -180,6 +183,7 @@ def run_fleet(targets: Sequence[Target], *, interval: float, read_only: bool) ->
                     table=target.table,
                     mapping=target.mapping,
                     dead_reads=target.dead_reads,
+                    settings=dict(target.settings),
                 )
                 if queue is None:
                     continue
@@ -220,6 +224,7 @@ def run_dashboard(args: argparse.Namespace, diagnosis: Thresholds) -> int:
                 table=args.table,
                 mapping=getattr(args, "mapping", None),
                 dead_reads=getattr(args, "dead_reads", None),
+                settings=getattr(args, "dialect_settings", None),
             )
             if target is None:
                 return EXIT_OK

@@ -8,29 +8,20 @@ named queue_name only serialises jobs, and is shown in the job detail).
 
 from __future__ import annotations
 
-from psycopg import sql
-
 from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
     DEAD_COLUMNS,
-    JOB_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
-    PREVIEW_COLUMNS,
-    ActionKind,
-    ActionSpec,
     Capability,
     IndexAdvice,
     Match,
     QueueModel,
-    State,
-    Statement,
-    StateWord,
 )
 from pgq_tui.dialects.guarded import with_parts
-from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.dialects.kit import Sql, discard, found, index_advice, requeue, retry, state_words
 
 KIND = "graphile-worker"
 JOB_COLUMNS_SEEN = frozenset(
@@ -44,6 +35,14 @@ RELEASES = {18: "0.16", 19: "0.17", 20: "0.18"}
 STUCK_RULE = "locked for more than 4 hours (Graphile Worker's lock expiry; its pools then unlock the job)"
 LOCK_INDEX = "(task_id, locked_at) WHERE locked_at IS NOT NULL"
 DEAD_INDEX = "(task_id, updated_at) WHERE locked_at IS NULL AND attempts >= max_attempts"
+STATES = state_words("""
+    ready       unlocked, attempts < max_attempts, run_at <= now()
+    scheduled   unlocked, attempts < max_attempts, run_at > now() (incl. retry backoff)
+    running     locked_at set, within 4 hours
+    stuck       locked_at older than 4 hours
+    dead        unlocked, attempts >= max_attempts (kept)
+    done        deleted: Graphile keeps no finished jobs
+""")
 
 
 def release(migration: str | None) -> str | None:
@@ -71,17 +70,8 @@ class GraphileDialect:
             if any(catalog.relation(rel.schema, name) is None for name in SIBLINGS):
                 continue
             version = release(catalog.marker(rel.schema, "migrations", "id"))
-            out.append(
-                Match(
-                    kind=KIND,
-                    schema=rel.schema,
-                    table=rel.name,
-                    version=version,
-                    evidence=f"{rel.schema}._private_jobs with {', '.join(SIBLINGS)}",
-                    score=len(JOB_COLUMNS_SEEN) + len(SIBLINGS),
-                    tables=(rel.name, *SIBLINGS),
-                )
-            )
+            evidence = f"{rel.schema}._private_jobs with {', '.join(SIBLINGS)}"
+            out.append(found(KIND, rel, version, evidence, len(JOB_COLUMNS_SEEN) + len(SIBLINGS), *SIBLINGS))
         return out
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:
@@ -93,12 +83,7 @@ class GraphileDialect:
             "reschedule_jobs": (schema, "reschedule_jobs"),
             "complete_jobs": (schema, "complete_jobs"),
         }
-
-        def s(name: str, columns: tuple[str, ...]) -> Statement:
-            return Statement.of(
-                f"graphile.{name}", sql_file(__package__, name), columns, literals=None, **idents
-            )
-
+        s = Sql(__package__, "graphile", idents)
         rel = catalog.relation(schema, match.table)
         has_lock_index = rel is not None and rel.has_index(
             ("task_id", "locked_at"), also=["locked_at IS NOT NULL"]
@@ -106,38 +91,19 @@ class GraphileDialect:
         has_dead_index = rel is not None and rel.has_index(
             ("task_id",), also=["locked_at IS NULL", "attempts >= max_attempts"]
         )
-        counts = [s("count_available", (COUNT_KEY, "ready", "scheduled", OLDEST_READY))]
-        advice: list[IndexAdvice] = []
         # Without an advised index each statement is still supplied, as a scan (Statement.indexed
         # False): the engine runs it in the poll while the table is small, else in the background.
-        if has_lock_index:
-            counts.append(s("count_locked", (COUNT_KEY, "running", "stuck")))
-            leases = s("leases", LEASE_COLUMNS)
-        else:
-            counts.append(s("count_locked_scan", (COUNT_KEY, "running", "stuck")).scan())
-            leases = s("leases_scan", LEASE_COLUMNS).scan()
-            advice.append(
-                _advice(
-                    Capability.LEASES,
-                    schema,
-                    "pgq_top_locked_jobs",
-                    LOCK_INDEX,
-                    "running and stuck jobs",
-                    ("running", "stuck"),
-                )
-            )
-        if has_dead_index:
-            counts.append(s("count_dead", (COUNT_KEY, "dead")))
-            dead = s("dead", DEAD_COLUMNS)
-        else:
-            counts.append(s("count_dead_scan", (COUNT_KEY, "dead")).scan())
-            dead = s("dead_scan", DEAD_COLUMNS).scan()
-            advice.append(
-                _advice(Capability.DEAD, schema, "pgq_top_dead_jobs", DEAD_INDEX, "dead jobs", ("dead",))
-            )
-
-        preview_stuck = s("preview_stuck", PREVIEW_COLUMNS)
-        preview_dead = s("preview_dead", PREVIEW_COLUMNS)
+        counts = (
+            s.count("count_available", "ready", "scheduled", OLDEST_READY),
+            s.served("count_locked", has_lock_index, (COUNT_KEY, "running", "stuck")),
+            s.served("count_dead", has_dead_index, (COUNT_KEY, "dead")),
+        )
+        locked = _advice(
+            Capability.LEASES, schema, "pgq_top_locked_jobs", LOCK_INDEX, "running and stuck jobs"
+        )
+        dead = _advice(Capability.DEAD, schema, "pgq_top_dead_jobs", DEAD_INDEX, "dead jobs")
+        advice = tuple(a for a, indexed in ((locked, has_lock_index), (dead, has_dead_index)) if not indexed)
+        dead_guard = "locked_at IS NULL AND attempts >= max_attempts"
         return QueueModel(
             match=match,
             # new jobs per task (the counts' queue), the task's identifier looked up by its primary key
@@ -150,56 +116,41 @@ class GraphileDialect:
             ),
             title=self.title,
             stuck_rule=STUCK_RULE,
-            states=(
-                StateWord(State.READY.value, "unlocked, attempts < max_attempts, run_at <= now()"),
-                StateWord(
-                    State.SCHEDULED.value,
-                    "unlocked, attempts < max_attempts, run_at > now() (incl. retry backoff)",
-                ),
-                StateWord(State.RUNNING.value, "locked_at set, within 4 hours"),
-                StateWord(State.STUCK.value, "locked_at older than 4 hours"),
-                StateWord(State.DEAD.value, "unlocked, attempts >= max_attempts (kept)"),
-                StateWord(State.DONE.value, "deleted: Graphile keeps no finished jobs"),
-            ),
-            counts=tuple(counts),
-            leases=leases,
-            dead=dead,
-            job=s("job", JOB_COLUMNS),
-            claim_probe=s("claim_probe", ("id",)),
+            states=STATES,
+            counts=counts,
+            leases=s.served("leases", has_lock_index, LEASE_COLUMNS),
+            dead=s.served("dead", has_dead_index, DEAD_COLUMNS),
+            job=s.job(),
+            claim_probe=s.probe(),
             actions=(
-                ActionSpec(
-                    kind=ActionKind.REQUEUE,
-                    label="unlock (Graphile's own lock expiry)",
-                    applies_to=State.STUCK,
-                    effect="locked_at, locked_by cleared (and the same worker's lock on the job's named"
+                requeue(
+                    s,
+                    "unlock (Graphile's own lock expiry)",
+                    "locked_at, locked_by cleared (and the same worker's lock on the job's named"
                     " queue); run_at at least now(); attempts stay counted",
-                    guard="locked_at < now() - interval '4 hours'",
-                    preview=preview_stuck,
-                    statement=s("requeue", ("id",)),
+                    "locked_at < now() - interval '4 hours'",
+                    "preview_stuck",
                 ),
-                ActionSpec(
-                    kind=ActionKind.RETRY,
-                    label="reschedule_jobs()",
-                    applies_to=State.DEAD,
-                    effect="graphile_worker.reschedule_jobs(ids, run_at => now(), attempts => 0)",
-                    guard="locked_at IS NULL AND attempts >= max_attempts",
-                    preview=preview_dead,
-                    statement=with_parts(s("retry", ("id",)), __package__, "dead_ids"),
+                retry(
+                    s,
+                    "reschedule_jobs()",
+                    "graphile_worker.reschedule_jobs(ids, run_at => now(), attempts => 0)",
+                    dead_guard,
+                    "preview_dead",
+                    with_parts(s.write("retry"), __package__, "dead_ids"),
                 ),
-                ActionSpec(
-                    kind=ActionKind.DISCARD,
-                    label="complete_jobs()",
-                    applies_to=State.DEAD,
-                    effect="graphile_worker.complete_jobs(ids): the rows are deleted",
-                    guard="locked_at IS NULL AND attempts >= max_attempts",
-                    preview=preview_dead,
-                    statement=with_parts(s("discard", ("id",)), __package__, "dead_ids"),
-                    destructive=True,
+                discard(
+                    s,
+                    "complete_jobs()",
+                    "graphile_worker.complete_jobs(ids): the rows are deleted",
+                    dead_guard,
+                    "preview_dead",
+                    write=with_parts(s.write("discard"), __package__, "dead_ids"),
                 ),
             ),
             # its claim index has no task column: ready and scheduled are read over all tasks together
             capped_overall=("ready", "scheduled"),
-            advice=tuple(advice),
+            advice=advice,
             unsupported=(
                 (Capability.DONE, "Graphile Worker deletes finished jobs"),
                 (Capability.LIVENESS, "Graphile Worker ties no worker id (locked_by) to a session"),
@@ -209,14 +160,10 @@ class GraphileDialect:
         )
 
 
-def _advice(
-    cap: Capability, schema: str, name: str, definition: str, what: str, states: tuple[str, ...]
-) -> IndexAdvice:
-    return IndexAdvice(
-        cap,
-        f"CREATE INDEX CONCURRENTLY {name} ON {sql.Identifier(schema, '_private_jobs').as_string(None)}"
-        f" {definition}",
+def _advice(cap: Capability, schema: str, name: str, definition: str, what: str) -> IndexAdvice:
+    why = (
         f"Graphile Worker has no index for {what}: pgq-top scans for them (in the poll while the table is"
-        " small, else in the background, stale); this index makes the figure live",
-        states,
+        " small, else in the background, stale); this index makes the figure live"
     )
+    states = ("running", "stuck") if cap == Capability.LEASES else ("dead",)
+    return index_advice(cap, name, (schema, "_private_jobs"), definition, why, states)

@@ -73,39 +73,35 @@ class Builder:
         return f"{{c_status}} IN ({{v_{key}}})"
 
     @property
-    def stuck(self) -> str:
+    def rule(self) -> tuple[str, str] | None:
+        """The stuck rule as (its column, the offset from now() past which a job is stuck): a lease
+        column is stuck once past, a lock time once older than the interval; None: no rule."""
         if self.spec.rule == "lease":
-            return "{c_lease} < now()"
+            return "{c_lease}", ""
         if self.spec.rule == "lock_age":
-            return "{c_locked_at} < now() - {interval}::interval"
-        return "false"
+            return "{c_locked_at}", " - {interval}::interval"
+        return None
 
     @property
     def stuck_before(self) -> str:
         """The stuck rule as of the plan (the contract's `before`): a job that became stuck while the
         operator's confirmation was open waits for the next pass."""
-        if self.spec.rule == "lease":
-            return "{c_lease} < coalesce(%(before)s::timestamptz, 'infinity')"
-        if self.spec.rule == "lock_age":
-            return "{c_locked_at} < coalesce(%(before)s::timestamptz, 'infinity') - {interval}::interval"
-        return "true"
+        if self.rule is None:
+            return "true"
+        column, offset = self.rule
+        return f"{column} < coalesce(%(before)s::timestamptz, 'infinity'){offset}"
 
     @property
     def expiry_order(self) -> str:
         """The stuck rule's column as it is, so an index on it gives the order."""
-        if self.spec.rule == "lease":
-            return "{c_lease}"
-        if self.spec.rule == "lock_age":
-            return "{c_locked_at}"
-        return "{c_id}"
+        return "{c_id}" if self.rule is None else self.rule[0]
 
     @property
     def expires(self) -> str:
-        if self.spec.rule == "lease":
-            return "{c_lease}::timestamptz"
-        if self.spec.rule == "lock_age":
-            return "({c_locked_at} + {interval}::interval)::timestamptz"
-        return "NULL::timestamptz"
+        if self.rule is None:
+            return "NULL::timestamptz"
+        column, offset = self.rule
+        return f"({column} + {{interval}}::interval)::timestamptz" if offset else f"{column}::timestamptz"
 
     def parts(self, state: str) -> list[str]:
         """The state as disjoint conditions within its status group, each one an index range (an OR
@@ -117,15 +113,12 @@ class Builder:
                 return ["{c_run_at} <= now()", "{c_run_at} IS NULL"]
             return ["{c_run_at} > now()"]
         if state in (State.RUNNING.value, State.STUCK.value):
-            if self.spec.rule == "lease":
-                stuck, live, unset = "{c_lease} < now()", "{c_lease} >= now()", "{c_lease} IS NULL"
-            elif self.spec.rule == "lock_age":
-                stuck = "{c_locked_at} < now() - {interval}::interval"
-                live = "{c_locked_at} >= now() - {interval}::interval"
-                unset = "{c_locked_at} IS NULL"
-            else:
+            if self.rule is None:
                 return ["true"] if state == State.RUNNING.value else []
-            return [stuck] if state == State.STUCK.value else [live, unset]
+            column, offset = self.rule
+            if state == State.STUCK.value:
+                return [f"{column} < now(){offset}"]
+            return [f"{column} >= now(){offset}", f"{column} IS NULL"]
         return ["true"]
 
     def group(self, state: str) -> str:
@@ -246,18 +239,23 @@ class Builder:
             return legs[0]
         return "(SELECT * FROM (" + " UNION ALL ".join(legs) + ") u LIMIT %(cap1)s)"
 
+    def _queues(self, where: str) -> str:
+        """The CTE `qs`: the distinct non-null queues of the rows matching `where`, by a recursive
+        skip-scan of an index led by the queue column (one index probe per queue)."""
+        return f"""WITH RECURSIVE qs AS (
+    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {where} AND {{c_queue}} IS NOT NULL
+     ORDER BY {{c_queue}} LIMIT 1)
+    UNION ALL
+    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {where} AND {{c_queue}} > qs.q
+            ORDER BY {{c_queue}} LIMIT 1)
+    FROM qs WHERE qs.q IS NOT NULL
+)"""
+
     def count_per_queue(self, state: str, group: str) -> Statement:
         """Distinct queues by a recursive skip-scan, then each queue's count stops at cap1 rows."""
         waiting = self.in_state(group)
         text = f"""
-WITH RECURSIVE qs AS (
-    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NOT NULL
-     ORDER BY {{c_queue}} LIMIT 1)
-    UNION ALL
-    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {waiting} AND {{c_queue}} > qs.q
-            ORDER BY {{c_queue}} LIMIT 1)
-    FROM qs WHERE qs.q IS NOT NULL
-)
+{self._queues(waiting)}
 SELECT qs.q::text AS queue, (SELECT count(*) FROM {self._capped(state, "{c_queue} = qs.q", "1")} x) AS {state}
 FROM qs WHERE qs.q IS NOT NULL
 UNION ALL
@@ -332,14 +330,7 @@ GROUP BY x.queue"""
             text = f"SELECT {{queue_name}}::text AS queue, {oldest % 'true'} AS {OLDEST_READY}"
             return self.statement("oldest_ready", text, ("queue", OLDEST_READY))
         text = f"""
-WITH RECURSIVE qs AS (
-    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NOT NULL
-     ORDER BY {{c_queue}} LIMIT 1)
-    UNION ALL
-    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {waiting} AND {{c_queue}} > qs.q
-            ORDER BY {{c_queue}} LIMIT 1)
-    FROM qs WHERE qs.q IS NOT NULL
-)
+{self._queues(waiting)}
 SELECT qs.q::text AS queue, {oldest % "{c_queue} = qs.q"} AS {OLDEST_READY}
 FROM qs WHERE qs.q IS NOT NULL
 UNION ALL
@@ -397,14 +388,7 @@ LIMIT 1"""
                     legs.append(f"({pick} ORDER BY {order} LIMIT %(rows)s)")
         skip = ""
         if per_queue:
-            skip = f"""WITH RECURSIVE qs AS (
-    (SELECT {{c_queue}} AS q FROM {{jobs}} WHERE {running} AND {{c_queue}} IS NOT NULL
-     ORDER BY {{c_queue}} LIMIT 1)
-    UNION ALL
-    SELECT (SELECT {{c_queue}} FROM {{jobs}} WHERE {running} AND {{c_queue}} > qs.q
-            ORDER BY {{c_queue}} LIMIT 1)
-    FROM qs WHERE qs.q IS NOT NULL
-)"""
+            skip = self._queues(running)
         union = "\n      UNION ALL\n      ".join(legs)
         text = f"""{skip}
 SELECT x.id, x.queue, x.holder,

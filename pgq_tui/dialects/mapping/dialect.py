@@ -12,6 +12,7 @@ from pgq_tui.dialects.contract import (
     Statement,
     StateWord,
 )
+from pgq_tui.dialects.kit import found
 from pgq_tui.dialects.mapping.build import Builder
 from pgq_tui.dialects.mapping.spec import MappingSpec
 
@@ -45,18 +46,10 @@ class MappingDialect:
                 continue
             if (spec.table and rel.name != spec.table) or (spec.schema and rel.schema != spec.schema):
                 continue
-            out.append(
-                Match(
-                    kind=spec.kind,
-                    schema=rel.schema,
-                    table=rel.name,
-                    evidence=f"columns {', '.join(sorted(spec.shape))} (mapping {spec.source})",
-                    # a named table is the user's explicit choice: it outranks any shape match
-                    score=len(spec.columns) + (100 if spec.table else 0),
-                    tables=(rel.name,),
-                    config=spec.source,
-                )
-            )
+            evidence = f"columns {', '.join(sorted(spec.shape))} (mapping {spec.source})"
+            # a named table is the user's explicit choice: it outranks any shape match
+            score = len(spec.columns) + (100 if spec.table else 0)
+            out.append(found(spec.kind, rel, None, evidence, score, config=spec.source))
         return out
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:

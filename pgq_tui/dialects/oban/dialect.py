@@ -2,42 +2,50 @@
 
 Stuck is Oban's own Lifeline rule: an `executing` job whose `attempted_at` is older than
 `rescue_after` (60 min by default). Lifeline is opt-in and time-only: Oban keeps node liveness out
-of the database, so a stuck job's worker liveness is unknown. Set PGQ_TOP_OBAN_RESCUE_AFTER
-(seconds) when your Lifeline uses another rescue_after. Oban's timestamps are UTC `timestamp
-without time zone`: every comparison is with UTC now, every time shown is converted to timestamptz.
+of the database, so a stuck job's worker liveness is unknown. Set a target's oban_rescue_after, or
+PGQ_TOP_OBAN_RESCUE_AFTER (seconds), when your Lifeline uses another rescue_after (RESCUE_AFTER).
+Oban's timestamps are UTC `timestamp without time zone`: every comparison is with UTC now, every
+time shown is converted to timestamptz.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
-    COUNT_KEY,
-    DEAD_COLUMNS,
     FINISHED_DONE,
-    JOB_COLUMNS,
-    LEASE_COLUMNS,
     OLDEST_READY,
-    PREVIEW_COLUMNS,
-    ActionKind,
-    ActionSpec,
     Capability,
     Match,
     QueueModel,
     State,
-    Statement,
-    StateWord,
 )
-from pgq_tui.dialects.envsettings import seconds_from_env
 from pgq_tui.dialects.guarded import guarded, preview
+from pgq_tui.dialects.kit import (
+    Setting,
+    Sql,
+    cancel,
+    discard,
+    found,
+    refused,
+    requeue,
+    retry,
+    state_words,
+    unindexed,
+)
 from pgq_tui.dialects.skipscan import counted_per_state
-from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "oban"
-RESCUE_ENV = "PGQ_TOP_OBAN_RESCUE_AFTER"
-DEFAULT_RESCUE_AFTER_S = 3600.0  # Oban.Lifeline's rescue_after default: 60 minutes
+RESCUE_AFTER = Setting(
+    "oban_rescue_after",
+    "rescue_after_s",
+    3600.0,  # Oban.Lifeline's rescue_after default: 60 minutes
+    "PGQ_TOP_OBAN_RESCUE_AFTER",
+    "Oban Lifeline's rescue_after, in seconds: an executing job attempted longer ago is stuck",
+)
 # fmt: off
 JOB_COLUMNS_SEEN = frozenset(("id", "state", "queue", "worker", "args", "errors", "attempt", "max_attempts",
                               "inserted_at", "scheduled_at", "attempted_at", "attempted_by", "priority",
@@ -45,21 +53,16 @@ JOB_COLUMNS_SEEN = frozenset(("id", "state", "queue", "worker", "args", "errors"
 # fmt: on
 STATE_INDEX = ("state", "queue", "priority", "scheduled_at", "id")  # v8+
 WAITING = ("available", "scheduled", "retryable", "suspended")
-STATES = (
-    StateWord(State.READY.value, "available"),
-    StateWord(State.SCHEDULED.value, "scheduled, retryable (staged to available when due)"),
-    StateWord(State.RUNNING.value, "executing, attempted_at within rescue_after"),
-    StateWord(State.STUCK.value, "executing, attempted_at older than rescue_after (Lifeline)"),
-    StateWord(State.DEAD.value, "discarded"),
-    StateWord(State.DONE.value, "completed (kept until the Pruner deletes it)"),
-    StateWord("cancelled", "cancelled"),
-    StateWord("suspended", "suspended (held; v14)"),
-)
-
-
-def rescue_after_from_env(default: float = DEFAULT_RESCUE_AFTER_S) -> float:
-    """Lifeline's rescue_after in seconds: PGQ_TOP_OBAN_RESCUE_AFTER when set to a positive number."""
-    return seconds_from_env(RESCUE_ENV, default)
+STATES = state_words("""
+    ready       available
+    scheduled   scheduled, retryable (staged to available when due)
+    running     executing, attempted_at within rescue_after
+    stuck       executing, attempted_at older than rescue_after (Lifeline)
+    dead        discarded
+    done        completed (kept until the Pruner deletes it)
+    cancelled   cancelled
+    suspended   suspended (held; v14)
+""")
 
 
 def version(catalog: Catalog, schema: str, table: str = "oban_jobs") -> tuple[int | None, str]:
@@ -88,7 +91,8 @@ def version(catalog: Catalog, schema: str, table: str = "oban_jobs") -> tuple[in
 
 @dataclass(frozen=True)
 class ObanDialect:
-    rescue_after_s: float | None = None  # None: PGQ_TOP_OBAN_RESCUE_AFTER, else Lifeline's 60 min
+    rescue_after_s: float | None = None  # RESCUE_AFTER, set by the engine; None: Lifeline's 60 min
+    settings: ClassVar[tuple[Setting, ...]] = (RESCUE_AFTER,)
     kind: str = KIND
     title: str = "Oban"
     versions: str = "migrations v9-v14 (Oban 2.11+; tested at v14, Oban 2.21-2.23)"
@@ -101,17 +105,10 @@ class ObanDialect:
                 continue
             if catalog.enum(rel.schema, "oban_job_state") is None:
                 continue
-            found, how = version(catalog, rel.schema, rel.name)
+            v, how = version(catalog, rel.schema, rel.name)
+            evidence = f"{rel.schema}.oban_jobs, enum oban_job_state; version from {how}"
             out.append(
-                Match(
-                    kind=KIND,
-                    schema=rel.schema,
-                    table=rel.name,
-                    version=f"v{found}" if found else None,
-                    evidence=f"{rel.schema}.oban_jobs, enum oban_job_state; version from {how}",
-                    score=len(JOB_COLUMNS_SEEN) + 1,
-                    tables=(rel.name, "oban_peers"),
-                )
+                found(KIND, rel, f"v{v}" if v else None, evidence, len(JOB_COLUMNS_SEEN) + 1, "oban_peers")
             )
         return out
 
@@ -122,38 +119,31 @@ class ObanDialect:
         labels = enum.labels if enum is not None else ()
         found, _ = version(catalog, schema, match.table)
         if found is None or found < 9 or "cancelled" not in labels:
-            return _refused(match, f"Oban migration {found or 'unknown'} is older than v9 (cancelled state)")
+            why = f"Oban migration {found or 'unknown'} is older than v9 (cancelled state)"
+            return refused(match, self.title, why)
         if rel is None or not rel.has_index(STATE_INDEX[:2]):
-            return _refused(
-                match,
-                "oban_jobs lacks Oban's own (state, queue, priority, scheduled_at, id) index (v8+);"
-                " pgq-top does not scan the table: run Oban's migrations",
-            )
-        horizon = self.rescue_after_s or rescue_after_from_env()
+            return unindexed(match, self.title, "(state, queue, priority, scheduled_at, id) index (v8+)")
+        horizon = RESCUE_AFTER.value(self.rescue_after_s)
         waiting = tuple(s for s in WAITING if s in labels)
-
-        def s(name: str, columns: tuple[str, ...]) -> Statement:
-            return Statement.of(
-                f"oban.{name}",
-                sql_file(__package__, name),
-                columns,
-                literals={
-                    "rescue_after_s": (float(horizon),),
-                    "states": tuple(x for x in labels if x != "executing"),
-                    "waiting": waiting,
-                },
-                jobs=(schema, match.table),
-                state_type=(schema, "oban_job_state"),
-            )
-
+        s = Sql(
+            __package__,
+            "oban",
+            {"jobs": (schema, match.table), "state_type": (schema, "oban_job_state")},
+            {
+                "rescue_after_s": (float(horizon),),
+                "states": tuple(x for x in labels if x != "executing"),
+                "waiting": waiting,
+            },
+        )
         rule = (
             f"Oban's Lifeline: executing, and attempted_at older than {horizon:g} s (rescue_after; set"
-            f" {RESCUE_ENV} to yours). Lifeline is opt-in and time-only: node liveness is unknown"
+            f" {RESCUE_AFTER.env} to yours). Lifeline is opt-in and time-only: node liveness is unknown"
         )
-        discarded = s("guard_discarded", PREVIEW_COLUMNS)  # the guards: sql/guard_*.sql
-        stuck, waiting_guard = s("guard_stuck", PREVIEW_COLUMNS), s("guard_waiting", PREVIEW_COLUMNS)
-        preview_discarded = preview(discarded)
         extras = ("cancelled", "suspended")  # suspended (v14) reads 0 before v14
+        discarded = "state = 'discarded'"
+        # the guards (sql/guard_*.sql), each written once for its preview and its write
+        g_discarded = s.preview("guard_discarded")
+        g_stuck, g_waiting = s.preview("guard_stuck"), s.preview("guard_waiting")
         return QueueModel(
             match=match,
             finished=s("finished", FINISHED_DONE),
@@ -166,73 +156,54 @@ class ObanDialect:
             states=STATES,
             counts=(
                 counted_per_state(  # sql/count_states.sql after dialects/sql/counted.sql
-                    s(
-                        "count_states",
-                        (COUNT_KEY, "ready", "scheduled", "suspended", "dead", "done", "cancelled",
-                         OLDEST_READY),
+                    s.count(
+                        "count_states", "ready", "scheduled", "suspended", "dead", "done", "cancelled",
+                        OLDEST_READY,
                     )
                 ),
-                s("count_executing", (COUNT_KEY, "running", "stuck")),
+                s.count("count_executing", "running", "stuck"),
             ),
-            leases=s("leases", LEASE_COLUMNS),
-            dead=s("dead", DEAD_COLUMNS),
-            job=s("job", JOB_COLUMNS),
-            claim_probe=s("claim_probe", ("id",)),
+            leases=s.leases(),
+            dead=s.dead(),
+            job=s.job(),
+            claim_probe=s.probe(),
             actions=(
-                ActionSpec(
-                    kind=ActionKind.REQUEUE,
-                    label="Lifeline rescue",
-                    applies_to=State.STUCK,
-                    effect="available while attempt < max_attempts, else discarded with discarded_at",
-                    guard=f"state = 'executing' AND attempted_at < utc now - {horizon:g} s",
-                    preview=preview(stuck),
-                    statement=guarded(s("rescue", ("id",)), stuck),
+                requeue(
+                    s,
+                    "Lifeline rescue",
+                    "available while attempt < max_attempts, else discarded with discarded_at",
+                    f"state = 'executing' AND attempted_at < utc now - {horizon:g} s",
+                    preview(g_stuck),
+                    guarded(s.write("rescue"), g_stuck),
                 ),
-                ActionSpec(
-                    kind=ActionKind.RETRY,
-                    label="Oban.retry_job",
-                    applies_to=State.DEAD,
-                    effect="state available, scheduled_at now, max_attempts >= attempt + 1;"
+                retry(
+                    s,
+                    "Oban.retry_job",
+                    "state available, scheduled_at now, max_attempts >= attempt + 1;"
                     " completed_at, cancelled_at, discarded_at cleared",
-                    guard="state = 'discarded'",
-                    preview=preview_discarded,
-                    statement=guarded(s("retry", ("id",)), discarded),
+                    discarded,
+                    preview(g_discarded),
+                    guarded(s.write("retry"), g_discarded),
                 ),
-                ActionSpec(
-                    kind=ActionKind.DISCARD,
-                    label="Oban.delete_job",
-                    applies_to=State.DEAD,
-                    effect="the discarded rows are deleted",
-                    guard="state = 'discarded'",
-                    preview=preview_discarded,
-                    statement=guarded(s("discard", ("id",)), discarded),
-                    destructive=True,
+                discard(
+                    s,
+                    "Oban.delete_job",
+                    "the discarded rows are deleted",
+                    discarded,
+                    preview(g_discarded),
+                    write=guarded(s.write("discard"), g_discarded),
                 ),
-                ActionSpec(
-                    kind=ActionKind.CANCEL,
-                    label="Oban.cancel_job",
-                    applies_to=State.READY,
-                    also_applies_to=(State.SCHEDULED.value, "suspended"),
-                    effect="state cancelled, cancelled_at now",
-                    guard=f"state IN ({', '.join(waiting)}) (executing jobs are stopped by Oban's producer)",
-                    preview=preview(waiting_guard),
-                    statement=guarded(s("cancel", ("id",)), waiting_guard),
-                    destructive=True,
+                cancel(
+                    s,
+                    "Oban.cancel_job",
+                    "state cancelled, cancelled_at now",
+                    f"state IN ({', '.join(waiting)}) (executing jobs are stopped by Oban's producer)",
+                    (State.SCHEDULED.value, "suspended"),
+                    preview(g_waiting),
+                    guarded(s.write("cancel"), g_waiting),
                 ),
             ),
             extra_states=extras,
             unsupported=((Capability.THROUGHPUT, "Oban keeps no counters"),),
             relations=((schema, match.table),),
         )
-
-
-def _refused(match: Match, why: str) -> QueueModel:
-    return QueueModel(
-        match=match,
-        title="Oban",
-        stuck_rule=f"not shown: {why}",
-        states=(),
-        counts=(),
-        unsupported=tuple((cap, why) for cap in Capability),
-        relations=((match.schema, match.table),),
-    )

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from psycopg import sql
 
 from pgq_tui.dialects.contract import PREVIEW_COLUMNS, Statement
+from pgq_tui.dialects.kit import Sql
 from pgq_tui.dialects.sqlfiles import sql_file, sql_part
 
 _SECTION = re.compile(r"^-- @(outer|branch|cte|result)[ \t]*$", re.M)
@@ -116,3 +117,14 @@ def preview(
     literals = (*st.literals, ("archived", (archived,)))
     name = f"pgmq.preview_{guard}_or_archived" if archived else f"pgmq.preview_{guard}"
     return replace(st, name=name, literals=literals, parts=parts)
+
+
+@dataclass(frozen=True)
+class QueueSql(Sql):
+    """The kit's statement factory for pgmq: `s(name, columns)` is `statement()` over the queues."""
+
+    queues: Sequence[QueueTables] = ()
+    constants: Mapping[str, str] = field(default_factory=dict)
+
+    def __call__(self, name: str, columns: Sequence[str]) -> Statement:
+        return statement(self.package, name, self.queues, columns, self.constants)

@@ -5,9 +5,9 @@ timeout `vt` forward and bumps `read_ct`; nothing ties a message to a consumer, 
 heartbeat (liveness is unknown). In pgq-top's words: ready = visible (vt <= now()); scheduled = sent
 with a delay (read_ct = 0, vt > now()); running = in flight (read_ct > 0, vt > now()); done =
 archived. pgmq has no stuck state (a message in flight past its vt becomes visible again by itself)
-and no dead state: pgq-top offers "dead" as its own, labelled rule, read_ct >= N (N from
-PgmqDialect(dead_reads=N) or PGQ_TOP_PGMQ_DEAD_READS, default 5), counted through an index on
-read_ct that pgmq does not create (advised per queue table).
+and no dead state: pgq-top offers "dead" as its own, labelled rule, read_ct >= N (the declared
+setting DEAD_READS: --dead-reads, a target's dead_reads or PGQ_TOP_PGMQ_DEAD_READS, default 5),
+counted through an index on read_ct that pgmq does not create (advised per queue table).
 
 One target holds every queue: the statements are composed over the queue tables found at detection
 (compose.py), each queue counted up to the cap on its own table, so a poll's cost grows with the
@@ -16,34 +16,34 @@ number of queues, never with their sizes. Re-detection picks up queues created s
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from psycopg import sql
 
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
     ACTIVITY_COLUMNS,
-    COUNT_KEY,
-    DEAD_COLUMNS,
-    JOB_COLUMNS,
-    LEASE_COLUMNS,
     OLDEST_READY,
     ActionKind,
     ActionSpec,
     Capability,
-    IndexAdvice,
     Match,
     QueueModel,
     State,
-    Statement,
-    StateWord,
 )
-from pgq_tui.dialects.pgmq.compose import QueueTables, preview, statement
+from pgq_tui.dialects.kit import Setting, discard, found, index_advice, requeue, state_words
+from pgq_tui.dialects.pgmq.compose import QueueSql, QueueTables, preview
 
 KIND = "pgmq"
-DEAD_READS_ENV = "PGQ_TOP_PGMQ_DEAD_READS"
-DEFAULT_DEAD_READS = 5
+DEAD_READS = Setting(
+    "dead_reads",
+    "dead_reads",
+    5,
+    "PGQ_TOP_PGMQ_DEAD_READS",
+    "the N of pgq-top's dead rule for pgmq (read_ct >= N; pgmq has no dead state); also --dead-reads",
+    integer=True,
+)
 META_COLUMNS = frozenset(("queue_name", "is_partitioned", "is_unlogged"))
 QUEUE_COLUMNS = frozenset(("msg_id", "read_ct", "enqueued_at", "vt", "message"))
 ARCHIVE_COLUMNS = QUEUE_COLUMNS | {"archived_at"}
@@ -52,12 +52,6 @@ MOVED = ("last_read_at", "message", "headers")  # archive() copies these besides
 ADVISED_COLUMNS = ("read_ct", "vt")
 ADVISED_INDEX = "(read_ct, vt) INCLUDE (msg_id)"
 COUNT_CAP = 100  # per queue and state: 50 queues x 5 counts walk at most ~25k index entries a poll
-
-
-def dead_reads_from_env(default: int = DEFAULT_DEAD_READS) -> int:
-    """N of the dead rule (read_ct >= N): PGQ_TOP_PGMQ_DEAD_READS when a positive integer."""
-    raw = os.environ.get(DEAD_READS_ENV, "").strip()
-    return int(raw) if raw.isdigit() and int(raw) > 0 else default
 
 
 def dead_rule(n: int) -> str:
@@ -110,7 +104,8 @@ def _fragments(q: Relation, a: Relation) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class PgmqDialect:
-    dead_reads: int | None = None  # None: PGQ_TOP_PGMQ_DEAD_READS, else 5
+    dead_reads: int | None = None  # DEAD_READS, set by the engine; None: 5
+    settings: ClassVar[tuple[Setting, ...]] = (DEAD_READS,)
     kind: str = KIND
     title: str = "pgmq"
     versions: str = "1.5+ (tested with 1.13.0, the SQL the PyPI client pgmq 1.1 installs)"
@@ -125,38 +120,34 @@ class PgmqDialect:
             if not pairs and not catalog.has_function(meta.schema, "set_vt"):
                 continue  # a `meta` table of someone else's, with no queue of pgmq's shape
             names = ", ".join(q.name[2:] for q, _ in pairs) or "none yet"
+            evidence = (
+                f"{meta.schema}.meta and {len(pairs)} queue table(s) q_<name>/a_<name> (queues: {names})"
+            )
+            found_version = version(catalog, meta.schema, [q for q, _ in pairs])
+            tables = (r.name for q, a in pairs for r in (q, a))
             out.append(
-                Match(
-                    kind=KIND,
-                    schema=meta.schema,
-                    table=meta.name,
-                    version=version(catalog, meta.schema, [q for q, _ in pairs]),
-                    evidence=f"{meta.schema}.meta and {len(pairs)} queue table(s) q_<name>/a_<name>"
-                    f" (queues: {names})",
-                    score=len(META_COLUMNS) + len(QUEUE_COLUMNS),
-                    tables=(meta.name, *(r.name for q, a in pairs for r in (q, a))),
-                )
+                found(KIND, meta, found_version, evidence, len(META_COLUMNS) + len(QUEUE_COLUMNS), *tables)
             )
         return out
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:
         schema = match.schema
-        n = self.dead_reads or dead_reads_from_env()
+        n = int(DEAD_READS.value(self.dead_reads))
         pairs = queue_tables(catalog, schema)
         queues = [QueueTables(q.name[2:], schema, q.name, a.name, _fragments(q, a)) for q, a in pairs]
-        states = (
-            StateWord(State.READY.value, "visible: vt <= now() (and read_ct below the dead rule)"),
-            StateWord(State.SCHEDULED.value, "delayed: read_ct = 0 and vt > now()"),
-            StateWord(State.RUNNING.value, "in flight: read_ct > 0 and vt > now()"),
-            StateWord(State.STUCK.value, "never: pgmq makes a message visible again when its vt passes"),
-            StateWord(State.DEAD.value, dead_rule(n)),
-            StateWord(State.DONE.value, "archived (a_<name>)"),
-        )
+        states = state_words(f"""
+            ready       visible: vt <= now() (and read_ct below the dead rule)
+            scheduled   delayed: read_ct = 0 and vt > now()
+            running     in flight: read_ct > 0 and vt > now()
+            stuck       never: pgmq makes a message visible again when its vt passes
+            dead        {dead_rule(n)}
+            done        archived (a_<name>)
+        """)
         rule = (
             "none: pgmq has no stuck state; a message in flight whose visibility timeout (vt) passes is"
             " visible again by itself and counts as ready. Dead is pgq-top's rule, not pgmq's (pgmq has"
             f" no dead state): read_ct >= {n}; set N with --dead-reads, a target's dead_reads or"
-            f" {DEAD_READS_ENV}"
+            f" {DEAD_READS.env}"
         )
         base = QueueModel(
             match=match,
@@ -178,16 +169,15 @@ class PgmqDialect:
         )
         if not queues:
             return replace(base, unsupported=(*base.unsupported, (Capability.RATES, "no queue yet")))
-        constants = {"dead_reads": sql.Literal(int(n)).as_string(None)}
-
-        def s(name: str, columns: tuple[str, ...]) -> Statement:
-            return statement(__package__, name, queues, columns, constants)
-
+        s = QueueSql(
+            __package__, KIND, queues=queues, constants={"dead_reads": sql.Literal(int(n)).as_string(None)}
+        )
         advice = tuple(
-            IndexAdvice(
+            index_advice(
                 Capability.DEAD,
-                f"CREATE INDEX CONCURRENTLY {sql.Identifier(q.name + '_read_ct_vt_idx').as_string(None)} ON"
-                f" {sql.Identifier(schema, q.name).as_string(None)} {ADVISED_INDEX}",
+                sql.Identifier(q.name + "_read_ct_vt_idx").as_string(None),
+                (schema, q.name),
+                ADVISED_INDEX,
                 f"pgq-top's dead rule ({dead_rule(n)}) needs an index on read_ct, which pgmq does not"
                 " create; with it every count and the in-flight list read exact index ranges (without it,"
                 " they walk pgmq's vt index past the other states' messages)",
@@ -198,34 +188,32 @@ class PgmqDialect:
         )
         if advice:  # pgmq's own vt index only: dead is counted and listed by scans (stock tiers)
             counts = [
-                s("counts", (COUNT_KEY, "ready", "scheduled", "running", OLDEST_READY)),
-                s("count_dead_scan", (COUNT_KEY, "dead")).scan(),
+                s.count("counts", "ready", "scheduled", "running", OLDEST_READY),
+                s.count("count_dead_scan", "dead").scan(),
             ]
-            leases = s("leases", LEASE_COLUMNS)
+            leases = s.leases()
         else:
-            counts = [s("counts_indexed", (COUNT_KEY, "ready", "scheduled", "running", "dead", OLDEST_READY))]
-            leases = s("leases_indexed", LEASE_COLUMNS)
-        counts.append(s("count_done", (COUNT_KEY, "done")))
-        preview_dead = preview(__package__, queues, constants, "dead")
+            counts = [s.count("counts_indexed", "ready", "scheduled", "running", "dead", OLDEST_READY)]
+            leases = s.leases("leases_indexed")
+        counts.append(s.count("count_done", "done"))
         in_flight = f"read_ct > 0 AND vt > now() AND read_ct < {n}"
         return replace(
             base,
             counts=tuple(counts),
             leases=leases,
             activity=s("activity", ACTIVITY_COLUMNS),
-            dead=s("dead", DEAD_COLUMNS).scan() if advice else s("dead", DEAD_COLUMNS),
-            job=s("job", JOB_COLUMNS),
-            claim_probe=s("claim_probe", ("id",)),
+            dead=s.dead().scan() if advice else s.dead(),
+            job=s.job(),
+            claim_probe=s.probe(),
             actions=(
-                ActionSpec(
-                    kind=ActionKind.REQUEUE,
-                    label="set_vt(queue, msg_id, 0)",
+                requeue(
+                    s,
+                    "set_vt(queue, msg_id, 0)",
+                    "vt = now(): the message is visible now (read_ct kept); a consumer still working on it"
+                    " is not known to pgmq and may process it twice",
+                    f"in flight: {in_flight}",
+                    preview(__package__, queues, s.constants, "running"),
                     applies_to=State.RUNNING,
-                    effect="vt = now(): the message is visible now (read_ct kept); a consumer still"
-                    " working on it is not known to pgmq and may process it twice",
-                    guard=f"in flight: {in_flight}",
-                    preview=preview(__package__, queues, constants, "running"),
-                    statement=s("requeue", ("id",)),
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,
@@ -236,18 +224,17 @@ class PgmqDialect:
                     effect="a copy is sent (new msg_id, read_ct 0, visible now, same message and"
                     " headers) and the original deleted from the queue or the archive, in one transaction",
                     guard=f"dead ({dead_rule(n)}), or archived and chosen by id",
-                    preview=preview(__package__, queues, constants, "dead", archived=True),
-                    statement=s("retry", ("id",)),
+                    preview=preview(__package__, queues, s.constants, "dead", archived=True),
+                    statement=s.write("retry"),
                 ),
-                ActionSpec(
-                    kind=ActionKind.DISCARD,
-                    label="archive(queue, msg_ids)",
-                    applies_to=State.DEAD,
-                    effect="moved to the archive a_<name> (archived_at now), as pgmq.archive() does;"
-                    " retry brings it back",
-                    guard=f"dead: {dead_rule(n)}",
-                    preview=preview_dead,
-                    statement=s("discard", ("id",)),
+                discard(
+                    s,
+                    "archive(queue, msg_ids)",
+                    "moved to the archive a_<name> (archived_at now), as pgmq.archive() does; retry brings"
+                    " it back",
+                    f"dead: {dead_rule(n)}",
+                    preview(__package__, queues, s.constants, "dead"),
+                    destructive=False,
                 ),
             ),
             advice=advice,

@@ -21,8 +21,8 @@ from pgq_tui.dialects.contract import (
     QueueModel,
     State,
     Statement,
-    StateWord,
 )
+from pgq_tui.dialects.kit import found, state_words
 from pgq_tui.dialects.pgq import statements as st
 from pgq_tui.jobtable.schema import SETUP_HINT, channel
 
@@ -35,6 +35,14 @@ REQUIRED_COLUMNS = frozenset(("id", "queue", "status", "priority", "run_at", "at
 # without it gets the monitor's one-line "missing columns" error with the fix, not failing panels.
 MONITORED_COLUMNS = tuple(sorted(REQUIRED_COLUMNS | {"heartbeat_at"}))
 STUCK_RULE = "running with an expired lease: status 'running' and locked_until < now()"
+STATES = state_words("""
+    ready       pending, run_at <= now()
+    scheduled   pending, run_at > now()
+    running     running, locked_until >= now()
+    stuck       running, locked_until < now()
+    dead        failed
+    done        done (kept by workers run with --keep)
+""")
 
 # The partial indexes `pgq-top init` creates, which keep every monitor read O(active jobs).
 _INDEXES = (
@@ -79,16 +87,8 @@ class PgqDialect:
             evidence = "columns " + ", ".join(sorted(REQUIRED_COLUMNS))
             if stats is not None:
                 evidence += f" and counters table {rel.name}_stats"
-            out.append(
-                Match(
-                    kind=KIND,
-                    schema=rel.schema,
-                    table=rel.name,
-                    evidence=evidence,
-                    score=len(REQUIRED_COLUMNS) + (1 if stats is not None else 0),
-                    tables=(rel.name, f"{rel.name}_stats") if stats is not None else (rel.name,),
-                )
-            )
+            score = len(REQUIRED_COLUMNS) + (1 if stats is not None else 0)
+            out.append(found(KIND, rel, None, evidence, score, *([stats.name] if stats is not None else [])))
         return out
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:
@@ -123,14 +123,7 @@ class PgqDialect:
             match=match,
             title=self.title,
             stuck_rule=STUCK_RULE,
-            states=(
-                StateWord(State.READY.value, "pending, run_at <= now()"),
-                StateWord(State.SCHEDULED.value, "pending, run_at > now()"),
-                StateWord(State.RUNNING.value, "running, locked_until >= now()"),
-                StateWord(State.STUCK.value, "running, locked_until < now()"),
-                StateWord(State.DEAD.value, "failed"),
-                StateWord(State.DONE.value, "done (kept by workers run with --keep)"),
-            ),
+            states=STATES,
             counts=(
                 served(
                     s("count_pending", st.COUNT_PENDING, (COUNT_KEY, "ready", "scheduled", OLDEST_READY)),

@@ -3,54 +3,51 @@
 Only queued, picked and failed jobs live in the table: successes (and, by default, terminal failures)
 are deleted and logged in `pgqueuer_log`. Stuck is pgqueuer's own rule: a picked job whose heartbeat
 is older than the workers' heartbeat timeout (default 30 s), which pgqueuer's dequeue then re-picks.
-The timeout is a worker setting the database does not record: set PGQ_TOP_STALLED_AFTER (seconds)
-when your workers use another.
+The timeout is a worker setting the database does not record (HEARTBEAT_TIMEOUT): set a target's
+pgqueuer_heartbeat_timeout, or PGQ_TOP_STALLED_AFTER (seconds), when your workers use another.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from psycopg import sql
 
 from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
-    COUNT_KEY,
-    DEAD_COLUMNS,
     FINISHED_DONE,
-    JOB_COLUMNS,
-    LEASE_COLUMNS,
     OLDEST_READY,
-    PREVIEW_COLUMNS,
-    ActionKind,
-    ActionSpec,
     Capability,
-    IndexAdvice,
     Match,
     QueueModel,
-    State,
-    Statement,
-    StateWord,
 )
-from pgq_tui.dialects.envsettings import seconds_from_env
 from pgq_tui.dialects.guarded import guarded, preview, with_parts
+from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
 from pgq_tui.dialects.skipscan import over_queues
-from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "pgqueuer"
-STALLED_ENV = "PGQ_TOP_STALLED_AFTER"
-DEFAULT_HEARTBEAT_TIMEOUT_S = 30.0  # `pgq run --heartbeat-timeout` default
+HEARTBEAT_TIMEOUT = Setting(
+    "pgqueuer_heartbeat_timeout",
+    "heartbeat_timeout_s",
+    30.0,  # `pgq run --heartbeat-timeout` default
+    "PGQ_TOP_STALLED_AFTER",
+    "pgqueuer's worker heartbeat timeout, in seconds: a picked job whose heartbeat is older is stuck",
+)
 JOB_COLUMNS_SEEN = frozenset(
     ("id", "priority", "queue_manager_id", "created", "updated", "heartbeat", "execute_after", "status",
      "entrypoint", "payload")
 )  # fmt: skip
 FAILED_INDEX = "(entrypoint, id) WHERE status = 'failed'"
-
-
-def heartbeat_timeout_from_env(default: float = DEFAULT_HEARTBEAT_TIMEOUT_S) -> float:
-    """The heartbeat timeout in seconds: PGQ_TOP_STALLED_AFTER when set to a positive number."""
-    return seconds_from_env(STALLED_ENV, default)
+STATES = state_words("""
+    ready       queued, execute_after < now()
+    scheduled   queued, execute_after >= now()
+    running     picked, heartbeat recent
+    stuck       picked, heartbeat older than the timeout
+    dead        failed (entrypoints with on_failure='hold')
+    done        deleted and logged as successful
+""")
 
 
 def version(rel: Relation, labels: tuple[str, ...]) -> str:
@@ -70,7 +67,8 @@ def version(rel: Relation, labels: tuple[str, ...]) -> str:
 
 @dataclass(frozen=True)
 class PgqueuerDialect:
-    heartbeat_timeout_s: float | None = None  # None: PGQ_TOP_STALLED_AFTER, else 30 s
+    heartbeat_timeout_s: float | None = None  # HEARTBEAT_TIMEOUT, set by the engine; None: 30 s
+    settings: ClassVar[tuple[Setting, ...]] = (HEARTBEAT_TIMEOUT,)
     kind: str = KIND
     title: str = "pgqueuer"
     versions: str = "1.0+ (tested with 1.6.0)"
@@ -88,62 +86,56 @@ class PgqueuerDialect:
             log = f"{rel.name}_log"
             if catalog.relation(rel.schema, log) is None:
                 continue
-            out.append(
-                Match(
-                    kind=KIND,
-                    schema=rel.schema,
-                    table=rel.name,
-                    version=version(rel, enum),
-                    evidence=f"{rel.schema}.{rel.name} (status enum with queued/picked) and {log}",
-                    score=len(JOB_COLUMNS_SEEN) + 2,
-                    tables=(rel.name, log),
-                )
-            )
+            evidence = f"{rel.schema}.{rel.name} (status enum with queued/picked) and {log}"
+            out.append(found(KIND, rel, version(rel, enum), evidence, len(JOB_COLUMNS_SEEN) + 2, log))
         return out
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:
         schema, table = match.schema, match.table
-        timeout = self.heartbeat_timeout_s or heartbeat_timeout_from_env()
-        literal = sql.Literal(float(timeout)).as_string(None)
+        timeout = HEARTBEAT_TIMEOUT.value(self.heartbeat_timeout_s)
         idents = {"jobs": (schema, table), "log": (schema, f"{table}_log")}
-
-        def s(name: str, columns: tuple[str, ...]) -> Statement:
-            # The timeout is a number we parsed, bound as a quoted SQL literal (never user text).
-            text = sql_file(__package__, name).replace("{heartbeat_timeout_s}", literal)
-            return Statement.of(f"pgqueuer.{name}", text, columns, literals=None, **idents)
-
+        s = Sql(__package__, "pgqueuer", idents, {"heartbeat_timeout_s": (float(timeout),)})
         rel = catalog.relation(schema, table)
         has_failed_index = rel is not None and rel.has_index(("entrypoint",), {"status": ["failed"]})
+        # without the failed index, still supplied as scans: in the poll while the table is small, else
+        # in the background
         # the skip-scans of the entrypoints holding queued and failed jobs (dialects/sql/queues.sql)
         queued = {"queue_column": "entrypoint", "state": "queued"}
         failed_queues = {"queue_column": "entrypoint", "state": "failed"}
-        counts = [
-            over_queues(s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY)), **queued),
-            s("count_picked", (COUNT_KEY, "running", "stuck")),
-        ]
-        advice: tuple[IndexAdvice, ...] = ()
-        if has_failed_index:
-            counts.append(over_queues(s("count_failed", (COUNT_KEY, "dead")), **failed_queues))
-            dead = with_parts(over_queues(s("dead", DEAD_COLUMNS), **failed_queues), __package__, "dead_row")
-        else:  # still supplied, as a scan: in the poll while the table is small, else in the background
-            counts.append(s("count_failed_scan", (COUNT_KEY, "dead")).scan())
-            dead = with_parts(s("dead_scan", DEAD_COLUMNS).scan(), __package__, "dead_row")
-            advice = (
-                IndexAdvice(
+        counts = (
+            over_queues(s.count("count_queued", "ready", "scheduled", OLDEST_READY), **queued),
+            s.count("count_picked", "running", "stuck"),
+            over_queues(s.count("count_failed", "dead"), **failed_queues)
+            if has_failed_index
+            else s.count("count_failed_scan", "dead").scan(),
+        )
+        dead = (
+            over_queues(s.dead(), **failed_queues) if has_failed_index else s.dead("dead_scan").scan()
+        )
+        advice = (
+            ()
+            if has_failed_index
+            else (
+                index_advice(
                     Capability.DEAD,
-                    f"CREATE INDEX CONCURRENTLY {sql.Identifier(f'{table}_pgq_top_failed').as_string(None)}"
-                    f" ON {sql.Identifier(schema, table).as_string(None)} {FAILED_INDEX}",
+                    sql.Identifier(f"{table}_pgq_top_failed").as_string(None),
+                    (schema, table),
+                    FAILED_INDEX,
                     "pgqueuer has no index on held failures: pgq-top scans for them (in the poll while the"
                     " table is small, else in the background); this index makes the figure live",
                     ("dead",),
                 ),
             )
+        )
         rule = (
             f"picked, heartbeat older than {timeout:g} s (the workers' heartbeat timeout; pgqueuer then"
-            f" re-picks the job; set {STALLED_ENV} to your workers' value)"
+            f" re-picks the job; set {HEARTBEAT_TIMEOUT.env} to your workers' value)"
         )
-        failed, stale = s("guard_failed", PREVIEW_COLUMNS), s("guard_stale", PREVIEW_COLUMNS)
-        preview_failed = preview(failed, queue_column="entrypoint")
+        failed = "status = 'failed'"
+        # the guards (sql/guard_*.sql), each written once for its preview and its write; retry and
+        # requeue are one transition (sql/requeue.sql) under their two guards
+        g_failed, g_stale = s.preview("guard_failed"), s.preview("guard_stale")
+        preview_failed = preview(g_failed, queue_column="entrypoint")
         return QueueModel(
             match=match,
             # jobs finished per entrypoint, from pgqueuer's log (its `created` index serves the range)
@@ -154,51 +146,38 @@ class PgqueuerDialect:
             ),
             title=self.title,
             stuck_rule=rule,
-            states=(
-                StateWord(State.READY.value, "queued, execute_after < now()"),
-                StateWord(State.SCHEDULED.value, "queued, execute_after >= now()"),
-                StateWord(State.RUNNING.value, "picked, heartbeat recent"),
-                StateWord(State.STUCK.value, "picked, heartbeat older than the timeout"),
-                StateWord(State.DEAD.value, "failed (entrypoints with on_failure='hold')"),
-                StateWord(State.DONE.value, "deleted and logged as successful"),
-            ),
-            counts=tuple(counts),
-            leases=s("leases", LEASE_COLUMNS),
-            dead=dead,
-            job=s("job", JOB_COLUMNS),
-            claim_probe=s("claim_probe", ("id",)),
+            states=STATES,
+            counts=counts,
+            leases=s.leases(),
+            dead=with_parts(dead, __package__, "dead_row"),
+            job=s.job(),
+            claim_probe=s.probe(),
             actions=(
-                ActionSpec(
-                    kind=ActionKind.REQUEUE,
-                    label="requeue (pgqueuer's retry transition)",
-                    applies_to=State.STUCK,
-                    effect="status queued, execute_after now(), attempts + 1, queue_manager_id cleared;"
+                requeue(
+                    s,
+                    "requeue (pgqueuer's retry transition)",
+                    "status queued, execute_after now(), attempts + 1, queue_manager_id cleared;"
                     " logged as queued",
-                    guard=f"status = 'picked' AND heartbeat < now() - {timeout:g} s",
-                    preview=preview(stale, queue_column="entrypoint"),
-                    statement=guarded(
-                        s("requeue", ("id",)), stale, queue_column="entrypoint", order_column="heartbeat"
-                    ),
+                    f"status = 'picked' AND heartbeat < now() - {timeout:g} s",
+                    preview(g_stale, queue_column="entrypoint"),
+                    guarded(s.write("requeue"), g_stale, queue_column="entrypoint", order_column="heartbeat"),
                 ),
-                ActionSpec(
-                    kind=ActionKind.RETRY,
-                    label="pgq requeue",
-                    applies_to=State.DEAD,
-                    effect="status queued, execute_after now(), attempts 0, queue_manager_id cleared;"
+                retry(
+                    s,
+                    "pgq requeue",
+                    "status queued, execute_after now(), attempts 0, queue_manager_id cleared;"
                     " logged as queued",
-                    guard="status = 'failed'",
-                    preview=preview_failed,
-                    statement=guarded(s("requeue", ("id",)), failed, queue_column="entrypoint"),
+                    failed,
+                    preview_failed,
+                    guarded(s.write("requeue"), g_failed, queue_column="entrypoint"),
                 ),
-                ActionSpec(
-                    kind=ActionKind.DISCARD,
-                    label="delete (pgqueuer's delete transition)",
-                    applies_to=State.DEAD,
-                    effect="the rows are deleted and logged as deleted",
-                    guard="status = 'failed'",
-                    preview=preview_failed,
-                    statement=guarded(s("discard", ("id",)), failed, queue_column="entrypoint"),
-                    destructive=True,
+                discard(
+                    s,
+                    "delete (pgqueuer's delete transition)",
+                    "the rows are deleted and logged as deleted",
+                    failed,
+                    preview_failed,
+                    write=guarded(s.write("discard"), g_failed, queue_column="entrypoint"),
                 ),
             ),
             # read over all queues together from indexes without a queue column (see the SQL)

@@ -2,41 +2,38 @@
 
 Stuck is River's own JobRescuer rule: a `running` job whose `attempted_at` is older than the rescue
 horizon (`RescueStuckJobsAfter`, 1 h by default). River keeps no worker heartbeat, so a running job's
-worker liveness is unknown; the horizon is a client setting the database does not record: set
-PGQ_TOP_RIVER_RESCUE_AFTER (seconds) when your clients use another.
+worker liveness is unknown; the horizon is a client setting the database does not record, declared
+as RESCUE_AFTER: set a target's river_rescue_after, or PGQ_TOP_RIVER_RESCUE_AFTER (seconds), when
+your clients use another.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
-    COUNT_KEY,
-    DEAD_COLUMNS,
     FINISHED_DONE,
-    JOB_COLUMNS,
-    LEASE_COLUMNS,
     OLDEST_READY,
-    PREVIEW_COLUMNS,
-    ActionKind,
-    ActionSpec,
     Capability,
     Match,
     QueueModel,
     State,
-    Statement,
-    StateWord,
 )
-from pgq_tui.dialects.envsettings import seconds_from_env
 from pgq_tui.dialects.guarded import guarded, preview
+from pgq_tui.dialects.kit import Setting, Sql, cancel, found, refused, requeue, retry, state_words, unindexed
 from pgq_tui.dialects.skipscan import counted_per_state
-from pgq_tui.dialects.sqlfiles import sql_file
 
 KIND = "river"
-RESCUE_ENV = "PGQ_TOP_RIVER_RESCUE_AFTER"
-DEFAULT_RESCUE_AFTER_S = 3600.0  # River's JobRescuerRescueAfterDefault
+RESCUE_AFTER = Setting(
+    "river_rescue_after",
+    "rescue_after_s",
+    3600.0,  # River's JobRescuerRescueAfterDefault
+    "PGQ_TOP_RIVER_RESCUE_AFTER",
+    "River's RescueStuckJobsAfter, in seconds: a running job attempted longer ago is stuck",
+)
 MIN_VERSION = 4  # the `pending` state and today's finalized_at constraint (River 0.5.0)
 # fmt: off
 JOB_COLUMNS_SEEN = frozenset(("id", "state", "queue", "kind", "args", "attempt", "max_attempts",
@@ -45,21 +42,16 @@ JOB_COLUMNS_SEEN = frozenset(("id", "state", "queue", "kind", "args", "attempt",
 # fmt: on
 FETCH_INDEX = ("state", "queue", "priority", "scheduled_at", "id")
 MARKER = VersionMarker("river_migration", "version", "line", "main")
-STATES = (
-    StateWord(State.READY.value, "available, scheduled_at <= now()"),
-    StateWord(State.SCHEDULED.value, "scheduled, retryable (backoff), or available not yet due"),
-    StateWord(State.RUNNING.value, "running, attempted_at within the rescue horizon"),
-    StateWord(State.STUCK.value, "running, attempted_at older than the rescue horizon"),
-    StateWord(State.DEAD.value, "discarded (out of attempts; kept 7 days)"),
-    StateWord(State.DONE.value, "completed (kept 24 h)"),
-    StateWord("cancelled", "cancelled (kept 24 h)"),
-    StateWord("pending", "pending (held for something outside River)"),
-)
-
-
-def rescue_after_from_env(default: float = DEFAULT_RESCUE_AFTER_S) -> float:
-    """The rescue horizon in seconds: PGQ_TOP_RIVER_RESCUE_AFTER when set to a positive number."""
-    return seconds_from_env(RESCUE_ENV, default)
+STATES = state_words("""
+    ready       available, scheduled_at <= now()
+    scheduled   scheduled, retryable (backoff), or available not yet due
+    running     running, attempted_at within the rescue horizon
+    stuck       running, attempted_at older than the rescue horizon
+    dead        discarded (out of attempts; kept 7 days)
+    done        completed (kept 24 h)
+    cancelled   cancelled (kept 24 h)
+    pending     pending (held for something outside River)
+""")
 
 
 def version(catalog: Catalog, schema: str) -> int | None:
@@ -92,7 +84,8 @@ def version(catalog: Catalog, schema: str) -> int | None:
 
 @dataclass(frozen=True)
 class RiverDialect:
-    rescue_after_s: float | None = None  # None: PGQ_TOP_RIVER_RESCUE_AFTER, else River's 1 h
+    rescue_after_s: float | None = None  # RESCUE_AFTER, set by the engine; None: River's 1 h
+    settings: ClassVar[tuple[Setting, ...]] = (RESCUE_AFTER,)
     kind: str = KIND
     title: str = "River"
     # migration 8 (River v0.51's newest) is a no-op on Postgres: the schema is 7's
@@ -106,20 +99,13 @@ class RiverDialect:
                 continue
             if catalog.enum(rel.schema, "river_job_state") is None:
                 continue
-            found = version(catalog, rel.schema)
+            v = version(catalog, rel.schema)
             marked = catalog.marker(rel.schema, "river_migration", "version") is not None
             how = "river_migration" if marked else "column and enum probes"
-            out.append(
-                Match(
-                    kind=KIND,
-                    schema=rel.schema,
-                    table=rel.name,
-                    version=f"migration {found}" if found else None,
-                    evidence=f"{rel.schema}.river_job, enum river_job_state; version from {how}",
-                    score=len(JOB_COLUMNS_SEEN) + 1,
-                    tables=(rel.name, "river_queue", "river_leader", "river_migration"),
-                )
-            )
+            evidence = f"{rel.schema}.river_job, enum river_job_state; version from {how}"
+            score = len(JOB_COLUMNS_SEEN) + 1
+            tables = ("river_queue", "river_leader", "river_migration")
+            out.append(found(KIND, rel, f"migration {v}" if v else None, evidence, score, *tables))
         return out
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:
@@ -127,36 +113,25 @@ class RiverDialect:
         found = version(catalog, schema)
         rel = catalog.relation(schema, match.table)
         if found is None or found < MIN_VERSION:
-            return _refused(match, f"River schema migration {found} is older than {MIN_VERSION} (River 0.5)")
+            why = f"River schema migration {found} is older than {MIN_VERSION} (River 0.5)"
+            return refused(match, self.title, why)
         if rel is None or not rel.has_index(FETCH_INDEX[:2]):
-            return _refused(
-                match,
-                "river_job lacks River's own river_job_prioritized_fetching_index (state, queue, ...);"
-                " pgq-top does not scan the table: run River's migrations",
-            )
-        horizon = self.rescue_after_s or rescue_after_from_env()
-
-        def s(name: str, columns: tuple[str, ...]) -> Statement:
-            return Statement.of(
-                f"river.{name}",
-                sql_file(__package__, name),
-                columns,
-                literals={
-                    "rescue_after_s": (float(horizon),),
-                    "control_channel": (f"{schema}.river_control",),
-                },
-                jobs=(schema, match.table),
-                state_type=(schema, "river_job_state"),
-            )
-
+            return unindexed(match, self.title, "river_job_prioritized_fetching_index (state, queue, ...)")
+        horizon = RESCUE_AFTER.value(self.rescue_after_s)
+        s = Sql(
+            __package__,
+            "river",
+            {"jobs": (schema, match.table), "state_type": (schema, "river_job_state")},
+            {"rescue_after_s": (float(horizon),), "control_channel": (f"{schema}.river_control",)},
+        )
         rule = (
             f"River's JobRescuer: running, and attempted_at older than {horizon:g} s (RescueStuckJobsAfter;"
-            f" set {RESCUE_ENV} to your clients' value). Liveness is unknown: River keeps no heartbeat,"
+            f" set {RESCUE_AFTER.env} to your clients' value). Liveness is unknown: River keeps no heartbeat,"
             " and skips jobs whose own timeout is longer"
         )
-        discarded = s("guard_discarded", PREVIEW_COLUMNS)  # the guards: sql/guard_*.sql
-        stuck, waiting = s("guard_stuck", PREVIEW_COLUMNS), s("guard_waiting", PREVIEW_COLUMNS)
-        preview_discarded = preview(discarded)
+        # the guards (sql/guard_*.sql), each written once for its preview and its write
+        g_discarded = s.preview("guard_discarded")
+        g_stuck, g_waiting = s.preview("guard_stuck"), s.preview("guard_waiting")
         return QueueModel(
             match=match,
             finished=s("finished", FINISHED_DONE),
@@ -169,66 +144,50 @@ class RiverDialect:
             stuck_rule=rule,
             states=STATES,
             counts=(
-                s("count_waiting", (COUNT_KEY, "ready", "scheduled", "pending", OLDEST_READY)),
-                s("count_running", (COUNT_KEY, "running", "stuck")),
+                s.count("count_waiting", "ready", "scheduled", "pending", OLDEST_READY),
+                s.count("count_running", "running", "stuck"),
                 counted_per_state(  # sql/count_final.sql after dialects/sql/counted.sql
-                    s("count_final", (COUNT_KEY, "dead", "done", "cancelled")),
+                    s.count("count_final", "dead", "done", "cancelled"),
                     ("discarded", "completed", "cancelled"),
                 ),
             ),
-            leases=s("leases", LEASE_COLUMNS),
-            dead=s("dead", DEAD_COLUMNS),
-            job=s("job", JOB_COLUMNS),
-            claim_probe=s("claim_probe", ("id",)),
+            leases=s.leases(),
+            dead=s.dead(),
+            job=s.job(),
+            claim_probe=s.probe(),
             actions=(
-                ActionSpec(
-                    kind=ActionKind.REQUEUE,
-                    label="JobRescuer pass",
-                    applies_to=State.STUCK,
-                    effect="as River's rescuer: error appended, river:rescue_count + 1; retryable at"
+                requeue(
+                    s,
+                    "JobRescuer pass",
+                    "as River's rescuer: error appended, river:rescue_count + 1; retryable at"
                     " (errors + 1)^4 s while attempts remain, else discarded (cancelled if a cancel was"
                     " attempted)",
-                    guard=f"state = 'running' AND attempted_at < now() - {horizon:g} s",
-                    preview=preview(stuck),
-                    statement=guarded(s("rescue", ("id",)), stuck),
+                    f"state = 'running' AND attempted_at < now() - {horizon:g} s",
+                    preview(g_stuck),
+                    guarded(s.write("rescue"), g_stuck),
                 ),
-                ActionSpec(
-                    kind=ActionKind.RETRY,
-                    label="JobRetry",
-                    applies_to=State.DEAD,
-                    effect="state available, scheduled_at now(), finalized_at cleared;"
+                retry(
+                    s,
+                    "JobRetry",
+                    "state available, scheduled_at now(), finalized_at cleared;"
                     " max_attempts + 1 when all were used",
-                    guard="state = 'discarded'",
-                    preview=preview_discarded,
-                    statement=guarded(s("retry", ("id",)), discarded),
+                    "state = 'discarded'",
+                    preview(g_discarded),
+                    guarded(s.write("retry"), g_discarded),
                 ),
-                ActionSpec(
-                    kind=ActionKind.CANCEL,
-                    label="JobCancel",
-                    applies_to=State.READY,
-                    also_applies_to=(State.SCHEDULED.value, "pending"),
-                    effect="state cancelled, finalized_at now(), metadata.cancel_attempted_at;"
+                cancel(
+                    s,
+                    "JobCancel",
+                    "state cancelled, finalized_at now(), metadata.cancel_attempted_at;"
                     f" NOTIFY {schema}.river_control",
-                    guard="state IN ('available', 'scheduled', 'retryable', 'pending')"
+                    "state IN ('available', 'scheduled', 'retryable', 'pending')"
                     " AND finalized_at IS NULL (running jobs are cancelled by River's client)",
-                    preview=preview(waiting),
-                    statement=guarded(s("cancel", ("id",)), waiting),
-                    destructive=True,
+                    (State.SCHEDULED.value, "pending"),
+                    preview(g_waiting),
+                    guarded(s.write("cancel"), g_waiting),
                 ),
             ),
             extra_states=("cancelled", "pending"),
             unsupported=((Capability.THROUGHPUT, "River keeps no counters"),),
             relations=((schema, match.table),),
         )
-
-
-def _refused(match: Match, why: str) -> QueueModel:
-    return QueueModel(
-        match=match,
-        title="River",
-        stuck_rule=f"not shown: {why}",
-        states=(),
-        counts=(),
-        unsupported=tuple((cap, why) for cap in Capability),
-        relations=((match.schema, match.table),),
-    )

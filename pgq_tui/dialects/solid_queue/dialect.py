@@ -5,43 +5,37 @@ A job's state is which execution table holds it: ready, scheduled, claimed, fail
 heartbeat is `process_alive_threshold` (5 min) old or more, which the supervisor prunes, or whose
 process row is gone. Its requeue does what the supervisor does with such claims: it fails them
 (ProcessPrunedError / ProcessMissingError), never re-dispatches them. The threshold is an app
-setting the database does not record: set PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD (seconds) when yours
-differs. Rails writes UTC `timestamp without time zone`: comparisons are with UTC now, times shown
-are converted to timestamptz.
+setting the database does not record (ALIVE_THRESHOLD): set a target's solid_queue_alive_threshold,
+or PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD (seconds), when yours differs. Rails writes UTC `timestamp
+without time zone`: comparisons are with UTC now, times shown are converted to timestamptz.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from psycopg import sql
+from typing import ClassVar
 
 from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
-    COUNT_KEY,
-    DEAD_COLUMNS,
     FINISHED_DONE,
-    JOB_COLUMNS,
-    LEASE_COLUMNS,
     OLDEST_READY,
-    PREVIEW_COLUMNS,
-    ActionKind,
-    ActionSpec,
     Capability,
     IndexAdvice,
     Match,
     QueueModel,
     State,
-    Statement,
-    StateWord,
 )
-from pgq_tui.dialects.envsettings import seconds_from_env
-from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
 
 KIND = "solid-queue"
-ALIVE_ENV = "PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD"
-DEFAULT_ALIVE_THRESHOLD_S = 300.0  # SolidQueue.process_alive_threshold
+ALIVE_THRESHOLD = Setting(
+    "solid_queue_alive_threshold",
+    "alive_threshold_s",
+    300.0,  # SolidQueue.process_alive_threshold
+    "PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD",
+    "Solid Queue's process_alive_threshold, in seconds: a claim whose process is silent longer is stuck",
+)
 PREFIX = "solid_queue_"
 # table suffix -> the columns pgq-top reads there
 TABLES = {
@@ -60,20 +54,15 @@ INDEXES = (
      "index_solid_queue_poll_by_queue"),
     (Capability.DONE, "jobs", ("queue_name", "finished_at"), "index_solid_queue_jobs_for_filtering"),
 )  # fmt: skip
-STATES = (
-    StateWord(State.READY.value, "a row in solid_queue_ready_executions"),
-    StateWord(State.SCHEDULED.value, "a row in solid_queue_scheduled_executions"),
-    StateWord(State.RUNNING.value, "claimed, its process heartbeating"),
-    StateWord(State.STUCK.value, "claimed, its process silent past the threshold or gone"),
-    StateWord(State.DEAD.value, "a row in solid_queue_failed_executions"),
-    StateWord(State.DONE.value, "finished_at set (kept while preserve_finished_jobs; 1 day)"),
-    StateWord("blocked", "a row in solid_queue_blocked_executions (concurrency limit)"),
-)
-
-
-def alive_threshold_from_env(default: float = DEFAULT_ALIVE_THRESHOLD_S) -> float:
-    """The process alive threshold in seconds: PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD when positive."""
-    return seconds_from_env(ALIVE_ENV, default)
+STATES = state_words("""
+    ready       a row in solid_queue_ready_executions
+    scheduled   a row in solid_queue_scheduled_executions
+    running     claimed, its process heartbeating
+    stuck       claimed, its process silent past the threshold or gone
+    dead        a row in solid_queue_failed_executions
+    done        finished_at set (kept while preserve_finished_jobs; 1 day)
+    blocked     a row in solid_queue_blocked_executions (concurrency limit)
+""")
 
 
 def version(catalog: Catalog, schema: str) -> str:
@@ -90,7 +79,8 @@ def version(catalog: Catalog, schema: str) -> str:
 
 @dataclass(frozen=True)
 class SolidQueueDialect:
-    alive_threshold_s: float | None = None  # None: PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD, else 5 min
+    alive_threshold_s: float | None = None  # ALIVE_THRESHOLD, set by the engine; None: 5 min
+    settings: ClassVar[tuple[Setting, ...]] = (ALIVE_THRESHOLD,)
     kind: str = KIND
     title: str = "Solid Queue"
     versions: str = "1.x (tables of its queue_schema.rb; tested with 1.5's)"
@@ -106,51 +96,37 @@ class SolidQueueDialect:
             ]
             if not all(r is not None and r.column_names >= cols for r, cols in present):
                 continue
-            out.append(
-                Match(
-                    kind=KIND,
-                    schema=rel.schema,
-                    table=rel.name,
-                    version=version(catalog, rel.schema),
-                    evidence=f"{rel.schema}.solid_queue_jobs with its ready, scheduled, claimed, failed and"
-                    " blocked executions and processes tables",
-                    score=sum(len(c) for c in TABLES.values()),
-                    tables=tuple(PREFIX + suffix for suffix in TABLES),
-                )
+            evidence = (
+                f"{rel.schema}.solid_queue_jobs with its ready, scheduled, claimed, failed and blocked"
+                " executions and processes tables"
             )
+            score = sum(len(c) for c in TABLES.values())
+            others = (PREFIX + suffix for suffix in TABLES if suffix != "jobs")
+            out.append(found(KIND, rel, version(catalog, rel.schema), evidence, score, *others))
         return out
 
     def model(self, match: Match, catalog: Catalog) -> QueueModel:
         schema = match.schema
-        threshold = self.alive_threshold_s or alive_threshold_from_env()
+        threshold = ALIVE_THRESHOLD.value(self.alive_threshold_s)
         idents = {suffix.split("_")[0]: (schema, PREFIX + suffix) for suffix in TABLES}
-
-        def s(name: str, columns: tuple[str, ...]) -> Statement:
-            return Statement.of(
-                f"solid_queue.{name}",
-                sql_file(__package__, name),
-                columns,
-                literals={"alive_threshold_s": (float(threshold),)},
-                **idents,
-            )
-
+        s = Sql(__package__, "solid_queue", idents, {"alive_threshold_s": (float(threshold),)})
         advice = _missing_indexes(catalog, schema)
         missing = {a.capability for a in advice}
-        counts = [
-            s("count_overall", (COUNT_KEY, "scheduled", "dead", "blocked")),
-            s("count_claimed", (COUNT_KEY, "running", "stuck")),
-        ]
         # Solid Queue's own index missing: the statement is still supplied, as a scan (in the poll while
         # the table is small, else in the background); the index is advice
-        ready = s("count_ready", (COUNT_KEY, "ready", OLDEST_READY))
-        counts.insert(0, ready.scan() if Capability.OLDEST_READY in missing else ready)
-        done = s("count_done", (COUNT_KEY, "done"))
-        counts.append(done.scan() if Capability.DONE in missing else done)
+        ready = s.count("count_ready", "ready", OLDEST_READY)
+        done = s.count("count_done", "done")
+        counts = (
+            ready.scan() if Capability.OLDEST_READY in missing else ready,
+            s.count("count_overall", "scheduled", "dead", "blocked"),
+            s.count("count_claimed", "running", "stuck"),
+            done.scan() if Capability.DONE in missing else done,
+        )
         rule = (
             f"Solid Queue: a claimed execution whose process's last_heartbeat_at is {threshold:g} s old or"
-            f" more (process_alive_threshold; set {ALIVE_ENV} to yours) or whose process row is gone"
+            f" more (process_alive_threshold; set {ALIVE_THRESHOLD.env} to yours) or whose process row is"
+            " gone"
         )
-        preview_failed = s("preview_failed", PREVIEW_COLUMNS)
         return QueueModel(
             match=match,
             finished=s("finished", FINISHED_DONE),
@@ -161,44 +137,38 @@ class SolidQueueDialect:
             title=self.title,
             stuck_rule=rule,
             states=STATES,
-            counts=tuple(counts),
-            leases=s("leases", LEASE_COLUMNS),
-            dead=s("dead", DEAD_COLUMNS),
-            job=s("job", JOB_COLUMNS),
-            claim_probe=s("claim_probe", ("id",)),
+            counts=counts,
+            leases=s.leases(),
+            dead=s.dead(),
+            job=s.job(),
+            claim_probe=s.probe(),
             actions=(
-                ActionSpec(
-                    kind=ActionKind.REQUEUE,
-                    label="Process#prune, ClaimedExecution.fail_all_with (as its supervisor does)",
-                    applies_to=State.STUCK,
-                    effect="the job fails as Solid Queue fails a dead process's claims: a failed execution"
+                requeue(
+                    s,
+                    "Process#prune, ClaimedExecution.fail_all_with (as its supervisor does)",
+                    "the job fails as Solid Queue fails a dead process's claims: a failed execution"
                     " with SolidQueue::Processes::ProcessPrunedError (ProcessMissingError when the process"
                     " row is gone), the claim deleted; retry it from the dead jobs",
-                    guard=f"claimed, and its process's heartbeat is {threshold:g} s old or more, or gone;"
+                    f"claimed, and its process's heartbeat is {threshold:g} s old or more, or gone;"
                     " re-checked on the locked process row",
-                    preview=s("preview_stuck", PREVIEW_COLUMNS),
-                    statement=s("fail_stuck", ("id",)),
+                    "preview_stuck",
+                    "fail_stuck",
                     done="failed",
                 ),
-                ActionSpec(
-                    kind=ActionKind.RETRY,
-                    label="FailedExecution#retry",
-                    applies_to=State.DEAD,
-                    effect="executions counters reset; a ready execution (a scheduled one if not yet due);"
+                retry(
+                    s,
+                    "FailedExecution#retry",
+                    "executions counters reset; a ready execution (a scheduled one if not yet due);"
                     " the failed execution deleted",
-                    guard="a failed execution exists, and the job has no concurrency key",
-                    preview=s("preview_retry", PREVIEW_COLUMNS),
-                    statement=s("retry", ("id",)),
+                    "a failed execution exists, and the job has no concurrency key",
+                    "preview_retry",
                 ),
-                ActionSpec(
-                    kind=ActionKind.DISCARD,
-                    label="FailedExecution#discard",
-                    applies_to=State.DEAD,
-                    effect="the job is deleted, with its failed execution",
-                    guard="a failed execution exists",
-                    preview=preview_failed,
-                    statement=s("discard", ("id",)),
-                    destructive=True,
+                discard(
+                    s,
+                    "FailedExecution#discard",
+                    "the job is deleted, with its failed execution",
+                    "a failed execution exists",
+                    "preview_failed",
                 ),
             ),
             extra_states=("blocked",),
@@ -215,12 +185,12 @@ def _missing_indexes(catalog: Catalog, schema: str) -> tuple[IndexAdvice, ...]:
     for cap, suffix, leading, name in INDEXES:
         rel = catalog.relation(schema, PREFIX + suffix)
         if rel is not None and not rel.has_index(leading):
-            cols = ", ".join(leading)
-            where = sql.Identifier(schema, PREFIX + suffix).as_string(None)
             out.append(
-                IndexAdvice(
+                index_advice(
                     cap,
-                    f"CREATE INDEX CONCURRENTLY {name} ON {where} ({cols})",
+                    name,
+                    (schema, PREFIX + suffix),
+                    f"({', '.join(leading)})",
                     f"Solid Queue's own {name} is missing: pgq-top scans instead (in the poll while the"
                     " table is small, else in the background); recreating it makes the figure live",
                     ("ready",) if cap == Capability.OLDEST_READY else ("done",),
