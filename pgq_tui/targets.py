@@ -22,13 +22,16 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from pgq_tui.db import resolve_dsn
 from pgq_tui.errors import EXIT_USAGE, PgqError, first_line, remember_secrets
+
+if TYPE_CHECKING:
+    from pgq_tui.detection import PinArgs
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -48,6 +51,22 @@ class Pins:
     table: str | None = None
     mapping: str | None = None  # a mapping file's path
     dead_reads: int | None = None  # pgq-top's dead rule for a framework without one (pgmq: read_ct >= N)
+
+    @classmethod
+    def from_flags(cls, args: object) -> Pins:
+        """The pins of parsed command-line flags (a command without one of them: not pinned)."""
+        flags = (getattr(args, name, None) for name in ("kind", "schema", "table", "mapping", "dead_reads"))
+        return cls(*flags)
+
+    def args(self) -> PinArgs:
+        """As keyword arguments of detection.find_queues/single_queue."""
+        return {
+            "kind": self.kind,
+            "schema": self.schema,
+            "table": self.table,
+            "mapping": self.mapping,
+            "dead_reads": self.dead_reads,
+        }
 
 
 @dataclass(frozen=True)
