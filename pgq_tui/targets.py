@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,9 +54,16 @@ class Pins:
 
     @classmethod
     def from_flags(cls, args: object) -> Pins:
-        """The pins of parsed command-line flags (a command without one of them: not pinned)."""
-        flags = (getattr(args, name, None) for name in ("kind", "schema", "table", "mapping", "dead_reads"))
-        return cls(*flags)
+        """The pins of parsed command-line flags (a command without one of them: not pinned).
+
+        >>> from argparse import Namespace
+        >>> pins = Pins.from_flags(Namespace(kind="pgq", schema="app", table=None))
+        >>> pins
+        Pins(kind='pgq', schema='app', table=None, mapping=None, dead_reads=None)
+        >>> pins.args()["schema"], Pins(**pins.args()) == pins
+        ('app', True)
+        """
+        return cls(**{f.name: getattr(args, f.name, None) for f in fields(cls)})
 
     def args(self) -> PinArgs:
         """As keyword arguments of detection.find_queues/single_queue."""
