@@ -421,7 +421,7 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         return
     from pgq_tui.targets import Pins, resolve_targets
 
-    pins = Pins(args.kind, args.schema, args.table, args.mapping, getattr(args, "dead_reads", None))
+    pins = Pins.from_flags(args)
     if args.command == "exporter":  # one database per exporter, as Prometheus expects
         if len(dsns) > 1:
             raise PgqError("pgq-top exporter takes one --dsn (run one exporter per database)", EXIT_USAGE)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -32,9 +33,26 @@ from pgq_tui.errors import (
     describe,
 )
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 APPLICATION_NAME = "pgq-top detect"
 DETECT_DEADLINE_S = 15.0  # a catalog read still unanswered then: the link is dead, say so
 DETECT_LOCK_TIMEOUT_MS = 2_000
+
+
+
+class PinArgs(TypedDict, total=False):
+    """The flags that pin which queue to open (`--kind/--schema/--table/--mapping/--dead-reads`);
+    left out or None: not pinned. targets.Pins holds the same for a target of a targets file."""
+
+    kind: str | None
+    schema: str | None
+    table: str | None
+    mapping: str | None  # a mapping file's path
+    dead_reads: int | None  # pgq-top's dead rule for a framework without one (pgmq: read_ct >= N)
+    settings: Mapping[str, Number] | None  # values of the settings the dialects declare (kit.Setting)
+
 
 # Sessions holding an ACCESS EXCLUSIVE lock on a table of this database (what blocks detection).
 _EXCLUSIVE_HOLDERS = """
@@ -149,18 +167,9 @@ def _explain_missing(
     )
 
 
-def find_queues(
-    conninfo: str,
-    *,
-    kind: str | None = None,
-    schema: str | None = None,
-    table: str | None = None,
-    mapping: str | None = None,
-    dead_reads: int | None = None,
-    settings: Mapping[str, Number] | None = None,
-) -> list[QueueTarget]:
+def find_queues(conninfo: str, **pins: Unpack[PinArgs]) -> list[QueueTarget]:
     """Connect once, read the catalog once, and return the queues that fit the flags."""
-    known = dialects(mapping, dead_reads, settings)
+    known = dialects(pins.get("mapping"), pins.get("dead_reads"), pins.get("settings"))
     try:
         # Reading an index's definition takes the table's ACCESS SHARE lock: behind a VACUUM FULL or
         # an ALTER TABLE, say who holds the lock instead of waiting out the statement timeout.
@@ -176,7 +185,9 @@ def find_queues(
                 raise _locked(conn) from None
     except psycopg.Error as exc:
         raise describe(exc) from None
-    return queues_in(catalog, known, kind=kind, schema=schema, table=table)
+    return queues_in(
+        catalog, known, kind=pins.get("kind"), schema=pins.get("schema"), table=pins.get("table")
+    )
 
 
 def _locked(conn: psycopg.Connection) -> PgqError:
@@ -191,26 +202,9 @@ def _locked(conn: psycopg.Connection) -> PgqError:
     )
 
 
-def single_queue(
-    conninfo: str,
-    *,
-    kind: str | None = None,
-    schema: str | None = None,
-    table: str | None = None,
-    mapping: str | None = None,
-    dead_reads: int | None = None,
-    settings: Mapping[str, Number] | None = None,
-) -> QueueTarget:
+def single_queue(conninfo: str, **pins: Unpack[PinArgs]) -> QueueTarget:
     """The one queue the flags name; several found is a usage error (for commands with nobody to ask)."""
-    targets = find_queues(
-        conninfo,
-        kind=kind,
-        schema=schema,
-        table=table,
-        mapping=mapping,
-        dead_reads=dead_reads,
-        settings=settings,
-    )
+    targets = find_queues(conninfo, **pins)
     if len(targets) > 1:
         found = "; ".join(t.label for t in targets)
         raise PgqError(

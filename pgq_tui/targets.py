@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -31,6 +31,9 @@ from psycopg.conninfo import conninfo_to_dict
 from pgq_tui.db import resolve_dsn
 from pgq_tui.dialects.kit import Setting
 from pgq_tui.errors import EXIT_USAGE, PgqError, first_line, remember_secrets
+
+if TYPE_CHECKING:
+    from pgq_tui.detection import PinArgs
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,6 +55,33 @@ class Pins:
     table: str | None = None
     mapping: str | None = None  # a mapping file's path
     dead_reads: int | None = None  # pgq-top's dead rule for a framework without one (pgmq: read_ct >= N)
+    # values of the settings the dialects declare, (key, value): e.g. (("river_rescue_after", 1800.0),)
+    settings: tuple[tuple[str, float | int], ...] = ()
+
+    @classmethod
+    def from_flags(cls, args: object) -> Pins:
+        """The pins of parsed command-line flags (a command without one of them: not pinned).
+
+        >>> from argparse import Namespace
+        >>> pins = Pins.from_flags(Namespace(kind="pgq", schema="app", table=None))
+        >>> pins
+        Pins(kind='pgq', schema='app', table=None, mapping=None, dead_reads=None, settings=())
+        >>> pins.args()["schema"], pins.args()["settings"]
+        ('app', {})
+        """
+        pinned = {f.name: getattr(args, f.name, None) for f in fields(cls) if f.name != "settings"}
+        return cls(**pinned, settings=tuple((getattr(args, "dialect_settings", None) or {}).items()))
+
+    def args(self) -> PinArgs:
+        """As keyword arguments of detection.find_queues/single_queue."""
+        return {
+            "kind": self.kind,
+            "schema": self.schema,
+            "table": self.table,
+            "mapping": self.mapping,
+            "dead_reads": self.dead_reads,
+            "settings": dict(self.settings),
+        }
 
 
 @dataclass(frozen=True)
@@ -68,7 +98,7 @@ class Target:
 
     @property
     def pins(self) -> Pins:
-        return Pins(self.kind, self.schema, self.table, self.mapping, self.dead_reads)
+        return Pins(self.kind, self.schema, self.table, self.mapping, self.dead_reads, self.settings)
 
 
 def declared_settings() -> dict[str, Setting]:

@@ -58,13 +58,7 @@ def threshold(text: str) -> float | None:
     """A number, or `off` to never alert on it."""
     if text.strip().lower() in ("off", "none", ""):
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number or 'off': {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
-    return value
+    return threshold_seconds(text, "a number or 'off'")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

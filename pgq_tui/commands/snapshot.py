@@ -18,6 +18,7 @@ from pgq_tui.monitor import settle
 from pgq_tui.monitor.collect import open_monitor
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.render.snapshot import render
+from pgq_tui.targets import Pins
 
 RATE_GAP_S = 1.0  # the two polls of `snapshot` are at least this far apart (rates need two)
 
@@ -69,12 +70,4 @@ def _print(snap: Snapshot, as_json: bool, out: TextIO | None) -> None:
 
 def single_target(dsn: str, args: argparse.Namespace) -> QueueTarget:
     """The one queue the flags name; several found is a usage error here (nobody to ask)."""
-    return single_queue(
-        dsn,
-        kind=getattr(args, "kind", None),
-        schema=args.schema,
-        table=args.table,
-        mapping=getattr(args, "mapping", None),
-        dead_reads=getattr(args, "dead_reads", None),
-        settings=getattr(args, "dialect_settings", None),
-    )
+    return single_queue(dsn, **Pins.from_flags(args).args())

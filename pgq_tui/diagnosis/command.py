@@ -46,11 +46,12 @@ LEVEL_WORD = {"ok": "OK", "warn": "WARNING", "crit": "CRITICAL"}
 MARK = {"warn": "!", "crit": "!!"}
 
 
-def seconds(text: str) -> float:
+def seconds(text: str, expected: str = "a number") -> float:
+    """A flag's non-negative number of seconds (`expected`: what the error says it wants)."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not {expected}: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative: {text!r}")
     return value

@@ -65,15 +65,7 @@ def place(queue: QueueTarget | None, target: Target) -> str:
 
 def detect(target: Target) -> list[QueueTarget]:
     """Every queue of the target's database that fits its pins (PgqError: none, or cannot connect)."""
-    return find_queues(
-        target.dsn,
-        kind=target.kind,
-        schema=target.schema,
-        table=target.table,
-        mapping=target.mapping,
-        dead_reads=target.dead_reads,
-        settings=dict(target.settings),
-    )
+    return find_queues(target.dsn, **target.pins.args())
 
 
 def monitor_for(target: Target, queue: QueueTarget, **kw: Any) -> Monitor:

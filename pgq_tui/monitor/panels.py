@@ -213,6 +213,17 @@ def table_health(row: Row, progress: Sequence[Row], name: str) -> TableHealth:
     )
 
 
+# A partitioned table's figures: those its partitions add up to, and those of its worst partition.
+_PARTITIONS_ADD = (
+    "table_bytes", "index_bytes", "total_rows_estimate", "vacuum_count", "autovacuum_count",
+    "inserted", "updated", "deleted", "hot_updated",
+)  # fmt: skip
+_WORST_PARTITION = (
+    "last_vacuum", "last_autovacuum", "last_analyze", "last_autoanalyze", "vacuum_threshold",
+    "vacuum_scale_factor", "vacuum_base_threshold", "until_autovacuum", "vacuum_max_threshold",
+)  # fmt: skip
+
+
 def table_health_of(rows: Sequence[Row], progress: Sequence[Row], name: str) -> TableHealth:
     """The table_health.sql rows of one table: the table itself, or each leaf partition of a
     partitioned table. Partitions are summed; the autovacuum figures (threshold, dead tuples to go,
@@ -244,28 +255,12 @@ def table_health_of(rows: Sequence[Row], progress: Sequence[Row], name: str) -> 
         live_tuples=live,
         dead_tuples=dead,
         dead_ratio=dead / (live + dead) if live + dead else 0.0,
-        table_bytes=sum(p.table_bytes for p in parts),
-        index_bytes=sum(p.index_bytes for p in parts),
-        total_rows_estimate=sum(p.total_rows_estimate for p in parts),
-        last_vacuum=worst.last_vacuum,
-        last_autovacuum=worst.last_autovacuum,
-        last_analyze=worst.last_analyze,
-        last_autoanalyze=worst.last_autoanalyze,
-        vacuum_count=sum(p.vacuum_count for p in parts),
-        autovacuum_count=sum(p.autovacuum_count for p in parts),
         autovacuum_enabled=all(p.autovacuum_enabled for p in parts),
-        vacuum_threshold=worst.vacuum_threshold,
-        vacuum_scale_factor=worst.vacuum_scale_factor,
-        vacuum_base_threshold=worst.vacuum_base_threshold,
-        until_autovacuum=worst.until_autovacuum,
-        vacuum_max_threshold=worst.vacuum_max_threshold,
-        inserted=sum(p.inserted for p in parts),
-        updated=sum(p.updated for p in parts),
-        deleted=sum(p.deleted for p in parts),
-        hot_updated=sum(p.hot_updated for p in parts),
         partitions=tuple((str(r["rel_schema"]), str(r["rel_name"])) for r in leaves),
         worst_partition=worst.table,
         worst_dead_tuples=worst.dead_tuples,
+        **{f: sum(getattr(p, f) for p in parts) for f in _PARTITIONS_ADD},
+        **{f: getattr(worst, f) for f in _WORST_PARTITION},
     )
 
 

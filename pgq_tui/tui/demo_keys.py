@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from textual import work
 
 from pgq_tui.tui.messages import DemoDone
+from pgq_tui.tui.mixin import AppMixin
 from pgq_tui.tui.ports import DemoPort
 
 
-class DemoKeys:
+class DemoKeys(AppMixin):
     """Mixed into PgqTopApp; uses its `demo` (a DemoController or None)."""
 
     demo: DemoPort | None
-    # What the mixin uses from the App it is mixed into (annotations only: the App provides them).
-    focused: Any
-    panel: Callable[[str], Any]
-    notify: Callable[..., Any]
-    push_screen: Callable[..., Any]
-    post_message: Callable[[Any], Any]
-    call_from_thread: Callable[..., Any]
-    _tick: Callable[..., None]
 
     @work(thread=True, group="demo", exit_on_error=False)
     def _demo(self, call: Callable[[DemoPort], str]) -> None:

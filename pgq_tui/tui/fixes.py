@@ -5,7 +5,7 @@ in a worker, toast the ActionOutcome, refresh. The SQL itself lives in `pgq_tui.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import work
 
@@ -13,6 +13,7 @@ from pgq_tui.jobid import JobId
 from pgq_tui.monitor.advice import advise
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.tui.messages import ActionFinished, PlanReady
+from pgq_tui.tui.mixin import AppMixin
 from pgq_tui.tui.ports import ActionsPort
 from pgq_tui.tui.screens.advice import AdviceScreen
 from pgq_tui.tui.screens.confirm import ConfirmScreen
@@ -24,20 +25,12 @@ if TYPE_CHECKING:
     from pgq_tui.actions import Plan
 
 
-class Fixes:
+class Fixes(AppMixin):
     """Mixed into PgqTopApp; uses its `actions`, `snapshot`, `panel()` and `_tick()`."""
 
     actions: ActionsPort | None
     snapshot: Snapshot | None
     source: SnapshotSource
-    # What the mixin uses from the App it is mixed into (annotations only: the App provides them).
-    focused: Any
-    panel: Callable[[str], Any]
-    notify: Callable[..., Any]
-    push_screen: Callable[..., Any]
-    post_message: Callable[[Any], Any]
-    call_from_thread: Callable[..., Any]
-    _tick: Callable[..., None]
 
     def _targets(self, panel_id: str, what: str) -> list[JobId] | None:
         table: PanelTable = self.panel(panel_id)

@@ -7,17 +7,20 @@ that is not a terminal or is too small) fails here, as a PgqError that cli.main(
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import signal
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from pgq_tui.errors import EXIT_OK, EXIT_TERMINAL, PgqError
 
 if TYPE_CHECKING:
-    from pgq_tui.detection import QueueTarget
+    from typing_extensions import Unpack
+
+    from pgq_tui.detection import PinArgs, QueueTarget
     from pgq_tui.diagnosis.findings import Thresholds
     from pgq_tui.monitor.source import SnapshotSource
     from pgq_tui.targets import Target
@@ -60,22 +63,11 @@ def _interruptible() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def choose_target(
-    dsn: str,
-    *,
-    kind: str | None = None,
-    schema: str | None = None,
-    table: str | None = None,
-    mapping: str | None = None,
-    dead_reads: int | None = None,
-    settings: Mapping[str, float | int] | None = None,
-) -> QueueTarget | None:
+def choose_target(dsn: str, **pins: Unpack[PinArgs]) -> QueueTarget | None:
     """Detect the queues; one opens, several are offered in a picker (None: the user quit)."""
     from pgq_tui.detection import find_queues
 
-    targets = find_queues(
-        dsn, kind=kind, schema=schema, table=table, mapping=mapping, dead_reads=dead_reads, settings=settings
-    )
+    targets = find_queues(dsn, **pins)
     if len(targets) == 1:
         return targets[0]
     from pgq_tui.tui.picker import pick
@@ -176,15 +168,7 @@ def run_fleet(targets: Sequence[Target], *, interval: float, read_only: bool) ->
             poller.pause()  # one poll of this target at a time: the dashboard's
             try:
                 # the queue the row shows; a target not detected yet is detected now (its pins)
-                queue = entry.queue or choose_target(
-                    target.dsn,
-                    kind=target.kind,
-                    schema=target.schema,
-                    table=target.table,
-                    mapping=target.mapping,
-                    dead_reads=target.dead_reads,
-                    settings=dict(target.settings),
-                )
+                queue = entry.queue or choose_target(target.dsn, **target.pins.args())
                 if queue is None:
                     continue
                 code = open_dashboard(
@@ -209,35 +193,28 @@ def run_fleet(targets: Sequence[Target], *, interval: float, read_only: bool) ->
 def run_dashboard(args: argparse.Namespace, diagnosis: Thresholds) -> int:
     """`diagnosis`: the `why` thresholds (flags over the targets file's), read by the CLI."""
     check_terminal()
+    dashboard = functools.partial(  # the flags every dashboard of this command opens with
+        open_dashboard,
+        interval=args.interval,
+        read_only=args.read_only,
+        count_cap=getattr(args, "count_cap", None),
+        probe_interval_s=args.probe_interval,
+        record=args.record,
+        diagnosis=diagnosis,
+    )
     with _interruptible():
         targets = getattr(args, "target_list", [])
         if not args.demo and len(targets) > 1:
             return run_fleet(targets, interval=args.interval, read_only=args.read_only)
         if not args.demo:
             from pgq_tui.db import resolve_dsn
+            from pgq_tui.targets import Pins
 
             dsn = resolve_dsn(args.dsn)
-            target = choose_target(
-                dsn,
-                kind=getattr(args, "kind", None),
-                schema=args.schema,
-                table=args.table,
-                mapping=getattr(args, "mapping", None),
-                dead_reads=getattr(args, "dead_reads", None),
-                settings=getattr(args, "dialect_settings", None),
-            )
+            target = choose_target(dsn, **Pins.from_flags(args).args())
             if target is None:
                 return EXIT_OK
-            return open_dashboard(
-                dsn,
-                target,
-                interval=args.interval,
-                read_only=args.read_only,
-                count_cap=getattr(args, "count_cap", None),
-                probe_interval_s=args.probe_interval,
-                record=args.record,
-                diagnosis=diagnosis,
-            )
+            return dashboard(dsn, target)
         from pgq_tui.demo import DemoSession
 
         print("pgq-top: starting embedded PostgreSQL…", file=sys.stderr, flush=True)
@@ -247,17 +224,7 @@ def run_dashboard(args: argparse.Namespace, diagnosis: Thresholds) -> int:
             target = choose_target(session.dsn, kind="pgq", schema=schema, table=table)
             assert target is not None  # one table named: no picker
             try:
-                return open_dashboard(
-                    session.dsn,
-                    target,
-                    interval=args.interval,
-                    read_only=args.read_only,
-                    demo=session.controller,
-                    count_cap=getattr(args, "count_cap", None),
-                    probe_interval_s=args.probe_interval,
-                    record=args.record,
-                    diagnosis=diagnosis,
-                )
+                return dashboard(session.dsn, target, demo=session.controller)
             finally:
                 print("pgq-top: stopping the demo (workers, load, server)…", file=sys.stderr, flush=True)
 
