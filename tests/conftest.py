@@ -17,6 +17,25 @@ from psycopg.conninfo import make_conninfo
 
 from pgq_tui.queue import JobQueue
 
+# pyproject's addopts ask pytest-xdist for `-n auto`; this hook says how many workers that is. Each
+# worker is a pytest session of its own, so `server_dsn` below starts one embedded server per worker:
+# tests that read cluster-wide state (sessions, xmin holders, prepared transactions, replication slots,
+# what vacuum can remove) never see another worker's sessions. Most tests wait on servers, framework
+# workers and polls rather than on the CPU, hence more workers than cores (docs/development.md).
+WORKERS = 4
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    chosen = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if chosen:
+        return int(chosen)
+    if os.environ.get("PGQ_TEST_DSN"):
+        # One shared server: parallel workers would see each other's sessions and xmin holders, so the
+        # cluster-wide assertions would race. Run serially (an explicit -n N still wins).
+        return 0
+    return WORKERS
+
 
 @pytest.fixture(scope="session")
 def server_dsn() -> Iterator[str]:

@@ -40,12 +40,17 @@ def _gone(pid: int) -> bool:
 
 
 def _descendants() -> set[int]:
-    """Our child processes, minus multiprocessing's own resource tracker (it lives as long as we do)."""
-    return {
-        p.pid
-        for p in psutil.Process().children(recursive=True)
-        if "resource_tracker" not in " ".join(p.cmdline())
-    }
+    """Our live child processes, minus multiprocessing's own resource tracker (it lives as long as we
+    do). A child that exited meanwhile (gone, or a zombie not yet reaped: an earlier test's process in
+    this pytest worker) is not one."""
+    alive = set()
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "resource_tracker" not in " ".join(p.cmdline()):
+                alive.add(p.pid)
+        except (psutil.ZombieProcess, psutil.NoSuchProcess):
+            pass
+    return alive
 
 
 @pytest.fixture

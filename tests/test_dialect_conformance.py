@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import sys
 import time
+import uuid
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
@@ -78,14 +79,26 @@ def _counts(
     return out
 
 
-@pytest.fixture(params=CASES)
-def populated(request: pytest.FixtureRequest, empty_dsn: str):
+@pytest.fixture(scope="module", params=CASES)
+def populated(request: pytest.FixtureRequest, server_dsn: str):
+    """One populated database per case, shared by that case's tests (pytest runs them one after the
+    other): populating runs the framework for real (tens of seconds for the Node ones), and every
+    test here only reads, or writes inside a transaction it rolls back. The ground truth is read
+    again by each test, so a lease that expires meanwhile moves in the truth and the view alike."""
     case: DialectCase = request.param
-    case.install(empty_dsn)
-    case.populate(empty_dsn)
-    time.sleep(0.05)  # let the shortest leases of the populate step expire
-    with psycopg.connect(empty_dsn, autocommit=True) as conn:
-        yield case, conn, _model(conn, case)
+    name = f"pgq_c_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server_dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    dsn = make_conninfo(server_dsn, dbname=name)
+    try:
+        case.install(dsn)
+        case.populate(dsn)
+        time.sleep(0.05)  # let the shortest leases of the populate step expire
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            yield case, conn, _model(conn, case)
+    finally:
+        with psycopg.connect(server_dsn, autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 def test_every_dialect_satisfies_the_protocol() -> None:

@@ -21,6 +21,7 @@ from foreign_fleet import Fleet, foreign_fleet
 from monitor_support import pgq_monitor
 from rich.console import Console
 
+from pgq_tui.monitor.background import BackgroundCount
 from pgq_tui.monitor.provenance import queue_provenance
 from pgq_tui.monitor.snapshot import Figure, Snapshot
 from pgq_tui.queue import JobQueue
@@ -62,6 +63,7 @@ def within(value: float | None, figure: Figure, truth: float) -> bool:
 
 def test_foreign_fleet_rates_match_the_truth(dsn: str, queue: JobQueue) -> None:
     snaps: list[Snapshot] = []
+    counts: dict[datetime, BackgroundCount] = {}
     with (
         foreign_fleet(dsn, PER_S, workers=2) as fleet,
         pgq_monitor(dsn, rate_window_s=WINDOW_S, count_interval_s=0.5) as monitor,
@@ -73,7 +75,11 @@ def test_foreign_fleet_rates_match_the_truth(dsn: str, queue: JobQueue) -> None:
             queue.enqueue("own", [{}] * 5)
             queue.complete(queue.claim("own", limit=5))
             snaps.append(monitor.collect())
-            bg = monitor._counter.latest()  # the window of the background-derived figures
+            # the background counts, by as_of: a figure from them names the one it used (the counter
+            # can finish another pass between collect() and this read)
+            bg = monitor._counter.latest()
+            if bg is not None:
+                counts[bg.as_of] = bg
             time.sleep(0.5)
         sampler.stop.set()
     snap = snaps[-1]
@@ -92,6 +98,7 @@ def test_foreign_fleet_rates_match_the_truth(dsn: str, queue: JobQueue) -> None:
         if figure.source == "depth":  # exact at this poll: over the same window
             done = sampler.rate(q, 1, start, end)
         else:  # a queue deeper than the cap: over the last two background counts
+            bg = counts.get(figure.as_of) if figure.as_of is not None else None
             assert figure.source == "background depth" and bg is not None and bg.previous is not None
             done = sampler.rate(q, 1, bg.previous.as_of, bg.as_of)
         assert within(rates.completed, figure, done), (q, rates, done)

@@ -63,6 +63,12 @@ def test_steady_load_rate_within_five_percent(dsn: str, queue: JobQueue, sql: ps
 
     config = WorkerConfig(conninfo=dsn, queues=("steady",), batch=10, idle_sleep=0.02, keep=True)
     with WorkerPool(config, concurrency=2, reap_interval=0), pgq_monitor(dsn, rate_window_s=3) as monitor:
+        # both workers up (listening) before the load starts: a worker process that starts seconds
+        # late on a busy machine would leave the window with hardly any completion to compare
+        deadline = time.monotonic() + 30
+        while listening(sql) < 2:
+            assert time.monotonic() < deadline, "the workers never started listening"
+            time.sleep(0.05)
         thread = threading.Thread(target=produce, daemon=True)
         thread.start()
         time.sleep(seconds)
@@ -82,3 +88,12 @@ def test_steady_load_rate_within_five_percent(dsn: str, queue: JobQueue, sql: ps
     assert enqueued > 0.5 * rate * window and completed > 0.5 * rate * window, (enqueued, completed)
     assert abs(rates.enqueued - enqueued / window) <= 0.05 * enqueued / window, (rates, enqueued)
     assert abs(rates.completed - completed / window) <= 0.05 * completed / window, (rates, completed)
+
+
+def listening(sql: psycopg.Connection) -> int:
+    return int(
+        sql.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND query LIKE 'LISTEN %%'"
+        ).fetchone()[0]
+    )

@@ -42,6 +42,10 @@ async def test_demo_keys_idle_transaction_then_terminate_it(demo: DemoSession) -
                 pid = next((r.target for k, r in rows.items() if k.startswith("i:")), None)
             sessions = app.panel("sessions")
             await pilot.press("5")
+            deadline = time.monotonic() + 10
+            while f"i:{pid}" not in sessions.rows:  # the table redraws on its next refresh
+                assert time.monotonic() < deadline, "idle-in-transaction row never reached the table"
+                await pilot.pause(0.1)
             sessions.move_cursor(row=sessions.get_row_index(f"i:{pid}"))
             await pilot.press("K")
             await pilot.pause(0.5)

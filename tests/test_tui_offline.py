@@ -126,14 +126,21 @@ async def test_a_poll_that_hangs_says_so_and_the_ui_stays_responsive() -> None:
     now = [0.0]
     snap = make_snapshot()
 
+    polling = threading.Event()
+
     def hanging():  # type: ignore[no-untyped-def]
+        polling.set()
         release.wait(10)  # a silently dropped network: no error, no answer
         return snap
 
     app = PgqTopApp(hanging, clock=lambda: now[0], interval=1.0)
     try:
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause(0.2)
+            for _ in range(200):  # the poll has started (seconds on a busy machine)
+                if polling.is_set():
+                    break
+                await pilot.pause(0.05)
+            assert polling.is_set(), "the first poll never started"
             now[0] = 20.0
             await pilot.press("question_mark")  # the UI still answers keys
             assert app.screen.__class__.__name__ == "HelpScreen"
@@ -163,10 +170,17 @@ def test_detail_times_are_relative_to_the_server_clock() -> None:
 async def test_a_number_key_then_enter_in_one_read_opens_the_new_panels_row() -> None:
     app = app_on([make_snapshot()])
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.3)
+        for _ in range(200):  # the first snapshot is on screen
+            if app.received:
+                break
+            await pilot.pause(0.05)
+        assert app.received, "no snapshot arrived"
         app.post_message(events.Key("4", "4"))  # both queued before either is handled
         app.post_message(events.Key("enter", "\r"))
-        await pilot.pause(0.3)
+        for _ in range(100):  # both handled: well under a second, unless the machine is busy
+            if isinstance(app.screen, DetailScreen):
+                break
+            await pilot.pause(0.05)
         assert isinstance(app.screen, DetailScreen) and app.screen.job_id == 501
 
 
