@@ -10,9 +10,6 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DEMO = "pip install -e . && pgq-top --demo"
 TESTS = "pip install -q -e '.[test]' && python -m pytest"
-# docs/development.md comes from another branch (the test setup); until it is merged, a link to it is
-# the one allowed to wait. Once the file exists it is checked like every other.
-PENDING = {ROOT / "docs" / "development.md"}
 
 
 def anchors(path: Path) -> set[str]:
@@ -60,8 +57,7 @@ def test_every_relative_link_in_the_readme_and_docs_resolves() -> None:
             target_part, _, fragment = link.partition("#")
             target = (md.parent / target_part).resolve() if target_part else md
             if not target.exists():
-                if target not in PENDING:
-                    broken.append(f"{md.relative_to(ROOT)}: {link} (no such file)")
+                broken.append(f"{md.relative_to(ROOT)}: {link} (no such file)")
             elif fragment and target.suffix == ".md" and fragment not in anchors(target):
                 broken.append(f"{md.relative_to(ROOT)}: {link} (no such heading)")
     assert len(files) > 10 and not broken, broken
