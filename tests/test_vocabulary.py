@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from monitor_support import collect
 from test_tui_app import seed_stuck
 
 from pgq_tui.cli import main
 from pgq_tui.history.replay import ReplaySource
 from pgq_tui.history.store import Recorder, Recording, epoch, slim
-from pgq_tui.monitor.collect import collect
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue import JobQueue
 
