@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from psycopg import sql
 
@@ -130,6 +130,26 @@ class Sql:
     def write(self, name: str) -> Statement:
         """An action's statement: one `id` row per job changed."""
         return self(name, ("id",))
+
+    def reads(self, leases: Statement | None = None, dead: Statement | None = None) -> Reads:
+        """A model's reads of single jobs, as QueueModel keywords (`QueueModel(..., **s.reads())`):
+        `leases` and `dead` (`leases.sql`, `dead.sql` unless given), the job's detail (`job.sql`) and
+        the claim probe (`claim_probe.sql`)."""
+        return Reads(
+            leases=self.leases() if leases is None else leases,
+            dead=self.dead() if dead is None else dead,
+            job=self.job(),
+            claim_probe=self.probe(),
+        )
+
+
+class Reads(TypedDict):
+    """The QueueModel fields of `Sql.reads`."""
+
+    leases: Statement
+    dead: Statement
+    job: Statement
+    claim_probe: Statement
 
 
 def index_advice(

@@ -118,10 +118,10 @@ class GraphileDialect:
             stuck_rule=STUCK_RULE,
             states=STATES,
             counts=counts,
-            leases=s.served("leases", has_lock_index, LEASE_COLUMNS),
-            dead=s.served("dead", has_dead_index, DEAD_COLUMNS),
-            job=s.job(),
-            claim_probe=s.probe(),
+            **s.reads(
+                s.served("leases", has_lock_index, LEASE_COLUMNS),
+                s.served("dead", has_dead_index, DEAD_COLUMNS),
+            ),
             actions=(
                 requeue(
                     s,
