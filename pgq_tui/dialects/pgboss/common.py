@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from psycopg import sql
 
 from pgq_tui.dialects.contract import ActionSpec, Capability, IndexAdvice, Statement
 from pgq_tui.dialects.kit import Sql, discard, retry
-from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.dialects.sqlfiles import body, sql_file
 
+# SQL that several statements share, written once (`sql/<name>.sql`, tagged like the rest): bound as
+# Statement.parts `{name}` wherever a statement names it
+SHARED = ("active_expiry", "chosen_failed", "stuck")
 _TAG = re.compile(r"--\s*\[(?:(\d+)\+|<(\d+)|(\d+)-(\d+))\]\s*$")
 
 
@@ -51,13 +54,18 @@ def for_schema(text: str, schema: int) -> str:
 @dataclass(frozen=True)
 class BossSql(Sql):
     """The dialect kit's statement factory for one pg-boss schema version: `s(name, columns)` is
-    `sql/<name>.sql` with only the lines of that version (`for_schema`)."""
+    `sql/<name>.sql` with only the lines of that version (`for_schema`), the shared fragments bound."""
 
     version: int = 0
 
     def __call__(self, name: str, columns: Sequence[str]) -> Statement:
-        text = for_schema(sql_file(self.package, name), self.version)
-        return Statement.of(f"{self.prefix}.{name}", text, columns, literals=None, **self.idents)
+        text = self.text(name)
+        statement = Statement.of(f"{self.prefix}.{name}", text, columns, literals=None, **self.idents)
+        parts = tuple((part, body(self.text(part))) for part in SHARED if f"{{{part}}}" in text)
+        return replace(statement, parts=parts)
+
+    def text(self, name: str) -> str:
+        return for_schema(sql_file(self.package, name), self.version)
 
 
 def statements(schema: str, version: int) -> BossSql:
