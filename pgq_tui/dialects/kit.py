@@ -104,19 +104,20 @@ class Sql:
             **self.idents,
         )
 
-    def count(self, name: str, *states: str) -> Statement:
-        """A count statement: `queue` and the states (or `oldest_ready_age_s`) it counts."""
-        return self(name, (contract.COUNT_KEY, *states))
+    def count(self, name: str, *states: str, indexed: bool = True) -> Statement:
+        """A count statement: `queue` and the states (or `oldest_ready_age_s`) it counts; `indexed`
+        False: where no index serves it (`served`)."""
+        return self.served(name, indexed, (contract.COUNT_KEY, *states))
 
     def served(self, name: str, indexed: bool, columns: Sequence[str]) -> Statement:
         """`name` when an index serves it, else `<name>_scan` as a scan (Statement.indexed False)."""
         return self(name, columns) if indexed else self(f"{name}_scan", columns).scan()
 
-    def leases(self, name: str = "leases") -> Statement:
-        return self(name, contract.LEASE_COLUMNS)
+    def leases(self, name: str = "leases", indexed: bool = True) -> Statement:
+        return self.served(name, indexed, contract.LEASE_COLUMNS)
 
-    def dead(self, name: str = "dead") -> Statement:
-        return self(name, contract.DEAD_COLUMNS)
+    def dead(self, name: str = "dead", indexed: bool = True) -> Statement:
+        return self.served(name, indexed, contract.DEAD_COLUMNS)
 
     def job(self) -> Statement:
         return self("job", contract.JOB_COLUMNS)

@@ -14,18 +14,13 @@ from dataclasses import dataclass
 
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
-    COUNT_KEY,
-    DEAD_COLUMNS,
     FINISHED_COLUMNS,
-    LEASE_COLUMNS,
     OLDEST_READY,
     Capability,
     Match,
     QueueModel,
-    State,
-    StateWord,
 )
-from pgq_tui.dialects.kit import found, refused, requeue
+from pgq_tui.dialects.kit import found, refused, requeue, state_words
 from pgq_tui.dialects.pgboss import modern
 from pgq_tui.dialects.pgboss.common import advice, dead_actions, statements
 
@@ -35,6 +30,14 @@ JOB_COLUMNS_SEEN = frozenset(
      "created_on", "completed_on", "output")
 )  # fmt: skip
 STATES = frozenset(("created", "retry", "active", "completed", "cancelled", "failed"))
+STATE_WORDS = state_words("""
+    ready       created or retry, start_after < now()
+    scheduled   created or retry, start_after >= now() (incl. retry backoff)
+    running     active, within started_on + expire_in
+    stuck       active, past started_on + expire_in
+    dead        failed
+    done        completed (until archived)
+""")
 SUPPORTED_SCHEMAS = range(21, 25)  # pg-boss 10.0.0 (21) .. 10.1.6+ (24)
 STUCK_RULE = (
     "active past started_on + expire_in (the job's expireInSeconds, 15 min by default): pg-boss's"
@@ -158,9 +161,9 @@ class PgBossDialect:
         has_completed = job.has_index(("name", "completed_on"), {"state": ["completed"]})
         counts = (
             s.count("count_queued", "ready", "scheduled", OLDEST_READY),
-            s.served("count_active", has_active, (COUNT_KEY, "running", "stuck")),
-            s.served("count_failed", has_failed, (COUNT_KEY, "dead")),
-            s.served("count_completed", has_completed, (COUNT_KEY, "done")),
+            s.count("count_active", "running", "stuck", indexed=has_active),
+            s.count("count_failed", "dead", indexed=has_failed),
+            s.count("count_completed", "done", indexed=has_completed),
         )
         active = advice(
             Capability.LEASES,
@@ -179,20 +182,9 @@ class PgBossDialect:
             match=match,
             title=self.title,
             stuck_rule=STUCK_RULE,
-            states=(
-                StateWord(State.READY.value, "created or retry, start_after < now()"),
-                StateWord(
-                    State.SCHEDULED.value, "created or retry, start_after >= now() (incl. retry backoff)"
-                ),
-                StateWord(State.RUNNING.value, "active, within started_on + expire_in"),
-                StateWord(State.STUCK.value, "active, past started_on + expire_in"),
-                StateWord(State.DEAD.value, "failed"),
-                StateWord(State.DONE.value, "completed (until archived)"),
-            ),
+            states=STATE_WORDS,
             counts=counts,
-            **s.reads(
-                s.served("leases", has_active, LEASE_COLUMNS), s.served("dead", has_failed, DEAD_COLUMNS)
-            ),
+            **s.reads(s.leases(indexed=has_active), s.dead(indexed=has_failed)),
             # created_on and completed_on have no index: read while job is small
             finished=s("finished", FINISHED_COLUMNS),
             finished_scans=((schema, "job"),),

@@ -24,7 +24,6 @@ from __future__ import annotations
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
-    DEAD_COLUMNS,
     FINISHED_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
@@ -129,12 +128,12 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
     )
     has_failed = parent is not None and parent.has_index(("name", "completed_on"), {"state": ["failed"]})
     # before flows (31) the ready and scheduled counts read pg-boss's own fetch index job_i5 alone
-    queued = (COUNT_KEY, "ready", "scheduled", *(("blocked",) * blocked), OLDEST_READY)
+    queued = ("ready", "scheduled", *(("blocked",) * blocked), OLDEST_READY)
     counts = [
-        pick(s, has_states or not blocked, "modern_count_queued", "modern_count_queued_scan", queued),
+        s.count("modern_count_queued", *queued, indexed=has_states or not blocked),
         pick(s, has_states, "modern_count_active", "count_active_scan", (COUNT_KEY, "running", "stuck")),
-        s.served("count_failed", has_states, (COUNT_KEY, "dead")),
-        s.served("count_completed", has_completed, (COUNT_KEY, "done")),
+        s.count("count_failed", "dead", indexed=has_states),
+        s.count("count_completed", "done", indexed=has_completed),
     ]
     advised: list[IndexAdvice] = []
     if not has_states:
@@ -175,7 +174,7 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
         counts=tuple(counts),
         **s.reads(
             pick(s, has_states, "modern_leases", "leases_scan", (*LEASE_COLUMNS, "heartbeat_age")),
-            s.served("dead", has_failed, DEAD_COLUMNS),  # 10.x's lists: the same columns
+            s.dead(indexed=has_failed),  # 10.x's lists: the same columns
         ),
         extra_states=("blocked",) * blocked,
         # the same created_on/completed_on columns as 10.x: enqueued/done/failed per second per queue
