@@ -145,16 +145,16 @@ class PgBossDialect:
         schema = match.schema
         job = catalog.relation(schema, match.table)
         assert job is not None
-        layout_ = _layout(catalog, job)
-        if not layout_.supported:
+        known = _layout(catalog, job)
+        if not known.supported:
             why = (
-                f"{layout_.why} is detected but not supported: pgq-top reads pg-boss 10.x (schema 21-24)"
+                f"{known.why} is detected but not supported: pgq-top reads pg-boss 10.x (schema 21-24)"
                 " and 11.0-12.38 (schema 25-46); it will not guess another layout's rules"
             )
             return refused(match, self.title, why)
-        if layout_.generation == 12 and layout_.schema_version is not None:
-            return modern.model(match, catalog, self.title, layout_.schema_version)
-        s = statements(schema, layout_.schema_version or SUPPORTED_SCHEMAS[-1])
+        if known.generation == 12 and known.schema_version is not None:
+            return modern.model(match, catalog, self.title, known.schema_version)
+        s = statements(schema, known.schema_version or SUPPORTED_SCHEMAS[-1])
 
         has_active = job.has_index(("name", "expire_in", "started_on"), {"state": ["active"]})
         has_failed = job.has_index(("name", "completed_on"), {"state": ["failed"]})
