@@ -60,7 +60,8 @@ imports `pgq_tui.monitor`, `pgq_tui.actions`, `pgq_tui.tui` or another dialect. 
    - capabilities follow from what is present (`QueueModel.support(Capability.X)`); add
      `unsupported=((Capability.X, "why"),)` for what the framework cannot tell.
    - `kit.py` builds the usual parts: `Sql(__package__, prefix, idents, literals)` is the statement
-     factory (`s("leases", LEASE_COLUMNS)`, `s.count(...)`, `s.served(name, indexed, columns)`),
+     factory (`s("leases", LEASE_COLUMNS)`, `s.count(...)`, `s.served(name, indexed, columns)`,
+     `**s.reads()` for the leases, dead, job and claim-probe statements),
      `refused(match, title, why)` the model of a queue the dialect will not read, and `requeue`,
      `retry`, `discard`, `cancel` the usual actions over `preview_*.sql` and `<action>.sql`.
    - settings: a value the database does not record (a worker-side timeout, a rule of pgq-top's own)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from psycopg import sql
 
@@ -104,19 +104,20 @@ class Sql:
             **self.idents,
         )
 
-    def count(self, name: str, *states: str) -> Statement:
-        """A count statement: `queue` and the states (or `oldest_ready_age_s`) it counts."""
-        return self(name, (contract.COUNT_KEY, *states))
+    def count(self, name: str, *states: str, indexed: bool = True) -> Statement:
+        """A count statement: `queue` and the states (or `oldest_ready_age_s`) it counts; `indexed`
+        False: where no index serves it (`served`)."""
+        return self.served(name, indexed, (contract.COUNT_KEY, *states))
 
     def served(self, name: str, indexed: bool, columns: Sequence[str]) -> Statement:
         """`name` when an index serves it, else `<name>_scan` as a scan (Statement.indexed False)."""
         return self(name, columns) if indexed else self(f"{name}_scan", columns).scan()
 
-    def leases(self, name: str = "leases") -> Statement:
-        return self(name, contract.LEASE_COLUMNS)
+    def leases(self, name: str = "leases", indexed: bool = True) -> Statement:
+        return self.served(name, indexed, contract.LEASE_COLUMNS)
 
-    def dead(self, name: str = "dead") -> Statement:
-        return self(name, contract.DEAD_COLUMNS)
+    def dead(self, name: str = "dead", indexed: bool = True) -> Statement:
+        return self.served(name, indexed, contract.DEAD_COLUMNS)
 
     def job(self) -> Statement:
         return self("job", contract.JOB_COLUMNS)
@@ -130,6 +131,26 @@ class Sql:
     def write(self, name: str) -> Statement:
         """An action's statement: one `id` row per job changed."""
         return self(name, ("id",))
+
+    def reads(self, leases: Statement | None = None, dead: Statement | None = None) -> Reads:
+        """A model's reads of single jobs, as QueueModel keywords (`QueueModel(..., **s.reads())`):
+        `leases` and `dead` (`leases.sql`, `dead.sql` unless given), the job's detail (`job.sql`) and
+        the claim probe (`claim_probe.sql`)."""
+        return Reads(
+            leases=self.leases() if leases is None else leases,
+            dead=self.dead() if dead is None else dead,
+            job=self.job(),
+            claim_probe=self.probe(),
+        )
+
+
+class Reads(TypedDict):
+    """The QueueModel fields of `Sql.reads`."""
+
+    leases: Statement
+    dead: Statement
+    job: Statement
+    claim_probe: Statement
 
 
 def index_advice(

@@ -11,9 +11,6 @@ from __future__ import annotations
 from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
-    COUNT_KEY,
-    DEAD_COLUMNS,
-    LEASE_COLUMNS,
     OLDEST_READY,
     Capability,
     IndexAdvice,
@@ -95,8 +92,8 @@ class GraphileDialect:
         # False): the engine runs it in the poll while the table is small, else in the background.
         counts = (
             s.count("count_available", "ready", "scheduled", OLDEST_READY),
-            s.served("count_locked", has_lock_index, (COUNT_KEY, "running", "stuck")),
-            s.served("count_dead", has_dead_index, (COUNT_KEY, "dead")),
+            s.count("count_locked", "running", "stuck", indexed=has_lock_index),
+            s.count("count_dead", "dead", indexed=has_dead_index),
         )
         locked = _advice(
             Capability.LEASES, schema, "pgq_top_locked_jobs", LOCK_INDEX, "running and stuck jobs"
@@ -118,10 +115,10 @@ class GraphileDialect:
             stuck_rule=STUCK_RULE,
             states=STATES,
             counts=counts,
-            leases=s.served("leases", has_lock_index, LEASE_COLUMNS),
-            dead=s.served("dead", has_dead_index, DEAD_COLUMNS),
-            job=s.job(),
-            claim_probe=s.probe(),
+            **s.reads(
+                s.leases(indexed=has_lock_index),
+                s.dead(indexed=has_dead_index),
+            ),
             actions=(
                 requeue(
                     s,

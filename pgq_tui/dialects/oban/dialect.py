@@ -163,10 +163,7 @@ class ObanDialect:
                 ),
                 s.count("count_executing", "running", "stuck"),
             ),
-            leases=s.leases(),
-            dead=s.dead(),
-            job=s.job(),
-            claim_probe=s.probe(),
+            **s.reads(),
             actions=(
                 requeue(
                     s,

@@ -12,21 +12,18 @@ The tags name pg-boss's own migrations (docs/dialects.md has the table): 25 is 1
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from psycopg import sql
 
-from pgq_tui.dialects.contract import (
-    PREVIEW_COLUMNS,
-    ActionKind,
-    ActionSpec,
-    Capability,
-    IndexAdvice,
-    State,
-    Statement,
-)
-from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.dialects.contract import ActionSpec, Capability, IndexAdvice, Statement
+from pgq_tui.dialects.kit import Sql, discard, retry
+from pgq_tui.dialects.sqlfiles import body, sql_file
 
+# SQL that several statements share, written once (`sql/<name>.sql`, tagged like the rest): bound as
+# Statement.parts `{name}` wherever a statement names it
+SHARED = ("active_expiry", "chosen_failed", "stuck")
 _TAG = re.compile(r"--\s*\[(?:(\d+)\+|<(\d+)|(\d+)-(\d+))\]\s*$")
 
 
@@ -54,25 +51,30 @@ def for_schema(text: str, schema: int) -> str:
     return "\n".join(kept)
 
 
-def statements(schema: str, version: int) -> Callable[[str, tuple[str, ...]], Statement]:
-    """`s(name, columns)`: the statement `sql/<name>.sql` for pg-boss schema `version`, on the tables
-    of `schema`."""
+@dataclass(frozen=True)
+class BossSql(Sql):
+    """The dialect kit's statement factory for one pg-boss schema version: `s(name, columns)` is
+    `sql/<name>.sql` with only the lines of that version (`for_schema`), the shared fragments bound."""
+
+    version: int = 0
+
+    def __call__(self, name: str, columns: Sequence[str]) -> Statement:
+        text = self.text(name)
+        statement = Statement.of(f"{self.prefix}.{name}", text, columns, literals=None, **self.idents)
+        parts = tuple((part, body(self.text(part))) for part in SHARED if f"{{{part}}}" in text)
+        return replace(statement, parts=parts)
+
+    def text(self, name: str) -> str:
+        return for_schema(sql_file(self.package, name), self.version)
+
+
+def statements(schema: str, version: int) -> BossSql:
+    """The statements for pg-boss schema `version`, on the tables of `schema`."""
     idents = {"job": (schema, "job"), "queue": (schema, "queue"), "job_state": (schema, "job_state")}
-
-    def s(name: str, columns: tuple[str, ...]) -> Statement:
-        text = for_schema(sql_file(__package__, name), version)
-        return Statement.of(f"pgboss.{name}", text, columns, literals=None, **idents)
-
-    return s
+    return BossSql(__package__, "pgboss", idents, version=version)
 
 
-def pick(
-    s: Callable[[str, tuple[str, ...]], Statement],
-    indexed: bool,
-    name: str,
-    scan: str,
-    columns: tuple[str, ...],
-) -> Statement:
+def pick(s: Sql, indexed: bool, name: str, scan: str, columns: tuple[str, ...]) -> Statement:
     """`name` where an index serves it, else `scan`: the same figures by one scan (Statement.indexed
     False, exact: the engine runs it in the poll while the table is small, else in the background)."""
     return s(name, columns) if indexed else s(scan, columns).scan()
@@ -93,27 +95,10 @@ def advice(
     )
 
 
-def dead_actions(s: Callable[[str, tuple[str, ...]], Statement], retry_effect: str) -> tuple[ActionSpec, ...]:
+def dead_actions(s: Sql, retry_effect: str) -> tuple[ActionSpec, ...]:
     """pg-boss's own transitions for failed jobs: retry (boss.retry) and delete (boss.deleteJob)."""
-    preview = s("preview_failed", PREVIEW_COLUMNS)
+    failed = "state = 'failed'"
     return (
-        ActionSpec(
-            kind=ActionKind.RETRY,
-            label="retry (boss.retry)",
-            applies_to=State.DEAD,
-            effect=retry_effect,
-            guard="state = 'failed'",
-            preview=preview,
-            statement=s("retry", ("id",)),
-        ),
-        ActionSpec(
-            kind=ActionKind.DISCARD,
-            label="delete (boss.deleteJob)",
-            applies_to=State.DEAD,
-            effect="the rows are deleted",
-            guard="state = 'failed'",
-            preview=preview,
-            statement=s("discard", ("id",)),
-            destructive=True,
-        ),
+        retry(s, "retry (boss.retry)", retry_effect, failed, "preview_failed"),
+        discard(s, "delete (boss.deleteJob)", "the rows are deleted", failed, "preview_failed"),
     )

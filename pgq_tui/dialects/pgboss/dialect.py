@@ -14,21 +14,13 @@ from dataclasses import dataclass
 
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
-    COUNT_KEY,
-    DEAD_COLUMNS,
     FINISHED_COLUMNS,
-    JOB_COLUMNS,
-    LEASE_COLUMNS,
     OLDEST_READY,
-    PREVIEW_COLUMNS,
-    ActionKind,
-    ActionSpec,
     Capability,
     Match,
     QueueModel,
-    State,
-    StateWord,
 )
+from pgq_tui.dialects.kit import found, refused, requeue, state_words
 from pgq_tui.dialects.pgboss import modern
 from pgq_tui.dialects.pgboss.common import advice, dead_actions, statements
 
@@ -38,6 +30,14 @@ JOB_COLUMNS_SEEN = frozenset(
      "created_on", "completed_on", "output")
 )  # fmt: skip
 STATES = frozenset(("created", "retry", "active", "completed", "cancelled", "failed"))
+STATE_WORDS = state_words("""
+    ready       created or retry, start_after < now()
+    scheduled   created or retry, start_after >= now() (incl. retry backoff)
+    running     active, within started_on + expire_in
+    stuck       active, past started_on + expire_in
+    dead        failed
+    done        completed (until archived)
+""")
 SUPPORTED_SCHEMAS = range(21, 25)  # pg-boss 10.0.0 (21) .. 10.1.6+ (24)
 STUCK_RULE = (
     "active past started_on + expire_in (the job's expireInSeconds, 15 min by default): pg-boss's"
@@ -134,22 +134,10 @@ class PgBossDialect:
                 or catalog.relation(job.schema, "version") is None
             ):
                 continue
-            found = layout(
-                job,
-                catalog.relation(job.schema, "queue"),
-                catalog.relation(job.schema, "archive"),
-                catalog.marker(job.schema, "version", "version"),
-            )
+            release = _layout(catalog, job).release
+            evidence = f"{job.schema}.job, {job.schema}.version, enum {job.schema}.job_state"
             out.append(
-                Match(
-                    kind=KIND,
-                    schema=job.schema,
-                    table=job.name,
-                    version=found.release,
-                    evidence=f"{job.schema}.job, {job.schema}.version, enum {job.schema}.job_state",
-                    score=len(JOB_COLUMNS_SEEN) + 2,
-                    tables=("job", "queue", "version", "archive"),
-                )
+                found(KIND, job, release, evidence, len(JOB_COLUMNS_SEEN) + 2, "queue", "version", "archive")
             )
         return out
 
@@ -157,93 +145,61 @@ class PgBossDialect:
         schema = match.schema
         job = catalog.relation(schema, match.table)
         assert job is not None
-        found = layout(
-            job,
-            catalog.relation(schema, "queue"),
-            catalog.relation(schema, "archive"),
-            catalog.marker(schema, "version", "version"),
-        )
-        if not found.supported:
-            return _refused(match, found)
-        if found.generation == 12 and found.schema_version is not None:
-            return modern.model(match, catalog, self.title, found.schema_version)
-        s = statements(schema, found.schema_version or SUPPORTED_SCHEMAS[-1])
+        known = _layout(catalog, job)
+        if not known.supported:
+            why = (
+                f"{known.why} is detected but not supported: pgq-top reads pg-boss 10.x (schema 21-24)"
+                " and 11.0-12.38 (schema 25-46); it will not guess another layout's rules"
+            )
+            return refused(match, self.title, why)
+        if known.generation == 12 and known.schema_version is not None:
+            return modern.model(match, catalog, self.title, known.schema_version)
+        s = statements(schema, known.schema_version or SUPPORTED_SCHEMAS[-1])
 
         has_active = job.has_index(("name", "expire_in", "started_on"), {"state": ["active"]})
         has_failed = job.has_index(("name", "completed_on"), {"state": ["failed"]})
         has_completed = job.has_index(("name", "completed_on"), {"state": ["completed"]})
-        counts = [s("count_queued", (COUNT_KEY, "ready", "scheduled", OLDEST_READY))]
-        advised = []
-        if has_active:
-            counts.append(s("count_active", (COUNT_KEY, "running", "stuck")))
-            leases = s("leases", LEASE_COLUMNS)
-        else:
-            counts.append(s("count_active_scan", (COUNT_KEY, "running", "stuck")).scan())
-            leases = s("leases_scan", LEASE_COLUMNS).scan()
-            advised.append(
-                advice(
-                    Capability.LEASES,
-                    schema,
-                    "pgq_top_active_expiry",
-                    ACTIVE_INDEX,
-                    "active jobs",
-                    ("running", "stuck"),
-                )
-            )
-        if has_failed:
-            counts.append(s("count_failed", (COUNT_KEY, "dead")))
-            dead = s("dead", DEAD_COLUMNS)
-        else:
-            counts.append(s("count_failed_scan", (COUNT_KEY, "dead")).scan())
-            dead = s("dead_scan", DEAD_COLUMNS).scan()
-            advised.append(
-                advice(Capability.DEAD, schema, "pgq_top_failed", FAILED_INDEX, "failed jobs", ("dead",))
-            )
-        if has_completed:
-            counts.append(s("count_completed", (COUNT_KEY, "done")))
-        else:
-            counts.append(s("count_completed_scan", (COUNT_KEY, "done")).scan())
-            advised.append(
-                advice(
-                    Capability.DONE, schema, "pgq_top_completed", COMPLETED_INDEX, "completed jobs", ("done",)
-                )
-            )
+        counts = (
+            s.count("count_queued", "ready", "scheduled", OLDEST_READY),
+            s.count("count_active", "running", "stuck", indexed=has_active),
+            s.count("count_failed", "dead", indexed=has_failed),
+            s.count("count_completed", "done", indexed=has_completed),
+        )
+        active = advice(
+            Capability.LEASES,
+            schema,
+            "pgq_top_active_expiry",
+            ACTIVE_INDEX,
+            "active jobs",
+            ("running", "stuck"),
+        )
+        failed = advice(Capability.DEAD, schema, "pgq_top_failed", FAILED_INDEX, "failed jobs", ("dead",))
+        done = advice(
+            Capability.DONE, schema, "pgq_top_completed", COMPLETED_INDEX, "completed jobs", ("done",)
+        )
+        indexed = ((active, has_active), (failed, has_failed), (done, has_completed))
         return QueueModel(
             match=match,
             title=self.title,
             stuck_rule=STUCK_RULE,
-            states=(
-                StateWord(State.READY.value, "created or retry, start_after < now()"),
-                StateWord(
-                    State.SCHEDULED.value, "created or retry, start_after >= now() (incl. retry backoff)"
-                ),
-                StateWord(State.RUNNING.value, "active, within started_on + expire_in"),
-                StateWord(State.STUCK.value, "active, past started_on + expire_in"),
-                StateWord(State.DEAD.value, "failed"),
-                StateWord(State.DONE.value, "completed (until archived)"),
-            ),
-            counts=tuple(counts),
-            leases=leases,
-            dead=dead,
-            job=s("job", JOB_COLUMNS),
-            claim_probe=s("claim_probe", ("id",)),
+            states=STATE_WORDS,
+            counts=counts,
+            **s.reads(s.leases(indexed=has_active), s.dead(indexed=has_failed)),
             # created_on and completed_on have no index: read while job is small
             finished=s("finished", FINISHED_COLUMNS),
             finished_scans=((schema, "job"),),
             actions=(
-                ActionSpec(
-                    kind=ActionKind.REQUEUE,
-                    label="fail by timeout (pg-boss's supervisor transition)",
-                    applies_to=State.STUCK,
-                    effect="state retry while retry_count < retry_limit (start_after per retry delay), else"
+                requeue(
+                    s,
+                    "fail by timeout (pg-boss's supervisor transition)",
+                    "state retry while retry_count < retry_limit (start_after per retry delay), else"
                     " failed (and its dead-letter copy); output notes the timeout",
-                    guard="state = 'active' AND started_on + expire_in < now()",
-                    preview=s("preview_stuck", PREVIEW_COLUMNS),
-                    statement=s("requeue", ("id",)),
+                    "state = 'active' AND started_on + expire_in < now()",
+                    "preview_stuck",
                 ),
                 *dead_actions(s, "state retry, retry_limit + 1"),
             ),
-            advice=tuple(advised),
+            advice=tuple(a for a, served in indexed if not served),
             # Each (queue, state) count walks its own range of pg-boss's indexes; at the monitor's
             # 1,000 a 5M-row table's poll cost 1.92x the 10k-row one, at 500 1.38x
             # (benchmarks/bench_framework_poll.py, 2026-11-30). Above it the background count is exact.
@@ -256,17 +212,12 @@ class PgBossDialect:
         )
 
 
-def _refused(match: Match, found: Layout) -> QueueModel:
-    why = (
-        f"{found.why} is detected but not supported: pgq-top reads pg-boss 10.x (schema 21-24)"
-        " and 11.0-12.38 (schema 25-46); it will not guess another layout's rules"
-    )
-    return QueueModel(
-        match=match,
-        title="pg-boss",
-        stuck_rule=f"not shown: {why}",
-        states=(),
-        counts=(),
-        unsupported=tuple((cap, why) for cap in Capability),
-        relations=((match.schema, match.table),),
+def _layout(catalog: Catalog, job: Relation) -> Layout:
+    """The layout of the pg-boss schema whose job table is `job`."""
+    schema = job.schema
+    return layout(
+        job,
+        catalog.relation(schema, "queue"),
+        catalog.relation(schema, "archive"),
+        catalog.marker(schema, "version", "version"),
     )

@@ -24,14 +24,9 @@ from __future__ import annotations
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
     COUNT_KEY,
-    DEAD_COLUMNS,
     FINISHED_COLUMNS,
-    JOB_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
-    PREVIEW_COLUMNS,
-    ActionKind,
-    ActionSpec,
     Capability,
     IndexAdvice,
     Match,
@@ -39,6 +34,7 @@ from pgq_tui.dialects.contract import (
     State,
     StateWord,
 )
+from pgq_tui.dialects.kit import requeue
 from pgq_tui.dialects.pgboss.common import advice, dead_actions, pick, statements
 
 MIN_SCHEMA = 25  # 11.0.0: job_common, expire_seconds, no archive
@@ -132,12 +128,12 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
     )
     has_failed = parent is not None and parent.has_index(("name", "completed_on"), {"state": ["failed"]})
     # before flows (31) the ready and scheduled counts read pg-boss's own fetch index job_i5 alone
-    queued = (COUNT_KEY, "ready", "scheduled", *(("blocked",) * blocked), OLDEST_READY)
+    queued = ("ready", "scheduled", *(("blocked",) * blocked), OLDEST_READY)
     counts = [
-        pick(s, has_states or not blocked, "modern_count_queued", "modern_count_queued_scan", queued),
+        s.count("modern_count_queued", *queued, indexed=has_states or not blocked),
         pick(s, has_states, "modern_count_active", "count_active_scan", (COUNT_KEY, "running", "stuck")),
-        pick(s, has_states, "count_failed", "count_failed_scan", (COUNT_KEY, "dead")),
-        pick(s, has_completed, "count_completed", "count_completed_scan", (COUNT_KEY, "done")),
+        s.count("count_failed", "dead", indexed=has_states),
+        s.count("count_completed", "done", indexed=has_completed),
     ]
     advised: list[IndexAdvice] = []
     if not has_states:
@@ -176,26 +172,24 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
         stuck_label="timed out or heartbeat lost" if beats else "timed out",
         states=states(version),
         counts=tuple(counts),
-        leases=pick(s, has_states, "modern_leases", "leases_scan", (*LEASE_COLUMNS, "heartbeat_age")),
-        dead=pick(s, has_failed, "dead", "dead_scan", DEAD_COLUMNS),  # 10.x's lists: the same columns
-        job=s("job", JOB_COLUMNS),
-        claim_probe=s("claim_probe", ("id",)),
+        **s.reads(
+            pick(s, has_states, "modern_leases", "leases_scan", (*LEASE_COLUMNS, "heartbeat_age")),
+            s.dead(indexed=has_failed),  # 10.x's lists: the same columns
+        ),
         extra_states=("blocked",) * blocked,
         # the same created_on/completed_on columns as 10.x: enqueued/done/failed per second per queue
         finished=s("finished", FINISHED_COLUMNS),
         finished_scans=((schema, "job"),),
         actions=(
-            ActionSpec(
-                kind=ActionKind.REQUEUE,
-                label=f"fail by timeout{' or heartbeat' if beats else ''} (pg-boss's supervisor transition)",
-                applies_to=State.STUCK,
-                effect="state retry while retry_count < retry_limit (start_after per retry delay), else"
+            requeue(
+                s,
+                f"fail by timeout{' or heartbeat' if beats else ''} (pg-boss's supervisor transition)",
+                "state retry while retry_count < retry_limit (start_after per retry delay), else"
                 " failed (and its dead-letter copy); output names the rule"
                 + ("; heartbeat_on cleared" if beats else ""),
-                guard="state = 'active' AND (started_on + expire_seconds < now()"
+                "state = 'active' AND (started_on + expire_seconds < now()"
                 + (" OR heartbeat_on + heartbeat_seconds < now())" if beats else ")"),
-                preview=s("preview_stuck", PREVIEW_COLUMNS),
-                statement=s("requeue", ("id",)),
+                "preview_stuck",
             ),
             *dead_actions(s, retry_effect),
         ),

@@ -200,11 +200,8 @@ class PgmqDialect:
         return replace(
             base,
             counts=tuple(counts),
-            leases=leases,
             activity=s("activity", ACTIVITY_COLUMNS),
-            dead=s.dead().scan() if advice else s.dead(),
-            job=s.job(),
-            claim_probe=s.probe(),
+            **s.reads(leases, s.dead().scan() if advice else s.dead()),
             actions=(
                 requeue(
                     s,

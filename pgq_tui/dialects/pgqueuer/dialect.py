@@ -148,10 +148,7 @@ class PgqueuerDialect:
             stuck_rule=rule,
             states=STATES,
             counts=counts,
-            leases=s.leases(),
-            dead=with_parts(dead, __package__, "dead_row"),
-            job=s.job(),
-            claim_probe=s.probe(),
+            **s.reads(dead=with_parts(dead, __package__, "dead_row")),
             actions=(
                 requeue(
                     s,

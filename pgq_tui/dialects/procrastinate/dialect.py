@@ -175,10 +175,10 @@ class ProcrastinateDialect:
             stuck_rule=rule,
             states=STATES,
             counts=tuple(counts),
-            leases=leases,
-            dead=over_queues(s.dead(), **failed_queues) if has_failed_index else s.dead("dead_scan").scan(),
-            job=s.job(),
-            claim_probe=s.probe(),
+            **s.reads(
+                leases,
+                over_queues(s.dead(), **failed_queues) if has_failed_index else s.dead("dead_scan").scan(),
+            ),
             actions=(
                 requeue(
                     s,

@@ -151,10 +151,7 @@ class RiverDialect:
                     ("discarded", "completed", "cancelled"),
                 ),
             ),
-            leases=s.leases(),
-            dead=s.dead(),
-            job=s.job(),
-            claim_probe=s.probe(),
+            **s.reads(),
             actions=(
                 requeue(
                     s,

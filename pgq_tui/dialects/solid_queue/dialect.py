@@ -138,10 +138,7 @@ class SolidQueueDialect:
             stuck_rule=rule,
             states=STATES,
             counts=counts,
-            leases=s.leases(),
-            dead=s.dead(),
-            job=s.job(),
-            claim_probe=s.probe(),
+            **s.reads(),
             actions=(
                 requeue(
                     s,

@@ -3,20 +3,11 @@
 -- index pgq-top advises, (name, expire_in, started_on) INCLUDE (id) WHERE state = 'active': pg-boss
 -- writes expire_in as seconds (numeric * interval '1s', no day or month part), so for each expire_in
 -- a queue uses, stuck is exactly the range started_on < now() - expire_in and running the rest. The
--- expire_in values come from a recursive skip-scan over the same index (one descent per value; a queue
--- has a few), and each state's walk stops at %(cap1)s rows in all: a few running jobs among many
+-- expire_in values come from a recursive skip-scan over the same index (active_expiry.sql), and each
+-- state's walk stops at %(cap1)s rows in all: a few running jobs among many
 -- stuck ones (or the reverse) cost no more than the cap, where a filter on (name, started_on) would
 -- walk every active job of the queue.
-WITH RECURSIVE e AS (
-    SELECT q.name, (SELECT j.expire_in FROM {job} j WHERE j.name = q.name AND j.state = 'active'
-                    ORDER BY j.expire_in LIMIT 1) AS expire_in
-    FROM {queue} q
-    WHERE q.name NOT LIKE '\_\_pgboss\_\_%%'
-    UNION ALL
-    SELECT e.name, (SELECT j.expire_in FROM {job} j WHERE j.name = e.name AND j.state = 'active'
-                    AND j.expire_in > e.expire_in ORDER BY j.expire_in LIMIT 1)
-    FROM e WHERE e.expire_in IS NOT NULL
-)
+WITH RECURSIVE {active_expiry}
 SELECT q.name AS queue,
        (SELECT count(*) FROM (
             SELECT 1 FROM e CROSS JOIN LATERAL (

@@ -4,10 +4,6 @@
 -- fresh (a live worker refreshes it) is not eligible: it is not stuck.
 SELECT count(*) AS eligible, 0::bigint AS alive
 FROM {job} j
-WHERE j.state = 'active'
-  AND j.started_on + j.expire_in < now()  -- [<25]
-  AND (j.started_on + j.expire_seconds * interval '1 second' < now()  -- [25+]
-       OR coalesce(j.heartbeat_on + j.heartbeat_seconds * interval '1 second' < now(), false)  -- [30+]
-       )  -- [25+]
+WHERE {stuck}
   AND (%(ids)s::uuid[] IS NULL OR j.id = ANY(%(ids)s::uuid[]))
   AND (%(queue)s::text IS NULL OR j.name = %(queue)s::text)

@@ -13,11 +13,7 @@
 -- interval, before schema 25, expire_seconds after) or, from 30, its heartbeat.
 WITH chosen AS (
     SELECT j.name, j.id FROM {job} j
-    WHERE j.state = 'active'
-      AND j.started_on + j.expire_in < now()  -- [<25]
-      AND (j.started_on + j.expire_seconds * interval '1 second' < now()  -- [25+]
-           OR coalesce(j.heartbeat_on + j.heartbeat_seconds * interval '1 second' < now(), false)  -- [30+]
-           )  -- [25+]
+    WHERE {stuck}
       AND (%(ids)s::uuid[] IS NULL OR j.id = ANY(%(ids)s::uuid[]))
       AND (%(queue)s::text IS NULL OR j.name = %(queue)s::text)
     ORDER BY j.started_on LIMIT %(batch)s
@@ -44,11 +40,7 @@ WITH chosen AS (
                  END  -- [25+]
     FROM chosen
     WHERE j.name = chosen.name AND j.id = chosen.id
-      AND j.state = 'active'
-      AND j.started_on + j.expire_in < now()  -- [<25]
-      AND (j.started_on + j.expire_seconds * interval '1 second' < now()  -- [25+]
-           OR coalesce(j.heartbeat_on + j.heartbeat_seconds * interval '1 second' < now(), false)  -- [30+]
-           )  -- [25+]
+      AND {stuck}
     RETURNING j.id, j.state, j.name, j.dead_letter, j.priority, j.data, j.singleton_key, j.output,
               j.retry_limit, j.keep_until, j.start_after
 ), dead_lettered AS (

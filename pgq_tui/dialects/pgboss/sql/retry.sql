@@ -1,14 +1,7 @@
 -- Retry failed jobs with pg-boss's own retry transition (boss.retry, retryJobs): state retry,
 -- retry_limit + 1; from schema 37 (12.26) also completed_on cleared and start_after at least now().
 -- Guard, re-checked on the locked row: state = 'failed'.
-WITH chosen AS (
-    SELECT j.name, j.id FROM {job} j
-    WHERE j.state = 'failed'
-      AND (%(ids)s::uuid[] IS NULL OR j.id = ANY(%(ids)s::uuid[]))
-      AND (%(queue)s::text IS NULL OR j.name = %(queue)s::text)
-    ORDER BY j.completed_on LIMIT %(batch)s
-    FOR UPDATE SKIP LOCKED
-)
+WITH {chosen_failed}
 UPDATE {job} j
 SET state = 'retry', retry_limit = j.retry_limit + 1
     , completed_on = NULL, start_after = greatest(j.start_after, now())  -- [37+]
