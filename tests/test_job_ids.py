@@ -23,11 +23,11 @@ def test_uuid_bigint_and_text_ids_round_trip_through_json() -> None:
     base = make_snapshot()
     snap = replace(
         base,
-        expired=LeaseList((_lease(uid), _lease("a1b2"), _lease(42)), 3),
+        stuck=LeaseList((_lease(uid), _lease("a1b2"), _lease(42)), 3),
         dead=DeadList((DeadJob(uid, "emails", 5, 5, NOW, "boom"),), 1),
     )
     data = json.loads(json.dumps(snap.to_dict()))
-    assert [row["id"] for row in data["expired"]["rows"]] == [str(uid), "a1b2", 42]
+    assert [row["id"] for row in data["stuck"]["rows"]] == [str(uid), "a1b2", 42]
     assert data["dead"]["rows"][0]["id"] == str(uid)
     back = Snapshot.from_dict(data)
-    assert [lease.id for lease in back.expired.rows] == [str(uid), "a1b2", 42]
+    assert [lease.id for lease in back.stuck.rows] == [str(uid), "a1b2", 42]
