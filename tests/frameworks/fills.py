@@ -53,28 +53,24 @@ SELECT q, '{{}}',
        CASE WHEN b = 99 THEN '{{"message": "boom"}}'::jsonb END
 FROM {SERIES}
 """
-# pg-boss 12: expire_seconds instead of expire_in; the running jobs' workers heartbeat (heartbeat_seconds
-# 60): a live one's heartbeat is fresh, a stuck one's (its worker died) five hours old
-PGBOSS12 = f"""
-INSERT INTO pgboss.job (name, data, state, start_after, started_on, expire_seconds, completed_on, output,
-                        heartbeat_seconds, heartbeat_on)
-SELECT q, '{{}}',
-       (CASE WHEN b < 90 THEN 'completed' WHEN b < 98 THEN 'created' WHEN b = 98 THEN 'active'
-             ELSE 'failed' END)::pgboss.job_state,
-       CASE WHEN b BETWEEN 96 AND 97 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
-       CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 hours'
-            WHEN b < 90 OR b >= 98 THEN now() - interval '1 minute' END,
-       900,
-       CASE WHEN b < 90 OR b = 99 THEN now() END,
-       CASE WHEN b = 99 THEN '{{"message": "boom"}}'::jsonb END,
+
+
+def _pgboss_modern(heartbeats: bool) -> str:
+    """pg-boss 11 and 12: expire_seconds instead of expire_in. From 12.12 the running jobs' workers
+    heartbeat (heartbeat_seconds 60): a live one's heartbeat is fresh, a stuck one's (its worker died)
+    five hours old; pg-boss 11 (schema 25-29) has no heartbeat columns."""
+    beat_columns = ", heartbeat_seconds, heartbeat_on" if heartbeats else ""
+    beats = (
+        """,
        CASE WHEN b = 98 THEN 60 END,
        CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 hours'
-            WHEN b = 98 THEN now() END
-FROM {SERIES}
-"""
-# pg-boss 11 (schema 25-29): expire_seconds, no heartbeats
-PGBOSS11 = f"""
-INSERT INTO pgboss.job (name, data, state, start_after, started_on, expire_seconds, completed_on, output)
+            WHEN b = 98 THEN now() END"""
+        if heartbeats
+        else ""
+    )
+    return f"""
+INSERT INTO pgboss.job (name, data, state, start_after, started_on, expire_seconds, completed_on,
+                        output{beat_columns})
 SELECT q, '{{}}',
        (CASE WHEN b < 90 THEN 'completed' WHEN b < 98 THEN 'created' WHEN b = 98 THEN 'active'
              ELSE 'failed' END)::pgboss.job_state,
@@ -83,9 +79,13 @@ SELECT q, '{{}}',
             WHEN b < 90 OR b >= 98 THEN now() - interval '1 minute' END,
        900,
        CASE WHEN b < 90 OR b = 99 THEN now() END,
-       CASE WHEN b = 99 THEN '{{"message": "boom"}}'::jsonb END
+       CASE WHEN b = 99 THEN '{{"message": "boom"}}'::jsonb END{beats}
 FROM {SERIES}
 """
+
+
+PGBOSS12 = _pgboss_modern(heartbeats=True)
+PGBOSS11 = _pgboss_modern(heartbeats=False)
 PROCRASTINATE = f"""
 -- the live worker: its heartbeat stays fresh through the timing (a day ahead), as a running worker's would
 INSERT INTO procrastinate_workers (last_heartbeat) VALUES (now() + interval '1 day');
