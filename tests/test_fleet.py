@@ -73,6 +73,18 @@ def targets_of(servers: list[EmbeddedPostgres]) -> list[Target]:
     return [Target(name, s.dsn()) for name, s in zip(("orders", "billing", "reports"), servers, strict=False)]
 
 
+class RecordingPoller(FleetPoller):
+    """Records when each of its targets' polls finished: every one, not what a sampler happens to see."""
+
+    def __init__(self, targets: list[Target], *, interval: float) -> None:
+        super().__init__(targets, interval=interval)
+        self.finished: dict[str, list[float]] = {t.name: [] for t in targets}
+
+    def _finished(self, target, watch, outcomes) -> None:  # type: ignore[no-untyped-def]
+        super()._finished(target, watch, outcomes)
+        self.finished[target.name].append(self.clock())
+
+
 def cell(app: FleetApp, name: str, column: str) -> str:
     from textual.widgets import DataTable
 
@@ -83,18 +95,15 @@ async def test_one_server_stopped_midway_the_others_keep_refreshing(
     servers: list[EmbeddedPostgres], hung_port: int
 ) -> None:
     wedged = Target("wedged", f"host=127.0.0.1 port={hung_port} dbname=x user=x")
-    poller = FleetPoller([*targets_of(servers), wedged], interval=INTERVAL).start()
+    poller = RecordingPoller([*targets_of(servers), wedged], interval=INTERVAL).start()
     app = FleetApp(poller, interval=INTERVAL)
-    polled: dict[str, list[float]] = {"orders": [], "billing": [], "reports": []}
+    polled = poller.finished
     seen: dict[str, set[str]] = {"reports": set(), "wedged": set()}
 
     async def watch(pilot, until) -> None:  # type: ignore[no-untyped-def]
-        """Sample twice per interval: every poll time of each target, and the states shown."""
+        """Sample the states shown, five times per interval (the poll times are the poller's own)."""
         while not until():
             await pilot.pause(0.1)
-            for e in poller.entries():
-                if e.target.name in polled and e.polled_at and e.polled_at not in polled[e.target.name][-1:]:
-                    polled[e.target.name].append(e.polled_at)
             for name in seen:
                 seen[name].add(cell(app, name, "state"))
 
@@ -108,9 +117,13 @@ async def test_one_server_stopped_midway_the_others_keep_refreshing(
             assert [r.ready for r in app.rows[:3]] == [1, 2, 3] and app.rows[0].version
             assert "● up" in cell(app, "orders", "state") and "healthy" in cell(app, "orders", "health")
 
-            # stop "reports" for 4 s while "wedged" hangs its poller's connect
+            # stop "reports" for 4 s while "wedged" hangs its poller's connect, and keep it down until the
+            # screen has shown both (however busy the machine)
+            def shown() -> bool:
+                return "✗ down" in seen["reports"] and {"… 3s", "✗ down"} <= seen["wedged"]
+
             loop = asyncio.get_running_loop()
-            restart = loop.run_in_executor(None, lambda: servers[2].restart(down_for_s=4.0))
+            restart = loop.run_in_executor(None, lambda: servers[2].restart(down_for_s=4.0, down_until=shown))
             t0 = time.monotonic()
             await watch(pilot, restart.done)
             await restart
@@ -217,8 +230,9 @@ def test_snapshot_and_check_over_the_same_targets(
     assert doc["targets"][1]["snapshot"]["queues"][0]["ready"] == 2
     assert doc["targets"][2]["snapshot"] is None and "cannot connect" in doc["targets"][2]["error"]
     # The module's jobs were enqueued when its servers started: how long they have waited depends on
-    # which tests ran before on this worker, so the ready-age rule (WARNING past 30 s) is not checked.
-    ageless = ["--ready-age-warn", "off", "--ready-age-crit", "off"]
+    # which tests ran before on this worker, so the rules on that age (the ready age, WARNING past
+    # 30 s, and the diagnosis's "nothing claimed" after 30 s) are set out of its reach.
+    ageless = ["--ready-age-warn", "off", "--ready-age-crit", "off", "--stalled-after", "86400"]
     assert main(["check", *ageless, "--targets", str(path)]) == 3  # UNKNOWN: one target is unreachable
     assert capsys.readouterr().out.startswith("PGQ UNKNOWN: gone: cannot connect")
     dsns = [a for s in servers[:2] for a in ("--dsn", s.dsn())]
