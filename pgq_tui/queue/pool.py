@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 def _has_taken_jobs(counters: Counters) -> bool:
     """A worker whose claims were not all empty: it has held a lease (and likely holds one now)."""
-    names = dict(zip(COUNTER_NAMES, counters, strict=True))
+    names: dict[str, int] = dict(zip(COUNTER_NAMES, counters, strict=True))
     return names["claims"] > names["empty_claims"]
 
 
