@@ -149,15 +149,20 @@ class WorkerPool:
                     return slot.worker_id
         return None
 
-    def kill_worker(self) -> int | None:
+    def kill_worker(self, worker_id: str | None = None) -> int | None:
         """kill -9 one worker mid-lease (chaos): its leases are left to expire, and the supervisor
         starts a replacement at once, as it would for a worker the OOM killer took. Returns its pid.
 
         The victim is the oldest worker that has taken jobs (the oldest alive if none has yet), never
         simply the newest: that is the last victim's replacement, which on a busy machine is still
-        starting when the next kill comes, so kill after kill would interrupt no lease at all."""
+        starting when the next kill comes, so kill after kill would interrupt no lease at all.
+        `worker_id`: that worker (the holder of a lease a test saw), None if it is not running."""
         with self._lock:
             alive = [s for s in self.workers if s.process.is_alive() and not s.stopping]
+            if worker_id is not None:
+                alive = [s for s in alive if s.worker_id == worker_id][:1]
+                if not alive:
+                    return None
             victim = next((s for s in alive if _has_taken_jobs(s.counters)), alive[0] if alive else None)
             if victim is None or not victim.process.pid:
                 return None
