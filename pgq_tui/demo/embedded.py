@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -226,10 +227,17 @@ class EmbeddedPostgres:
             self._dir = None
         atexit.unregister(self.stop)
 
-    def restart(self, *, down_for_s: float = 0.0) -> None:
-        """Stop and start again on the same data (for tests of reconnection)."""
+    def restart(
+        self, *, down_for_s: float = 0.0, down_until: Callable[[], bool] | None = None, limit_s: float = 60.0
+    ) -> None:
+        """Stop and start again on the same data (for tests of reconnection): down for `down_for_s`
+        seconds, and then, when given, until `down_until()` is true (for at most `limit_s` seconds: a
+        test that waits for what its clients show while the server is down)."""
         self._run(["pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop"])
         time.sleep(down_for_s)
+        deadline = time.monotonic() + limit_s
+        while down_until is not None and not down_until() and time.monotonic() < deadline:
+            time.sleep(0.05)
         self._run(
             ["pg_ctl", "-D", str(self.data_dir), "-l", str(self.socket_dir / "server.log"), "-w", "start"],
             timeout=90,

@@ -34,6 +34,12 @@ from pgq_tui.queue.worker import COUNTER_NAMES, Counters, WorkerConfig, run_work
 log = logging.getLogger(__name__)
 
 
+def _has_taken_jobs(counters: Counters) -> bool:
+    """A worker whose claims were not all empty: it has held a lease (and likely holds one now)."""
+    names: dict[str, int] = dict(zip(COUNTER_NAMES, counters, strict=True))
+    return names["claims"] > names["empty_claims"]
+
+
 def _signal(pid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
@@ -143,13 +149,21 @@ class WorkerPool:
                     return slot.worker_id
         return None
 
-    def kill_worker(self) -> int | None:
+    def kill_worker(self, worker_id: str | None = None) -> int | None:
         """kill -9 one worker mid-lease (chaos): its leases are left to expire, and the supervisor
-        starts a replacement at once, as it would for a worker the OOM killer took. Returns its pid."""
+        starts a replacement at once, as it would for a worker the OOM killer took. Returns its pid.
+
+        The victim is the oldest worker that has taken jobs (the oldest alive if none has yet), never
+        simply the newest: that is the last victim's replacement, which on a busy machine is still
+        starting when the next kill comes, so kill after kill would interrupt no lease at all.
+        `worker_id`: that worker (the holder of a lease a test saw), None if it is not running."""
         with self._lock:
-            victim = next(
-                (s for s in reversed(self.workers) if s.process.is_alive() and not s.stopping), None
-            )
+            alive = [s for s in self.workers if s.process.is_alive() and not s.stopping]
+            if worker_id is not None:
+                alive = [s for s in alive if s.worker_id == worker_id][:1]
+                if not alive:
+                    return None
+            victim = next((s for s in alive if _has_taken_jobs(s.counters)), alive[0] if alive else None)
             if victim is None or not victim.process.pid:
                 return None
             victim.killed = True

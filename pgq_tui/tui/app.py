@@ -231,7 +231,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self.connected = True
         self.error = None
         self._data_at = self.clock()
-        if not self.query("#grid"):
+        if self._torn_down():
             return  # the screen is being torn down: a poll that lands now has nothing to update
         self.query_one("#grid").remove_class("-stale")
         if message.demo_status is not None and self.demo is not None:
@@ -251,10 +251,15 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self._landed()
         self.connected = False
         self.error = message.error
-        if not self.query("#grid"):
+        if self._torn_down():
             return  # the screen is being torn down (quit while a poll was failing): nothing to mark
         self.query_one("#grid").add_class("-stale")
         self._update_header()
+
+    def _torn_down(self) -> bool:
+        """True once the app has begun to shut down: its widgets are then removed one by one, so a
+        poll landing meanwhile may find #grid still there but a panel inside it already gone."""
+        return not self.is_running or not self.query("#grid")
 
     def _landed(self) -> None:
         self._in_flight = False

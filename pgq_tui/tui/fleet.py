@@ -142,6 +142,8 @@ class FleetApp(App[str | None]):
         self.set_interval(RENDER_EVERY_S, self._render_rows)
 
     def _render_rows(self) -> None:
+        if not self.is_running:
+            return  # shutting down: the table may already be gone while the timer still fires
         now = self.clock()
         self.rows = [fleet_row(e, now) for e in self.poller.entries()]
         table = self.query_one(DataTable)
