@@ -8,6 +8,7 @@ fresh database cloned from it (CREATE DATABASE ... TEMPLATE), dropped afterwards
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 
@@ -35,6 +36,17 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
         # cluster-wide assertions would race. Run serially (an explicit -n N still wins).
         return 0
     return WORKERS
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_live_framework_workers() -> Iterator[None]:
+    """The conformance cases' live framework workers (tests/frameworks/cases.py) stop with the session
+    that started them, not at interpreter exit: a pytest-xdist worker ends without atexit hooks, and its
+    workers would otherwise outlive the run by minutes."""
+    yield
+    cases = sys.modules.get("frameworks.cases")
+    if cases is not None:
+        cases.stop_live_workers()
 
 
 @pytest.fixture(scope="session")

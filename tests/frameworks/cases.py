@@ -35,6 +35,12 @@ _live = Processes.under(Path(tempfile.mkdtemp(prefix="pgq-cases-")))
 atexit.register(_live.stop_all)
 
 
+def stop_live_workers() -> None:
+    """Stop the live workers the cases left running (tests/conftest.py calls it when a session ends:
+    a pytest-xdist worker process ends without running atexit hooks)."""
+    _live.stop_all()
+
+
 class DriverClass(Protocol):
     def __call__(self, dsn: str) -> Driver: ...
     @staticmethod
