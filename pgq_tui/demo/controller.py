@@ -215,7 +215,7 @@ class DemoController:
                 time.sleep(0.005)
         with self._lock:
             self.last_crashed = victim.worker_id
-            return pool.kill_worker()
+            return pool.kill_worker(victim.worker_id)  # the one watched, not the pool's own pick
 
     # -- load and handler -----------------------------------------------------------------------
     @property
