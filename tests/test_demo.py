@@ -82,8 +82,16 @@ def test_two_sessions_start_and_stop_cleanly() -> None:
     assert _descendants() <= before
 
 
+# The demo as started from a terminal: SIGHUP, SIGINT and SIGTERM at their defaults. A child inherits
+# an ignored signal (exec keeps SIG_IGN), and DemoSession rightly leaves an inherited SIG_IGN alone (a
+# demo started with nohup keeps running when its terminal closes); so under a test runner started with
+# nohup (SIGHUP ignored) or as a background job (SIGINT ignored), a demo that is not reset here would
+# ignore the very signal the test sends and sleep on.
 _SCRIPT = """
-import json, time
+import json, signal, time
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
 from pgq_tui.demo import DemoSession
 with DemoSession(workers=1, rate=20.0) as demo:
     pids = demo.controller.processes()
@@ -115,6 +123,40 @@ def test_signals_stop_everything(sig: signal.Signals, group: bool) -> None:
         else:
             proc.send_signal(sig)
         proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    for pid in started["pids"]:
+        assert _gone(pid), f"process {pid} outlived the demo"
+    assert not Path(started["dir"]).exists()
+
+
+_NOHUP_SCRIPT = _SCRIPT.replace(
+    "signal.signal(signal.SIGHUP, signal.SIG_DFL)", "signal.signal(signal.SIGHUP, signal.SIG_IGN)"
+)
+
+
+def test_a_demo_started_with_nohup_outlives_its_terminal() -> None:
+    """Started with SIGHUP ignored (nohup), a demo and its processes stay up when the terminal closes;
+    SIGTERM still stops everything."""
+    assert _NOHUP_SCRIPT != _SCRIPT
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _NOHUP_SCRIPT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        started = json.loads(proc.stdout.readline())
+        os.killpg(proc.pid, signal.SIGHUP)
+        time.sleep(1.0)  # time for a hang-up to be acted on (the exit status below says which was)
+        assert proc.poll() is None, "a demo started with nohup stopped on SIGHUP"
+        assert not any(_gone(pid) for pid in started["pids"])
+        proc.send_signal(signal.SIGTERM)
+        # 128 + the signal it stopped on (session.py): SIGTERM's, not SIGHUP's
+        assert proc.wait(60) == 128 + signal.SIGTERM
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
