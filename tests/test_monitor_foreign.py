@@ -70,17 +70,26 @@ def test_foreign_fleet_rates_match_the_truth(dsn: str, queue: JobQueue) -> None:
     ):
         sampler = Sampler(fleet)
         fleet.wait_running(60)  # spawned processes take seconds to start on a loaded machine
+        # every background count, by as_of (a figure from them names the one it used), read every
+        # 10 ms: passes are at least count_interval_s apart, so none lands and is replaced unseen
+        watching = threading.Event()
+
+        def watch_counts() -> None:
+            while not watching.wait(0.01):
+                bg = monitor._counter.latest()
+                if bg is not None:
+                    counts.setdefault(bg.as_of, bg)
+
+        watcher = threading.Thread(target=watch_counts, daemon=True)
+        watcher.start()
         deadline = time.monotonic() + 14
         while time.monotonic() < deadline:
             queue.enqueue("own", [{}] * 5)
             queue.complete(queue.claim("own", limit=5))
             snaps.append(monitor.collect())
-            # the background counts, by as_of: a figure from them names the one it used (the counter
-            # can finish another pass between collect() and this read)
-            bg = monitor._counter.latest()
-            if bg is not None:
-                counts[bg.as_of] = bg
             time.sleep(0.5)
+        watching.set()
+        watcher.join()
         sampler.stop.set()
     snap = snaps[-1]
     tp = snap.throughput
