@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import psycopg
@@ -101,6 +102,24 @@ with DemoSession(workers=1, rate=20.0) as demo:
 """
 
 
+def _start_demo(script: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    """The demo script in its own session (a process group, as a terminal gives it), once it is up:
+    the process and what it printed (its processes' pids and its directory)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    try:
+        return proc, json.loads(proc.stdout.readline())
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+
+
 @pytest.mark.parametrize(
     ("sig", "group"),
     [(signal.SIGTERM, False), (signal.SIGINT, True), (signal.SIGHUP, True)],
@@ -108,16 +127,8 @@ with DemoSession(workers=1, rate=20.0) as demo:
 )
 def test_signals_stop_everything(sig: signal.Signals, group: bool) -> None:
     """SIGTERM to pgq-top, or Ctrl-C / a closed terminal hitting its whole process group."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _SCRIPT],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
+    proc, started = _start_demo(_SCRIPT)
     try:
-        assert proc.stdout is not None
-        started = json.loads(proc.stdout.readline())
         if group:
             os.killpg(proc.pid, sig)
         else:
@@ -140,16 +151,8 @@ def test_a_demo_started_with_nohup_outlives_its_terminal() -> None:
     """Started with SIGHUP ignored (nohup), a demo and its processes stay up when the terminal closes;
     SIGTERM still stops everything."""
     assert _NOHUP_SCRIPT != _SCRIPT
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _NOHUP_SCRIPT],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
+    proc, started = _start_demo(_NOHUP_SCRIPT)
     try:
-        assert proc.stdout is not None
-        started = json.loads(proc.stdout.readline())
         os.killpg(proc.pid, signal.SIGHUP)
         time.sleep(1.0)  # time for a hang-up to be acted on (the exit status below says which was)
         assert proc.poll() is None, "a demo started with nohup stopped on SIGHUP"
