@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -102,9 +103,11 @@ with DemoSession(workers=1, rate=20.0) as demo:
 """
 
 
-def _start_demo(script: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+@contextmanager
+def _running_demo(script: str) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
     """The demo script in its own session (a process group, as a terminal gives it), once it is up:
-    the process and what it printed (its processes' pids and its directory)."""
+    the process and what it printed (its processes' pids and its directory). Afterwards the process is
+    killed if it still runs, and every process it started must be gone, its directory removed."""
     proc = subprocess.Popen(
         [sys.executable, "-c", script],
         stdout=subprocess.PIPE,
@@ -114,10 +117,15 @@ def _start_demo(script: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
     )
     assert proc.stdout is not None
     try:
-        return proc, json.loads(proc.stdout.readline())
-    except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise
+        started = json.loads(proc.stdout.readline())
+        yield proc, started
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    for pid in started["pids"]:
+        assert _gone(pid), f"process {pid} outlived the demo"
+    assert not Path(started["dir"]).exists()
+
 
 
 @pytest.mark.parametrize(
@@ -127,19 +135,12 @@ def _start_demo(script: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
 )
 def test_signals_stop_everything(sig: signal.Signals, group: bool) -> None:
     """SIGTERM to pgq-top, or Ctrl-C / a closed terminal hitting its whole process group."""
-    proc, started = _start_demo(_SCRIPT)
-    try:
+    with _running_demo(_SCRIPT) as (proc, _):
         if group:
             os.killpg(proc.pid, sig)
         else:
             proc.send_signal(sig)
         proc.wait(60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    for pid in started["pids"]:
-        assert _gone(pid), f"process {pid} outlived the demo"
-    assert not Path(started["dir"]).exists()
 
 
 _NOHUP_SCRIPT = _SCRIPT.replace(
@@ -151,8 +152,7 @@ def test_a_demo_started_with_nohup_outlives_its_terminal() -> None:
     """Started with SIGHUP ignored (nohup), a demo and its processes stay up when the terminal closes;
     SIGTERM still stops everything."""
     assert _NOHUP_SCRIPT != _SCRIPT
-    proc, started = _start_demo(_NOHUP_SCRIPT)
-    try:
+    with _running_demo(_NOHUP_SCRIPT) as (proc, started):
         os.killpg(proc.pid, signal.SIGHUP)
         time.sleep(1.0)  # time for a hang-up to be acted on (the exit status below says which was)
         assert proc.poll() is None, "a demo started with nohup stopped on SIGHUP"
@@ -160,12 +160,6 @@ def test_a_demo_started_with_nohup_outlives_its_terminal() -> None:
         proc.send_signal(signal.SIGTERM)
         # 128 + the signal it stopped on (session.py): SIGTERM's, not SIGHUP's
         assert proc.wait(60) == 128 + signal.SIGTERM
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    for pid in started["pids"]:
-        assert _gone(pid), f"process {pid} outlived the demo"
-    assert not Path(started["dir"]).exists()
 
 
 def test_kept_demo_dir_survives(tmp_path: Path) -> None:
