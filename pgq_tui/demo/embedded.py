@@ -74,9 +74,10 @@ def _prepare_root_run(paths: list[Path]) -> tuple[int, int]:
     try:
         entry = pwd.getpwnam(SYSTEM_USER)
     except KeyError:
-        subprocess.run(
-            ["useradd", "--system", "--no-create-home", SYSTEM_USER], check=True, capture_output=True
-        )
+        made = subprocess.run(["useradd", "--system", "--no-create-home", SYSTEM_USER], capture_output=True)
+        # exit 9: another starter (a second demo, a parallel test worker) created it first
+        if made.returncode not in (0, 9):
+            raise PgqError(f"cannot create the system user {SYSTEM_USER}: {made.stderr.decode().strip()}")
         entry = pwd.getpwnam(SYSTEM_USER)
     _allow_traversal(bin_dir())
     _allow_traversal(bin_dir().parent / "lib")
