@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import os
 import pwd
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -49,12 +47,8 @@ def test_temporary_server_starts_and_leaves_nothing_behind() -> None:
     assert not _postgres_running_in(base)
 
 
-def test_kept_directory_survives_a_restart(tmp_path: Path) -> None:
-    # pytest's tmp_path is under a 0700 directory, which a root-started server's user may not enter
-    # (and pgq-top opens no directory up): a directory of the test's own, open for passage
-    base = Path(tempfile.mkdtemp(prefix="pgq-kept-", dir="/tmp"))
-    base.chmod(0o755)
-    kept = base / "pg"
+def test_kept_directory_survives_a_restart(open_tmp: Path) -> None:
+    kept = open_tmp / "pg"
     with EmbeddedPostgres(base_dir=kept) as server, psycopg.connect(server.dsn(), autocommit=True) as conn:
         conn.execute("CREATE TABLE kept (x int)")
         conn.execute("INSERT INTO kept VALUES (42)")
@@ -62,7 +56,6 @@ def test_kept_directory_survives_a_restart(tmp_path: Path) -> None:
     with EmbeddedPostgres(base_dir=kept) as server, psycopg.connect(server.dsn()) as conn:
         assert conn.execute("SELECT x FROM kept").fetchone()[0] == 42
     assert not _postgres_running_in(kept)
-    shutil.rmtree(base)
 
 
 def test_two_servers_at_once() -> None:
