@@ -148,8 +148,11 @@ def test_bloatwatch_blames_no_one_on_the_first_poll() -> None:
     from pgq_tui.monitor.snapshot import Sessions
 
     table = replace(make_snapshot().table, dead_tuples=5000, vacuum_count=3, autovacuum_count=0, vacuum=None)
-    holder = XminHolder("backend", "111", 900, 600.0, "alice@db psql idle in transaction", scope="database")
-    sessions = Sessions((), (holder,), (), 5)
+    holder = XminHolder("backend", "111", 900, 7200.0, "alice@db psql idle in transaction", scope="database")
+    slot = XminHolder(
+        "replication slot", "standby", 850, None, "physical inactive xmin age 850", scope="cluster"
+    )
+    sessions = Sessions((), (holder, slot), (), 5)  # both older than the last vacuum ever
     watch = BloatWatch(None, probe_interval_s=0)
     first = watch.update(_row(1000.0, 4600.0), table, sessions, NOW, None)
     assert first.xmin_block is None

@@ -259,10 +259,11 @@ def xmin_block(
     who = f"pid {holder.name}" if holder.kind == "backend" else f"{holder.kind} {holder.name}"
     held = f" for {fmt_age(holder.age_s)}" if holder.age_s is not None else ""
     detail = f" ({holder.detail})" if holder.detail else ""
-    message = (
-        f"vacuum ran but {removed} dead tuples: the xmin horizon is held{held} by {who}{detail}; "
-        "end that transaction (sessions panel, K terminates)"
-    )
+    end = {
+        "backend": "end that transaction (sessions panel, K terminates)",
+        "prepared transaction": "commit or roll it back (COMMIT/ROLLBACK PREPARED in its database)",
+    }.get(holder.kind, "check the standby feeding it back, or drop the slot if no standby uses it")
+    message = f"vacuum ran but {removed} dead tuples: the xmin horizon is held{held} by {who}{detail}; {end}"
     return XminBlock(
         vacuumed_at,
         dead_before,
