@@ -220,10 +220,12 @@ def test_bystanders_are_not_blamed_next_to_a_real_holder(
     tuples (a plain VACUUM removes them all): `why` and `check` blame neither, and their exit codes
     say nothing is blocked. An idle transaction in the queue's own database that vacuum cannot get
     past is still named, by its pid."""
-    # autovacuum stays out of the way (its threshold far above the churn, so no "piling up" either);
+    # autovacuum stays out of the way (its thresholds far above the churn, so no "piling up" either,
+    # and no autoanalyze, whose snapshot would carry the other database's xid into this one);
     # a first VACUUM gives the table a last vacuum: the first poll used to compare holders with it
     sql.execute(
-        "ALTER TABLE jobs SET (autovacuum_vacuum_threshold = 100000, autovacuum_vacuum_scale_factor = 0)"
+        "ALTER TABLE jobs SET (autovacuum_vacuum_threshold = 100000, autovacuum_vacuum_scale_factor = 0,"
+        " autovacuum_analyze_threshold = 100000, autovacuum_analyze_scale_factor = 0)"
     )
     sql.execute("VACUUM jobs")
     with bystanders(server_dsn, sql) as (other_pid, slot):
@@ -248,7 +250,14 @@ def test_bystanders_are_not_blamed_next_to_a_real_holder(
             chains = watch.poll()
             assert not chains, [c.to_dict() for c in chains]
             time.sleep(POLL_S)
-        assert _n_dead(sql) < 100  # the truth: neither bystander held anything back
+        # the truth: neither bystander held anything back (a retry only outlasts a passing snapshot
+        # of this database; the bystanders stay for all of them)
+        for _ in range(3):
+            if _n_dead(sql) < 100:
+                break
+            time.sleep(0.5)
+            sql.execute("VACUUM jobs")
+        assert _n_dead(sql) < 100
 
         # a transaction of the queue's own database, older than the next dead tuples: vacuum can't
         holder = psycopg.connect(dsn, application_name="report")
