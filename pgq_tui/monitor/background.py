@@ -43,7 +43,7 @@ from pgq_tui.db.connect import Session
 from pgq_tui.dialects.contract import COUNT_KEY, OLDEST_READY, QueueModel, Statement
 from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import PgqError, first_line, unexpected
-from pgq_tui.monitor.counting import DEPTH, FIELD, BackgroundCount, depth_of, names_of
+from pgq_tui.monitor.counting import DEPTH, FAILED, FIELD, BackgroundCount, depth_of, names_of
 from pgq_tui.monitor.tiers import SCAN_DUTY
 
 __all__ = ["BackgroundCount", "BackgroundCounter", "pacing_wait", "parse", "scan_names", "statements_for"]
@@ -344,10 +344,7 @@ class BackgroundCounter:
             parts = [self._parts.get(k) for k in self._keys()]
             waits = [p.wait_s for p in parts if p is not None and p.landed is not None]
             costs = [p.cost_s if p is not None and p.landed is not None else budget for p in parts]
-            cycle = sum(
-                c / (self.duty if k == COUNTS_PART else SCAN_DUTY)
-                for k, c in zip(self._keys(), costs, strict=True)
-            )
+            cycle = sum(c / self._duty(k) for k, c in zip(self._keys(), costs, strict=True))
             return max([self.min_interval_s, cycle, *waits]) + 2 * max(costs, default=budget)
 
     def wait_for(self, groups: frozenset[str], timeout: float) -> bool:
@@ -383,6 +380,11 @@ class BackgroundCounter:
     def _keys(self) -> list[str]:
         """The parts wanted now: the indexed counts (when any name is), then each scan."""
         return ([COUNTS_PART] if self._names else []) + list(self._scans)
+
+    def _duty(self, key: str) -> float:
+        """A scan's share of one backend: SCAN_DUTY; the indexed counts' too while scans are wanted
+        (the counter as a whole then stays within it), else the counter's own `duty`."""
+        return min(self.duty, SCAN_DUTY) if key != COUNTS_PART or self._scans else self.duty
 
     def _covers(self, key: str) -> frozenset[str]:
         return self._names if key == COUNTS_PART else scan_names((self._scans[key],))
@@ -429,10 +431,7 @@ class BackgroundCounter:
         for key in self._keys():
             part = self._parts.get(key)
             if part is not None and part.error is not None:
-                what = "count" if key == COUNTS_PART else "scan"
-                out.update(
-                    dict.fromkeys(self._covers(key), f"the last background {what} failed: {part.error}")
-                )
+                out.update(dict.fromkeys(self._covers(key), f"{FAILED}{part.error}"))
         return out
 
     def _land(
@@ -445,7 +444,7 @@ class BackgroundCounter:
         started_at: float,
     ) -> None:
         part = self._parts.setdefault(key, _Part())
-        duty = self.duty if key == COUNTS_PART else min(self.duty, SCAN_DUTY)
+        duty = self._duty(key)
         wait = pacing_wait(cost_s, self.min_interval_s, duty)
         now = time.monotonic()
         self._busy_s += cost_s

@@ -36,6 +36,7 @@ POLL = "poll"  # capped index walk in this poll
 BACKGROUND = "background"  # the background exact count
 SCAN = "scan"  # a scan no index serves, in this poll (a small relation: monitor/tiers.py)
 BACKGROUND_SCAN = "background scan"  # the same scan, run by the background counter (a large relation)
+FAILED = "background count failed: "  # a background-served figure whose statement failed: this, then why
 NOT_LANDED = "the background scan (no index serves it; the table is large) has not landed yet"
 # the panel (or figure) each capability feeds, for Snapshot.unsupported. A framework without its own
 # counters still has a throughput panel when the rates come from its ids (RATES): "counters" says
