@@ -1,0 +1,201 @@
+"""The background counter survives the link (issue 29, item 3), on the seed article's stock `jobs`
+table with its scans left to the background (scan_pages=0: every relation counts as large here):
+
+- pgq-top's backends are terminated while a monitor polls; 5 more jobs get stuck: the background
+  figure follows within two background lags, through the Monitor (the dashboard's path) and through
+  the TargetWatch the exporter, `record` and the fleet screen poll with;
+- one background statement past its statement_timeout fails alone: the others land, and its figures
+  say why;
+- a ready count oscillating around the cap does not restart the scans: the counter's measured busy
+  time stays within 10% of one backend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Iterator
+
+import psycopg
+import pytest
+from dialect_cases.seed import SEED_JOBS, seed_jobs_populate
+from test_engine_errors import garbled
+
+from pgq_tui.detection import single_queue
+from pgq_tui.dialects.contract import QueueModel
+from pgq_tui.errors import PgqError
+from pgq_tui.fleet.poll import TargetWatch
+from pgq_tui.monitor.collect import Monitor
+from pgq_tui.monitor.snapshot import STALE, UNKNOWN, Snapshot
+from pgq_tui.targets import Target
+
+TERMINATE = (
+    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+    " WHERE application_name LIKE 'pgq-top%%' AND pid <> pg_backend_pid() AND datname = %s"
+)
+STICK_5 = (
+    "INSERT INTO jobs (queue, payload, status, locked_until)"
+    " SELECT 'mail', '{}', 'running', now() - interval '1 minute' FROM generate_series(1, 5)"
+)
+
+
+@pytest.fixture
+def stock(empty_dsn: str) -> Iterator[psycopg.Connection]:
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        conn.execute(SEED_JOBS)
+        seed_jobs_populate(empty_dsn)
+        yield conn
+
+
+def seed_model(dsn: str) -> QueueModel:
+    return single_queue(dsn, table="jobs").model
+
+
+def stuck_of(snap: Snapshot, queue: str = "mail") -> tuple[int | None, str]:
+    q = next(q for q in snap.queues if q.queue == queue)
+    return q.stuck, q.figures["stuck"].accuracy
+
+
+def follow_through_terminations(
+    conn: psycopg.Connection, poll: Callable[[], Snapshot | None], lag: Callable[[], float]
+) -> tuple[float, float]:
+    """Terminate every pgq-top backend of this database, make 5 more jobs stuck, poll until the
+    stuck figure shows them; (seconds it took, the counter's stated lag then)."""
+    deadline = time.monotonic() + 30
+    while (snap := poll()) is None or stuck_of(snap)[1] != STALE:  # the first background scan
+        assert time.monotonic() < deadline, snap
+        time.sleep(0.1)
+    before, _ = stuck_of(snap)
+    assert before is not None
+    dbname = conn.info.dbname
+    assert conn.execute(TERMINATE, (dbname,)).fetchone()[0] >= 2  # type: ignore[index]  # poll + counter
+    conn.execute(STICK_5)
+    changed = time.monotonic()
+    failed_polls = 0
+    while True:
+        snap = poll()
+        if snap is None:
+            failed_polls += 1  # the poll whose backend was terminated: its session reconnects next time
+        elif stuck_of(snap) == (before + 5, STALE):
+            return time.monotonic() - changed, lag()
+        assert time.monotonic() - changed < 30, ("the background figure never followed", snap, failed_polls)
+        time.sleep(0.1)
+
+
+def test_the_monitor_follows_the_truth_after_its_backends_are_terminated(empty_dsn: str, stock) -> None:
+    with Monitor(empty_dsn, seed_model(empty_dsn), scan_pages=0, count_interval_s=0.5) as monitor:
+
+        def poll() -> Snapshot | None:
+            try:
+                return monitor.collect()
+            except PgqError:
+                return None
+
+        took, lag = follow_through_terminations(stock, poll, lambda: monitor._counter.max_lag_s)
+        thread = monitor._counter._thread
+        assert thread is not None and thread.is_alive()
+    print(f"monitor: followed in {took:.2f} s (stated lag {lag:.2f} s)")
+    # two background lags, plus the link's first backoff (the pacing floor) and a poll
+    assert took <= 2 * lag + 0.5 + 0.5, (took, lag)
+
+
+def test_the_exporter_and_records_watch_follows_the_truth_after_its_backends_are_terminated(
+    empty_dsn: str, stock
+) -> None:
+    """TargetWatch is what the exporter, `record` and the fleet screen poll through."""
+    target = Target("seed", empty_dsn, table="jobs")
+    with TargetWatch(target, scan_pages=0, count_interval_s=0.5) as watch:
+
+        def poll() -> Snapshot | None:
+            (outcome,) = watch.collect()
+            return outcome.outcome if isinstance(outcome.outcome, Snapshot) else None
+
+        def lag() -> float:
+            return max(m._counter.max_lag_s for m in watch._monitors)
+
+        took, stated = follow_through_terminations(stock, poll, lag)
+    print(f"watch: followed in {took:.2f} s (stated lag {stated:.2f} s)")
+    assert took <= 2 * stated + 0.5 + 0.5, (took, stated)
+
+
+def test_one_background_statement_past_its_timeout_fails_alone(empty_dsn: str, stock) -> None:
+    """The stuck/running scan sleeps past the counter's statement_timeout; the lease list scan and
+    the indexed counts over the cap still land, each with its own as_of, and the failed figures say
+    why (on the figure and in Snapshot.unknown)."""
+    model = seed_model(empty_dsn)
+    scan = next(s for s in model.counts if "stuck" in s.columns)
+    assert not scan.indexed
+    slow = garbled(scan, "stuck", "(SELECT g.stuck FROM pg_sleep(2))")
+    model = dataclasses.replace(model, counts=tuple(slow if s is scan else s for s in model.counts))
+    stock.execute(
+        "INSERT INTO jobs (queue, payload)"
+        " SELECT q, '{}' FROM unnest('{mail,thumbs}'::text[]) q, generate_series(1, 10)"
+    )
+    with Monitor(empty_dsn, model, scan_pages=0, count_cap=3, count_budget_ms=400, count_interval_s=0.2) as m:
+        first = m.collect()
+        assert m.settle(10.0) is False  # one statement failed
+        snap = m.collect()
+    truth = dict(
+        stock.execute(
+            "SELECT queue, count(*) FROM jobs WHERE status = 'pending' AND run_at <= now() GROUP BY 1"
+        )
+    )
+    for q in snap.queues:
+        # the indexed counts over the cap (12 ready per queue, cap 3) landed: exact as of their moment
+        assert (q.ready, q.accuracy("ready")) == (truth[q.queue], STALE), q
+        for name in ("stuck", "running"):  # the slow scan's figures: unknown, with its own reason
+            f = q.figures[name]
+            assert q.count(name) is None and f.accuracy == UNKNOWN, (name, f)
+            assert f.reason is not None and "statement timeout" in f.reason, f
+    assert "statement timeout" in snap.unknown.get("stuck", ""), snap.unknown
+    # the lease list, a scan of its own, landed: the stuck jobs are listed, stale with their as_of
+    stuck_ids = [
+        r[0] for r in stock.execute("SELECT id FROM jobs WHERE status = 'running' AND locked_until < now()")
+    ]
+    assert sorted(r.id for r in snap.stuck.rows) == sorted(stuck_ids)
+    assert snap.stuck.figure is not None and snap.stuck.figure.accuracy == STALE
+    assert first.server.now <= snap.stuck.figure.as_of <= snap.server.now  # type: ignore[operator]
+    assert (
+        snap.counts is not None and snap.counts.error is not None and "statement timeout" in snap.counts.error
+    )
+
+
+def test_a_ready_count_oscillating_around_the_cap_keeps_the_duty(empty_dsn: str, stock) -> None:
+    """Ready goes 5 over the cap and 5 under it at every other poll. Before the cap had hysteresis,
+    each crossing restarted a full background pass (its scans too) at poll frequency."""
+    cap = 40
+    stock.execute(  # kept done rows: what makes each background scan cost something
+        "INSERT INTO jobs (queue, payload, status)"
+        " SELECT 'mail', '{}', 'done' FROM generate_series(1, 300000)"
+    )
+    stock.execute("VACUUM ANALYZE jobs")
+    ready = stock.execute(
+        "SELECT count(*) FROM jobs WHERE queue = 'mail' AND status = 'pending' AND run_at <= now()"
+    )
+    have = ready.fetchone()[0]  # type: ignore[index]
+    stock.execute(
+        "INSERT INTO jobs (queue, payload) SELECT 'mail', '{}' FROM generate_series(1, %s)", (cap + 5 - have,)
+    )
+    with Monitor(empty_dsn, seed_model(empty_dsn), scan_pages=0, count_cap=cap, count_interval_s=0.5) as m:
+        counter = m._counter
+        m.collect()
+        assert m.settle(20.0)
+        start, busy0 = time.monotonic(), counter.busy_s
+        polls = 0
+        while time.monotonic() - start < 12.0:
+            if polls % 2 == 0:  # under the cap (cap - 5), then over it again (cap + 5)
+                stock.execute(
+                    "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE queue = 'mail'"
+                    " AND status = 'pending' AND payload = '{}' AND run_at <= now() LIMIT 10)"
+                )
+            else:
+                stock.execute(
+                    "INSERT INTO jobs (queue, payload) SELECT 'mail', '{}' FROM generate_series(1, 10)"
+                )
+            m.collect()
+            polls += 1
+            time.sleep(0.1)
+        wall, busy = time.monotonic() - start, counter.busy_s - busy0
+    duty = busy / wall
+    print(f"background duty {duty:.1%} ({busy:.2f} s busy in {wall:.1f} s, {polls} polls)")
+    assert duty <= 0.10, (busy, wall)
