@@ -1,4 +1,4 @@
-"""The background exact count: what the poll cannot afford, counted on the side.
+"""The background exact count: what the poll cannot afford, counted on the side (docs/background.md).
 
 A poll counts each queue-and-state only up to the cap (its cost must stay bounded by the cap, not the
 table). When a count passes the cap, the poll asks this counter for the count names involved; a
@@ -14,15 +14,24 @@ statement_timeout (`budget_ms`, 20 s by default), never between statements.
 
 The same thread runs the statements no index serves (scans) when the relation is too big to scan in
 the poll (monitor/tiers.py): counts uncapped, lists with their LIMIT. Each scan is its own statement
-in autocommit, so it too holds back the xmin horizon for its own duration only (at most the
-statement_timeout), never for the whole pass. Their figures are exact as of the moment before the
-first scan of the pass started (`as_of`, conservative).
+in autocommit, so it too holds back the xmin horizon for its own duration only.
 
-Pacing: after a count that took `cost`, the next waits max(min_interval_s, cost * (1 - duty) / duty),
-so the counter keeps at most `duty` of one backend busy; a pass with scans uses at most SCAN_DUTY
-(10%: it sleeps at least 9x its cost). A new state passing the cap is counted at once.
-A failed count (its statement_timeout, a lost connection, rows it cannot read: a dialect's bug, said with
-the error's class) is reported and retried after twice the wait: the thread never stops on an error.
+Each statement (the indexed counts' one statement, each scan) lands or fails on its own: what landed
+is kept with its own as_of (BackgroundCount.as_of_by; a scan's is the moment just before it started),
+what failed says why per figure (BackgroundCount.failed) and keeps its last value, stale with its true
+as_of; merge() makes one BackgroundCount of them.
+
+Pacing, per statement by its own measured cost: after a run that took `cost`, that statement waits
+max(min_interval_s, cost * (1 - duty) / duty), and the whole counter rests cost * (1 - duty) / duty
+before its next statement, so it keeps at most `duty` of one backend busy; scans (and the indexed
+counts while scans are wanted) use SCAN_DUTY (10%). The cap has hysteresis (held()): a name over the cap
+stays wanted while the poll reads at least half the cap and HOLD_POLLS polls more; a name newly over it
+is counted at once, at most once per pacing window. A failed statement is retried after twice its wait.
+
+A lost link (a terminated backend, a restart) ends nothing: the counter's session is closed and
+reopened on the next try, after a backoff (backoff(): the pacing floor, doubling, at most 30 s); the
+figures keep their true as_of meanwhile. The counter's lifetime is its owner's: only Monitor.close()
+closes it, never a failed poll. The thread never stops on an error.
 """
 
 from __future__ import annotations
