@@ -26,7 +26,7 @@ from pgq_tui.dialects.contract import QueueModel
 from pgq_tui.errors import PgqError
 from pgq_tui.fleet.poll import TargetWatch
 from pgq_tui.monitor.collect import Monitor
-from pgq_tui.monitor.snapshot import STALE, UNKNOWN, Snapshot
+from pgq_tui.monitor.snapshot import STALE, UNKNOWN, Figure, Snapshot
 from pgq_tui.targets import Target
 
 TERMINATE = (
@@ -56,6 +56,10 @@ def stuck_of(snap: Snapshot, queue: str = "mail") -> tuple[int | None, str]:
     return q.stuck, q.figures["stuck"].accuracy
 
 
+def figure_of(snap: Snapshot, queue: str = "mail") -> Figure:
+    return next(q for q in snap.queues if q.queue == queue).figures["stuck"]
+
+
 def follow_through_terminations(
     conn: psycopg.Connection, poll: Callable[[], Snapshot | None], lag: Callable[[], float]
 ) -> tuple[float, float]:
@@ -70,14 +74,17 @@ def follow_through_terminations(
     dbname = conn.info.dbname
     assert conn.execute(TERMINATE, (dbname,)).fetchone()[0] >= 2  # type: ignore[index]  # poll + counter
     conn.execute(STICK_5)
-    changed = time.monotonic()
+    changed, changed_at = time.monotonic(), conn.execute("SELECT now()").fetchone()[0]  # type: ignore[index]
     failed_polls = 0
     while True:
         snap = poll()
         if snap is None:
             failed_polls += 1  # the poll whose backend was terminated: its session reconnects next time
         elif stuck_of(snap) == (before + 5, STALE):
+            assert figure_of(snap).as_of >= changed_at  # type: ignore[operator]
             return time.monotonic() - changed, lag()
+        else:  # the old value keeps its true as_of, getting older: never relabelled as fresh
+            assert stuck_of(snap)[0] == before and figure_of(snap).as_of < changed_at, snap  # type: ignore[operator]
         assert time.monotonic() - changed < 30, ("the background figure never followed", snap, failed_polls)
         time.sleep(0.1)
 
@@ -195,7 +202,39 @@ def test_a_ready_count_oscillating_around_the_cap_keeps_the_duty(empty_dsn: str,
             m.collect()
             polls += 1
             time.sleep(0.1)
-        wall, busy = time.monotonic() - start, counter.busy_s - busy0
+        busy = counter.busy_s - busy0
+        # whole cycles: the window ends where the rest after the last counted statement does (a
+        # statement counted just before the end would otherwise count without its rest)
+        wall = max(time.monotonic(), counter._idle_until) - start
     duty = busy / wall
     print(f"background duty {duty:.1%} ({busy:.2f} s busy in {wall:.1f} s, {polls} polls)")
     assert duty <= 0.10, (busy, wall)
+
+
+async def test_the_dashboard_follows_the_truth_after_its_backends_are_terminated(
+    empty_dsn: str, stock: psycopg.Connection
+) -> None:
+    """The Textual app itself (a pilot), polling the same Monitor: its rendered snapshot follows."""
+    from pgq_tui.tui.app import PgqTopApp
+
+    monitor = Monitor(empty_dsn, seed_model(empty_dsn), scan_pages=0, count_interval_s=0.5)
+    app = PgqTopApp(monitor, interval=0.3)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            deadline = time.monotonic() + 30
+            while app.snapshot is None or stuck_of(app.snapshot)[1] != STALE:
+                assert time.monotonic() < deadline, app.snapshot
+                await pilot.pause(0.1)
+            before = stuck_of(app.snapshot)[0]
+            assert before is not None
+            stock.execute(TERMINATE, (stock.info.dbname,))
+            stock.execute(STICK_5)
+            changed = time.monotonic()
+            while app.snapshot is None or stuck_of(app.snapshot) != (before + 5, STALE):
+                assert time.monotonic() - changed < 30, ("the dashboard never followed", app.error)
+                await pilot.pause(0.1)
+            took, lag = time.monotonic() - changed, monitor._counter.max_lag_s
+    finally:
+        monitor.close()
+    print(f"dashboard: followed in {took:.2f} s (stated lag {lag:.2f} s)")
+    assert took <= 2 * lag + 0.5 + 2 * 0.3, (took, lag)  # two lags, the first backoff, two polls
