@@ -323,3 +323,30 @@ def test_the_exporter_scrapes_the_truth_after_its_backends_are_terminated(empty_
         took, lag = time.monotonic() - changed, max(m._counter.max_lag_s for m in watch._monitors)
     print(f"exporter: followed in {took:.2f} s (stated lag {lag:.2f} s)")
     assert took <= 2 * lag + FLOOR_S + 0.5, (took, lag)
+
+
+def test_merge_keeps_each_statements_own_moment_and_failure() -> None:
+    """Pure: the counts' snapshot and two scans landed at different moments make one count, each
+    scanned name with its own as_of, a failed statement's names with its reason."""
+    from datetime import datetime, timedelta, timezone
+
+    from pgq_tui.monitor.background import merge
+    from pgq_tui.monitor.counting import DEPTH, BackgroundCount
+
+    t = datetime(2026, 12, 2, tzinfo=timezone.utc)
+    counts = BackgroundCount(t, 3.0, frozenset({"ready"}), {("a", "ready"): 7}, 42, {"a": 1})
+    stuck = BackgroundCount(t - timedelta(seconds=9), 40.0, frozenset({"stuck"}), {("a", "stuck"): 2}, 0)
+    rows = [{"id": 1}]
+    leases = BackgroundCount(t + timedelta(seconds=1), 30.0, frozenset({"list:l"}), {}, 0, lists={"l": rows})
+    bg = merge(counts, [stuck, leases], {"dead": "background count failed: timeout"}, DEPTH)
+    assert bg is not None
+    assert (bg.value("a", "ready"), bg.value("a", "stuck"), bg.value("a", "dead")) == (7, 2, None)
+    assert (bg.as_of, bg.as_of_for("ready"), bg.max_id, bg.new) == (t, t, 42, {"a": 1})  # the rates' snapshot
+    assert bg.as_of_for("stuck") == t - timedelta(seconds=9) and bg.as_of_for("list:l") == t + timedelta(
+        seconds=1
+    )
+    assert bg.lists == {"l": [{"id": 1}]} and bg.scanned == {"stuck", "list:l"}
+    assert bg.failed == {"dead": "background count failed: timeout"} and bg.cost_ms == 73.0
+    only_scans = merge(None, [stuck, leases], {}, DEPTH)
+    assert only_scans is not None and only_scans.as_of == t - timedelta(seconds=9) and only_scans.new is None
+    assert merge(None, [], {"stuck": "x"}, DEPTH) is None  # nothing landed: nothing to show

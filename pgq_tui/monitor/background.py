@@ -344,17 +344,16 @@ class BackgroundCounter:
 
     @property
     def max_lag_s(self) -> float:
-        """How old a background figure gets before the next one lands: its part's pacing wait, or
-        the time to run every wanted statement once at its duty when that is longer, plus the next
-        run, taken as twice the costliest last one (the budget before one has landed). The hard bound
-        adds the budget: a statement that overruns it fails and says so."""
+        """How old a background figure gets before the next one lands: its statement's pacing wait,
+        or one round of every landed statement at its duty when that is longer, plus the next run,
+        taken as twice the costliest last one (the budget before one has landed). The hard bound adds
+        the budget: a statement that overruns it fails and says so."""
         with self._cond:
-            budget = self.budget_ms / 1000
-            parts = [self._parts.get(k) for k in self._keys()]
-            waits = [p.wait_s for p in parts if p is not None and p.landed is not None]
-            costs = [p.cost_s if p is not None and p.landed is not None else budget for p in parts]
-            cycle = sum(c / self._duty(k) for k, c in zip(self._keys(), costs, strict=True))
-            return max([self.min_interval_s, cycle, *waits]) + 2 * max(costs, default=budget)
+            landed = [(k, p) for k in self._keys() if (p := self._parts.get(k)) and p.landed is not None]
+            cycle = sum(p.cost_s / self._duty(k) for k, p in landed)
+            waits = [p.wait_s for _, p in landed]
+            run = 2 * max(p.cost_s for _, p in landed) if landed else self.budget_ms / 1000
+            return max([self.min_interval_s, cycle, *waits]) + run
 
     def wait_for(self, groups: frozenset[str], timeout: float) -> bool:
         """Block until every statement covering `groups` has landed a run started after they were
