@@ -15,13 +15,15 @@ while the relation is small, else in the background counter (monitor/tiers.py): 
 optimization, never the price of a figure. Panels a dialect cannot serve (its framework does not
 record it) are listed in `Snapshot.unsupported` with the reason, never run. The connection is
 autocommit, so no transaction or snapshot survives a poll (a monitor must not pin the xmin horizon it
-watches); the background counter's counts are one statement each pass, never a transaction of several.
+watches); the background counter's indexed counts are one statement, each scan another, never a
+transaction of several.
 
 Each panel is one or a few statements; if one fails (statement_timeout, lock_timeout, a missing
 privilege), or its rows cannot be read (a dialect's bug: the error's class and message), its panel is
 left empty and `Snapshot.errors[panel]` says why, while the others carry on (a count statement's
-counts are unknown with that reason, never 0). A lost connection raises PgqError; the next collect()
-reconnects.
+counts are unknown with that reason, never 0). A lost connection raises PgqError and drops the poll's
+session only; the next collect() reconnects. The background counter lives on through it (its own
+session reconnects with backoff): only close(), the Monitor's owner's call, ends it.
 """
 
 from __future__ import annotations
