@@ -72,14 +72,19 @@ def statements_for(model: QueueModel, names: frozenset[str]) -> tuple[tuple[Stat
 
 
 def scan_names(scans: Iterable[Statement]) -> frozenset[str]:
-    """What a pass over these scans covers: count names, and `list:<statement>` for a list.
+    """What a pass over these scans covers: count names, `list:<statement>` for a list, and
+    OLDEST_READY for a scan that reads the oldest ready job's age (a pass that found no ready job has
+    no row for it: covered, nothing waiting, which is not the same as not yet read).
 
-    >>> sorted(scan_names([Statement.of("d", "", ("queue", "dead")), Statement.of("l", "", ("id",))]))
-    ['dead', 'list:l']
+    >>> d, o = Statement.of("d", "", ("queue", "dead")), Statement.of("o", "", ("queue", OLDEST_READY))
+    >>> sorted(scan_names([d, o, Statement.of("l", "", ("id",))]))
+    ['dead', 'list:l', 'oldest_ready_age_s']
     """
     out: set[str] = set()
     for s in scans:
         out |= {f"list:{s.name}"} if is_list(s) else names_of(s)
+        if OLDEST_READY in s.columns:
+            out.add(OLDEST_READY)
     return frozenset(out)
 
 
@@ -96,13 +101,28 @@ def parse(
     activity: Iterable[dict[str, Any]] = (),
 ) -> BackgroundCount:
     """Uncapped count rows (and the activity rows of the same snapshot) -> a BackgroundCount keyed by
-    (queue, count name). Pure."""
+    (queue, count name), with each queue's oldest ready age (the largest any row gives: several
+    statements or partitions may each read some of the queue's ready jobs). Pure.
+
+    >>> from datetime import datetime, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> a, b = {"queue": "a", "ready": 3, OLDEST_READY: 60.0}, {"queue": "a", "ready": 1, OLDEST_READY: 90.0}
+    >>> rows = [a, b]
+    >>> bg = parse(rows, frozenset({"ready", OLDEST_READY}), t, 1.0)
+    >>> bg.counts, bg.oldest
+    ({('a', 'ready'): 4}, {'a': 90.0})
+    """
     counts: dict[tuple[str, str], int] = {}
+    oldest: dict[str, float] = {}
     for r in rows:
         for key, value in r.items():
-            if key in (COUNT_KEY, OLDEST_READY) or value is None:
+            if key == COUNT_KEY or value is None:
                 continue
-            k = (str(r[COUNT_KEY]), FIELD.get(key, key))
+            queue = str(r[COUNT_KEY])
+            if key == OLDEST_READY:
+                oldest[queue] = max(oldest.get(queue, 0.0), float(value))
+                continue
+            k = (queue, FIELD.get(key, key))
             counts[k] = counts.get(k, 0) + int(value)
     new: dict[str, int] = {}
     max_id = 0
@@ -111,7 +131,7 @@ def parse(
             max_id = int(r["n"])
         elif r["kind"] == "new":
             new[str(r["queue"])] = new.get(str(r["queue"]), 0) + int(r["n"])
-    return BackgroundCount(as_of, cost_ms, groups, counts, max_id, new)
+    return BackgroundCount(as_of, cost_ms, groups, counts, max_id, new, oldest=oldest)
 
 
 NOW, COUNTS, ACTIVITY = "now", "counts", "activity"  # the parts of one_statement()'s rows
