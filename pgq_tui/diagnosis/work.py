@@ -115,7 +115,11 @@ def stalled(history: History, t: Thresholds) -> list[Finding]:
         rates = "no completion in the rates" if done is not None else "no rate known yet"
         unknown = _age_unknown(snap, q)
         if unknown is not None:
-            seen = held(history, lambda s, name=q.queue: _idle(s, name) is not None) or 0.0
+
+            def idle(s: Snapshot, name: str = q.queue) -> bool:
+                return _idle(s, name) is not None
+
+            seen = held(history, idle) or 0.0
             if seen < t.stalled_after_s:
                 continue
             out.append(
