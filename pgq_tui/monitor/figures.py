@@ -21,6 +21,7 @@ from pgq_tui.monitor.snapshot import (
     XminHolder,
 )
 
+OLDEST_READY = "oldest_ready_age_s"  # the QueueStats field, its key in `figures` and in Snapshot.unknown
 STATES = ("ready", "scheduled", "running", "stuck", "dead", "done")
 # the Snapshot's field for each canonical state name (the same word since 0.2)
 STATE_FIELD = {
@@ -100,6 +101,18 @@ def totals(snap: Snapshot) -> Totals:
         dead=total("dead"),
         estimated=any(q.approximate for q in qs),
     )
+
+
+def oldest_accuracy(snap: Snapshot, q: QueueStats) -> str:
+    """How the queue's oldest ready age was obtained: its figure's accuracy, else (a snapshot built by
+    hand, or written before the age had a figure) unknown when the snapshot says it was not taken,
+    unsupported when the kind has none, exact otherwise (None then means no job is ready)."""
+    figure = q.figures.get(OLDEST_READY)
+    if figure is not None:
+        return figure.accuracy
+    if OLDEST_READY in snap.unknown:
+        return UNKNOWN
+    return UNSUPPORTED if "oldest_ready" in snap.unsupported else EXACT
 
 
 def oldest_ready(snap: Snapshot) -> tuple[str | None, float]:

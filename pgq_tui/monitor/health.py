@@ -157,9 +157,7 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
         )
     dead = sum(q.dead or 0 for q in snap.queues)
     if dead:
-        out.append(
-            Verdict(WARN, "dead", f"{_total(snap, 'dead', dead)} dead jobs (failed, out of attempts)")
-        )
+        out.append(Verdict(WARN, "dead", f"{_total(snap, 'dead', dead)} dead jobs (failed, out of attempts)"))
     for h in snap.sessions.xmin_holders:
         level = latency_level(h.age_s, t.xmin_warn_s, t.xmin_crit_s)
         if level != OK:
@@ -280,6 +278,23 @@ def fmt_age_coarse(seconds: float | None) -> str:
     if seconds is not None and 60 <= abs(seconds) < 3600:
         return ("-" if seconds < 0 else "") + f"{int(abs(seconds)) // 60}m"
     return fmt_age(seconds)
+
+
+def fmt_wait(age_s: float | None, accuracy: str = "exact", coarse: bool = False) -> str:
+    """The oldest ready job's wait with its accuracy: "?" unknown (never "-" or 0), "n/a" the kind
+    has no such figure, "-" no job ready, a trailing "*" as of the last background scan.
+
+    >>> fmt_wait(65), fmt_wait(4200, "stale"), fmt_wait(None, "unknown"), fmt_wait(None)
+    ('1m05s', '1h10m*', '?', '-')
+    >>> fmt_wait(None, "unsupported"), fmt_wait(185, coarse=True)
+    ('n/a', '3m')
+    """
+    if accuracy == "unsupported":
+        return "n/a"
+    if accuracy == "unknown":
+        return "?"
+    text = fmt_age_coarse(age_s) if coarse else fmt_age(age_s)
+    return f"{text}*" if accuracy == "stale" and age_s is not None else text
 
 
 def fmt_bytes(n: float | None) -> str:
