@@ -7,8 +7,10 @@ truth. `check`, the exporter, the health line and the diagnosis never read an un
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from datetime import timedelta
 
 import psycopg
 import pytest
@@ -22,7 +24,7 @@ from pgq_tui.diagnosis.findings import Thresholds as WhyThresholds
 from pgq_tui.diagnosis.work import stalled
 from pgq_tui.monitor import counting, health, tiers
 from pgq_tui.monitor.collect import Monitor
-from pgq_tui.monitor.snapshot import STALE, UNKNOWN, Snapshot
+from pgq_tui.monitor.snapshot import STALE, UNKNOWN, Figure, Snapshot
 
 AGE = "oldest_ready_age_s"
 ROWS = 150_000
@@ -134,6 +136,21 @@ def test_the_stalled_rule_fires_on_a_stale_age_and_says_latency_unknown_before(
         snap = monitor.collect()
     (finding,) = stalled([first, snap], t)
     assert finding.level == "crit" and "has waited 1h" in finding.text
+    assert "as of a background scan" in finding.text
+
+    # the same queue with its age unknown (only the clock is made up): nothing claimed for 40 s
+    # says "latency unknown", never a wait of 0 and never silence
+    def age_unknown(after_s: float) -> Snapshot:
+        (q,) = snap.queues
+        f = Figure(UNKNOWN, None, counting.BACKGROUND_SCAN, reason=counting.NOT_LANDED)
+        q = dataclasses.replace(q, oldest_ready_age_s=None, figures={**q.figures, AGE: f})
+        server = dataclasses.replace(snap.server, now=snap.server.now + timedelta(seconds=after_s))
+        return dataclasses.replace(snap, queues=(q,), server=server)
+
+    assert _age_metrics(age_unknown(0)) == []  # the exporter: absent, never 0
+    assert stalled([age_unknown(0), age_unknown(10)], t) == []  # not idle long enough to say
+    (finding,) = stalled([age_unknown(0), age_unknown(40)], t)
+    assert finding.level == "warn" and "latency unknown" in finding.short and "has not landed" in finding.text
 
 
 def test_snapshot_json_gives_the_age_and_check_is_critical(
