@@ -169,6 +169,7 @@ def test_snapshot_json_gives_the_age_and_check_is_critical(
     assert code == 2, out  # CRITICAL: it waited over 5 minutes
     status, _, perf = out.splitlines()[0].partition(" | ")
     assert status.startswith("PGQ CRITICAL") and "oldest ready job waiting 1h" in status
+    assert "(as of a background scan" in status  # measured then, and said so
     seen = re.search(r"'oldest_ready_age'=([\d.]+)s", perf)
     assert seen is not None and float(seen.group(1)) == pytest.approx(truth, rel=0.03)
 
