@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from pgq_tui.dialects.contract import OLDEST_READY  # the QueueStats field, its figure's and unknown's key
 from pgq_tui.monitor.snapshot import (
     EXACT,
     UNKNOWN,
@@ -21,7 +22,6 @@ from pgq_tui.monitor.snapshot import (
     XminHolder,
 )
 
-OLDEST_READY = "oldest_ready_age_s"  # the QueueStats field, its key in `figures` and in Snapshot.unknown
 STATES = ("ready", "scheduled", "running", "stuck", "dead", "done")
 # the Snapshot's field for each canonical state name (the same word since 0.2)
 STATE_FIELD = {
