@@ -24,7 +24,7 @@ from pgq_tui.diagnosis.findings import Thresholds as WhyThresholds
 from pgq_tui.diagnosis.work import stalled
 from pgq_tui.fleet.poller import FleetEntry
 from pgq_tui.fleet.rows import fleet_row
-from pgq_tui.monitor import counting, health, tiers
+from pgq_tui.monitor import counting, health, settle, tiers
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.snapshot import STALE, UNKNOWN, Figure, Snapshot
 from pgq_tui.targets import Target
@@ -102,6 +102,8 @@ def test_the_age_is_unknown_until_the_background_pass_then_stale_and_true(
         assert _age_metrics(first) == []
         said = [v.message for v in health.verdicts(first)]
         assert any(m.startswith("oldest ready age unknown") for m in said), said
+        # a one-shot command past its --wait says so, in the same place
+        assert settle.past_wait(first, 0.0).unknown[AGE] == "background count not finished within 0 s"
         row = fleet_row(FleetEntry(Target("q", empty_dsn), snapshot=first, polls=1, ok_at=0.0), 0.0)
         assert AGE in row.unknown and row.oldest_ready_s is None and row.level != "ok"  # the fleet: "?"
         assert all(q[AGE] is None for q in first.to_dict()["queues"])
