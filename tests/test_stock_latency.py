@@ -193,3 +193,14 @@ def test_check_is_unknown_when_the_pass_does_not_land_in_the_wait(
     assert "'oldest_ready_age'=0s" not in first and not first.startswith("PGQ OK")
     if code == 3:
         assert "'oldest_ready_age'=U" in first
+
+
+def test_why_names_the_stalled_queue(
+    empty_dsn: str, stalled_queue, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pgq-top why` over a few polls: the background scan's age lands and the stalled rule fires."""
+    argv = ["why", "--dsn", empty_dsn, "--table", "job_queue", "--window", "3", "--interval", "0.5"]
+    code = main([*argv, "--min-duration", "0", "--stalled-after", "30"])
+    out = capsys.readouterr().out
+    assert code == 2, out  # CRITICAL: waited over 10x stalled_after
+    assert "stalled: its oldest ready job has waited 1h" in out, out
