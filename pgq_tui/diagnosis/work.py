@@ -95,9 +95,9 @@ def _idle(s: Snapshot, queue: str) -> QueueStats | None:
 def _age_unknown(s: Snapshot, q: QueueStats) -> str | None:
     """Why the queue's oldest ready age is unknown at this poll (None: it is known, or none waits)."""
     figure = q.figures.get(OLDEST_READY)
-    if figure is not None and figure.accuracy == UNKNOWN:
-        return figure.reason or "not taken"
-    return s.unknown.get(OLDEST_READY) if q.oldest_ready_age_s is None else None
+    if figure is not None:
+        return (figure.reason or "not taken") if figure.accuracy == UNKNOWN else None
+    return s.unknown.get(OLDEST_READY) if q.oldest_ready_age_s is None else None  # built by hand
 
 
 def stalled(history: History, t: Thresholds) -> list[Finding]:
