@@ -16,6 +16,7 @@ import uuid
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -231,19 +232,46 @@ def test_counts_equal_ground_truth_exact_and_capped(populated) -> None:
             assert all(n <= want.get(q, 0) for q, n in got.items())
 
 
+def _id_order(job: TruthJob) -> tuple[int, Any]:
+    """Jobs in id order (integer ids numerically; others, e.g. uuids or pgmq's `<queue>:<id>`, as text)."""
+    return (0, job.id) if isinstance(job.id, int) else (1, str(job.id))
+
+
 def test_oldest_ready_is_the_oldest_ready_job(populated) -> None:
+    """Each queue's ready jobs are given different ready-since times (the case's `backdate`, in a
+    rolled-back transaction whose now() the statements share), the oldest a distinct age per queue:
+    every statement that reads the age must give exactly that oldest, not another ready job's."""
     case, conn, model = populated
     if not model.support(Capability.OLDEST_READY).ok:
         pytest.skip(str(model.support(Capability.OLDEST_READY).reason))
-    ready_queues = {j.queue for j in case.truth(conn) if j.state == State.READY.value}
-    seen = {
-        r[COUNT_KEY]: r[OLDEST_READY]
-        for s in model.counts
-        if OLDEST_READY in s.columns
-        for r in run(conn, s, cap1=None)
-    }
-    assert {q for q, age in seen.items() if age is not None} == ready_queues
-    assert all(age >= 0 for age in seen.values() if age is not None)
+    assert case.backdate is not None, "the case must say how a ready job's ready-since time is set"
+    ready: dict[str, list[TruthJob]] = {}
+    for j in case.truth(conn):
+        if j.state == State.READY.value:
+            ready.setdefault(str(j.queue), []).append(j)
+    assert any(len(jobs) > 1 for jobs in ready.values()), "no queue has two ready jobs to tell apart"
+    want: dict[str, float] = {}
+    with conn.transaction(force_rollback=True):
+        for i, (queue, jobs) in enumerate(sorted(ready.items())):
+            jobs.sort(key=_id_order)
+            # the oldest is the last id (or, where the dialect reads in id order, the first); the
+            # other end is dated too, younger, so the truth has different times and one true oldest
+            oldest, other = (jobs[0], jobs[-1]) if case.ready_in_id_order else (jobs[-1], jobs[0])
+            want[queue] = 7200.0 + 600.0 * i  # hours older than anything the populate made
+            if other != oldest:
+                case.backdate(conn, other, want[queue] - 300.0)
+            case.backdate(conn, oldest, want[queue])
+        seen: dict[str, float] = {}
+        for s in model.counts:
+            if OLDEST_READY not in s.columns:
+                continue
+            for r in run(conn, s, cap1=None):
+                if r[OLDEST_READY] is not None:
+                    queue = str(r[COUNT_KEY])
+                    seen[queue] = max(seen.get(queue, 0.0), float(r[OLDEST_READY]))
+    assert seen.keys() == want.keys()
+    for queue, age in want.items():
+        assert seen[queue] == pytest.approx(age, abs=0.5), (queue, seen[queue], age)
 
 
 def test_stuck_rule_flags_exactly_the_stuck_jobs(populated) -> None:

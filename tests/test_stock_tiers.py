@@ -24,6 +24,12 @@ def truth(conn: psycopg.Connection) -> Counter[tuple[str, str]]:
 
 
 def counts(snap: Snapshot) -> Counter[tuple[str, str]]:
+    """Every queue's counts, each of which must be taken: an unknown count (None) fails here, so it
+    can never pass for a 0 the truth also lacks."""
+    for q in snap.queues:
+        for f in NAMES:
+            assert getattr(q, f) is not None, (q.queue, f, q.figures.get(f))
+            assert q.figures[f].known, (q.queue, f, q.figures[f])
     return Counter(
         {(q.queue, canon): getattr(q, f) for q in snap.queues for f, canon in NAMES.items() if getattr(q, f)}
     )
@@ -67,11 +73,16 @@ def test_a_large_stock_table_is_counted_in_the_background_unknown_until_then(emp
     with _monitor(empty_dsn, scan_pages=0) as monitor:  # every relation counts as large here
         first = monitor.collect()
         assert monitor.tier.tier == tiers.BACKGROUND
-        bg = monitor._counter.latest()
-        if bg is None:  # the scan has not landed yet: unknown, never a 0 to believe
-            for q in first.queues:
-                assert q.figures["stuck"].accuracy == UNKNOWN
-            assert first.stuck.figure is not None and first.stuck.figure.unknown
+        # A fresh monitor's first poll reads the counter's latest before it asks for any scan, so no
+        # scan can have landed in it whoever wins the race after: always unknown, never a 0 to believe.
+        assert first.counts is not None and first.counts.as_of is None
+        assert first.queues  # the indexed ready counts list the queues
+        for q in first.queues:
+            f = q.figures["stuck"]
+            assert (q.stuck, f.accuracy, f.source) == (None, UNKNOWN, "background scan"), f
+            assert q.figures["ready"].accuracy == EXACT and q.ready is not None
+        assert first.stuck.figure is not None and first.stuck.figure.unknown
+        assert first.to_dict()["queues"][0]["stuck"] is None  # null in JSON, not 0
         assert monitor.settle(10.0)
         snap = monitor.collect()
     assert counts(snap) == truth(stock)

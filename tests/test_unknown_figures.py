@@ -310,7 +310,7 @@ def test_a_failed_counts_statement_is_unknown_in_check_exporter_fleet_and_health
     entry = FleetEntry(Target("db", dsn), queue=target, snapshot=during, polls=1, ok_at=0.0)
     row = fleet_row(entry, 1.0)
     assert (row.ready, row.stuck, row.dead) == (None, None, None)
-    assert set(row.unknown) == {"ready", "stuck", "dead"} and row.oldest_ready_s is None
+    assert set(row.unknown) == {"ready", "stuck", "dead", "oldest_ready_age_s"} and row.oldest_ready_s is None
     # the lock also stalled the lists and the rates: those are warnings, worst first; never healthy
     assert row.level == "warn" and "healthy" not in row.verdict, row
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pgq_tui.fleet.support import stuck_total, why_not
 from pgq_tui.monitor import figures
 from pgq_tui.monitor.health import CRIT, OK, WARN, fmt_age, fmt_count
-from pgq_tui.monitor.snapshot import AT_LEAST, Snapshot
+from pgq_tui.monitor.snapshot import AT_LEAST, STALE, Snapshot
 
 UNKNOWN = "unknown"
 # monitoring-plugins' max_state(): CRITICAL > WARNING > UNKNOWN > OK
@@ -156,6 +156,16 @@ def _rated(
     return Measure(label, value, uom, limit, level=level, message=message if level != OK else "")
 
 
+def _as_of(snap: Snapshot, queue: str | None) -> str:
+    """ " (as of a background scan 4s ago)" when the queue's oldest ready age is a background scan's
+    (stale: measured then, not advanced), else ""."""
+    q = next((q for q in snap.queues if q.queue == queue), None)
+    f = q.figures.get("oldest_ready_age_s") if q is not None else None
+    if f is None or f.accuracy != STALE or f.as_of is None:
+        return ""
+    return f" (as of a background scan {fmt_age(max(0.0, (snap.server.now - f.as_of).total_seconds()))} ago)"
+
+
 def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Measure]:
     """Every measure of one Snapshot, alerted ones carrying a message that names what is wrong."""
     failed = snap.errors
@@ -189,7 +199,7 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     queue, age = figures.oldest_ready(snap)
     slow = [q for q in snap.queues if t.ready_age_s.level(q.oldest_ready_age_s or 0.0) != OK]
     more = f" (+{len(slow) - 1} more queues)" if len(slow) > 1 else ""
-    age_msg = f"queue {queue}: oldest ready job waiting {fmt_age(age)}{more}"
+    age_msg = f"queue {queue}: oldest ready job waiting {fmt_age(age)}{_as_of(snap, queue)}{more}"
     out.append(
         _rated(
             snap,

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from pgq_tui.diagnosis.findings import CRIT, WARN, Finding, Fix, Thresholds
 from pgq_tui.diagnosis.history import History, at, held
 from pgq_tui.diagnosis.vacuum import quote_literal
+from pgq_tui.dialects.contract import OLDEST_READY
 from pgq_tui.monitor.health import fmt_age, fmt_count
-from pgq_tui.monitor.snapshot import Blocker, Snapshot
+from pgq_tui.monitor.snapshot import EXACT, STALE, UNKNOWN, Blocker, QueueStats, Snapshot
 
 
 # -- locks --------------------------------------------------------------------------------------------
@@ -78,36 +79,83 @@ def _completed(s: Snapshot, queue: str) -> float | None:
     return r.completed if r is not None else None
 
 
+def _idle(s: Snapshot, queue: str) -> QueueStats | None:
+    """The queue when it has ready jobs, none running (exact, or a background scan's stale count)
+    and no completion in the rates, and no live lease; else None."""
+    q = next((x for x in s.queues if x.queue == queue), None)
+    if q is None or not q.ready or q.running or q.accuracy("running") not in (EXACT, STALE):
+        return None
+    if _completed(s, queue):
+        return None
+    if any(x.queue == queue and x.liveness == "alive" for x in s.leases.rows):
+        return None
+    return q
+
+
+def _age_unknown(s: Snapshot, q: QueueStats) -> str | None:
+    """Why the queue's oldest ready age is unknown at this poll (None: it is known, or none waits)."""
+    figure = q.figures.get(OLDEST_READY)
+    if figure is not None:
+        return (figure.reason or "not taken") if figure.accuracy == UNKNOWN else None
+    return s.unknown.get(OLDEST_READY) if q.oldest_ready_age_s is None else None  # built by hand
+
+
 def stalled(history: History, t: Thresholds) -> list[Finding]:
     """A queue whose oldest ready job has waited `stalled_after_s` while none of its jobs runs and none
-    completes: no live worker claims from it (or its claims wait on something)."""
+    completes: no live worker claims from it (or its claims wait on something). A stale age (a
+    background scan's, on a table no index serves) counts as measured, with its as_of; an unknown
+    age is never read as 0: the queue is reported with "latency unknown" once it has looked idle for
+    `stalled_after_s` over the history."""
     snap = history[-1]
     out = []
     for q in snap.queues:
-        age = q.oldest_ready_age_s
-        if (
-            not q.ready
-            or age is None
-            or age < t.stalled_after_s
-            or q.running
-            or q.accuracy("running") != "exact"
-        ):
+        if _idle(snap, q.queue) is None:
             continue
         done = _completed(snap, q.queue)
-        if done:
-            continue
-        alive = [x for x in snap.leases.rows if x.queue == q.queue and x.liveness == "alive"]
-        if alive:
-            continue
         rates = "no completion in the rates" if done is not None else "no rate known yet"
+        unknown = _age_unknown(snap, q)
+        if unknown is not None:
+
+            def idle(s: Snapshot, name: str = q.queue) -> bool:
+                return _idle(s, name) is not None
+
+            seen = held(history, idle) or 0.0
+            if seen < t.stalled_after_s:
+                continue
+            out.append(
+                Finding(
+                    id=f"stalled:{q.queue}",
+                    rule="stalled",
+                    level=WARN,
+                    short=f"queue {q.queue}: nothing claimed for {fmt_age(seen)}, latency unknown",
+                    text=f"queue {q.queue} looks stalled: for {fmt_age(seen)} none of its jobs has run or "
+                    f"completed while {fmt_count(q.ready)} are ready; latency unknown ({unknown})",
+                    evidence=(f"{fmt_count(q.ready)} ready, 0 running, {rates}",),
+                    fix=Fix(
+                        f"start a worker for queue {q.queue} (or find why the workers do not claim)",
+                        line="start a worker",
+                    ),
+                    causes=("lock:", "crashed"),
+                    held_s=seen,
+                )
+            )
+            continue
+        age = q.oldest_ready_age_s
+        if age is None or age < t.stalled_after_s:
+            continue
+        figure = q.figures.get(OLDEST_READY)
+        stale = ""
+        if figure is not None and figure.accuracy == STALE and figure.as_of is not None:
+            ago = max(0.0, (snap.server.now - figure.as_of).total_seconds())
+            stale = f" (as of a background scan {fmt_age(ago)} ago)"
         out.append(
             Finding(
                 id=f"stalled:{q.queue}",
                 rule="stalled",
                 level=CRIT if age >= 10 * max(t.stalled_after_s, 1.0) else WARN,
                 short=f"queue {q.queue}: nothing claimed for {fmt_age(age)}",
-                text=f"queue {q.queue} is stalled: its oldest ready job has waited {fmt_age(age)}, none of "
-                f"its jobs is running and none completes: no live worker claims from it",
+                text=f"queue {q.queue} is stalled: its oldest ready job has waited {fmt_age(age)}{stale}, "
+                f"none of its jobs is running and none completes: no live worker claims from it",
                 evidence=(f"{fmt_count(q.ready)} ready, 0 running, {rates}",),
                 fix=Fix(
                     f"start a worker for queue {q.queue} (or find why the workers do not claim)",

@@ -164,8 +164,11 @@ def _queue_families(
                     continue
                 jobs.add_metric([*who, q.queue, s], n)
                 exact.add_metric([*who, q.queue, s], 1 if figures.state_exact(q, s) else 0)
-            # not taken (no index serves it, its statement failed): absent, never 0
-            if why_not(snap, "oldest_ready") is None and "oldest_ready_age_s" not in snap.unknown:
+            # not taken (no index serves it, its statement failed, the background scan that reads it
+            # has not landed): absent, never 0. A stale age (a background scan's) is exported as is.
+            oldest = q.figures.get("oldest_ready_age_s")
+            known = "oldest_ready_age_s" not in snap.unknown and (oldest is None or oldest.known)
+            if why_not(snap, "oldest_ready") is None and known:
                 age.add_metric([*who, q.queue], q.oldest_ready_age_s or 0.0)
         if "throughput" not in snap.errors:
             for name, rates in sorted(snap.throughput.per_queue.items()):

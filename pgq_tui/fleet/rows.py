@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pgq_tui.dialects.contract import OLDEST_READY
 from pgq_tui.fleet.poll import place
 from pgq_tui.fleet.poller import FleetEntry
 from pgq_tui.fleet.support import state_served, stuck_total, why_not
@@ -28,7 +29,8 @@ class FleetRow:
     data_age_s: float | None  # seconds since the figures shown were collected
     waiting_s: float  # how long the poll in flight has been running (0: none)
     kind: str | None = None  # the queue's dialect (None: not detected yet)
-    unknown: tuple[str, ...] = ()  # of ready/stuck/dead: counts the kind has but were not taken ("?")
+    # of ready/stuck/dead and oldest_ready_age_s: figures the kind has but were not taken ("?")
+    unknown: tuple[str, ...] = ()
 
 
 def fleet_row(entry: FleetEntry, now: float) -> FleetRow:
@@ -79,7 +81,8 @@ def fleet_row(entry: FleetEntry, now: float) -> FleetRow:
             s
             for s in ("ready", "stuck", "dead")
             if figures.unknown_why(snap, figures.STATE_FIELD[s]) is not None
-        ),
+        )
+        + ((OLDEST_READY,) if figures.unknown_why(snap, OLDEST_READY) is not None else ()),
     )
 
 

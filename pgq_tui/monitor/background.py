@@ -81,14 +81,19 @@ def statements_for(model: QueueModel, names: frozenset[str]) -> tuple[tuple[Stat
 
 
 def scan_names(scans: Iterable[Statement]) -> frozenset[str]:
-    """What a pass over these scans covers: count names, and `list:<statement>` for a list.
+    """What a pass over these scans covers: count names, `list:<statement>` for a list, and
+    OLDEST_READY for a scan that reads the oldest ready job's age (a pass that found no ready job has
+    no row for it: covered, nothing waiting, which is not the same as not yet read).
 
-    >>> sorted(scan_names([Statement.of("d", "", ("queue", "dead")), Statement.of("l", "", ("id",))]))
-    ['dead', 'list:l']
+    >>> d, o = Statement.of("d", "", ("queue", "dead")), Statement.of("o", "", ("queue", OLDEST_READY))
+    >>> sorted(scan_names([d, o, Statement.of("l", "", ("id",))]))
+    ['dead', 'list:l', 'oldest_ready_age_s']
     """
     out: set[str] = set()
     for s in scans:
         out |= {f"list:{s.name}"} if is_list(s) else names_of(s)
+        if OLDEST_READY in s.columns:
+            out.add(OLDEST_READY)
     return frozenset(out)
 
 
@@ -105,13 +110,28 @@ def parse(
     activity: Iterable[dict[str, Any]] = (),
 ) -> BackgroundCount:
     """Uncapped count rows (and the activity rows of the same snapshot) -> a BackgroundCount keyed by
-    (queue, count name). Pure."""
+    (queue, count name), with each queue's oldest ready age (the largest any row gives: several
+    statements or partitions may each read some of the queue's ready jobs). Pure.
+
+    >>> from datetime import datetime, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> a, b = {"queue": "a", "ready": 3, OLDEST_READY: 60.0}, {"queue": "a", "ready": 1, OLDEST_READY: 90.0}
+    >>> rows = [a, b]
+    >>> bg = parse(rows, frozenset({"ready", OLDEST_READY}), t, 1.0)
+    >>> bg.counts, bg.oldest
+    ({('a', 'ready'): 4}, {'a': 90.0})
+    """
     counts: dict[tuple[str, str], int] = {}
+    oldest: dict[str, float] = {}
     for r in rows:
         for key, value in r.items():
-            if key in (COUNT_KEY, OLDEST_READY) or value is None:
+            if key == COUNT_KEY or value is None:
                 continue
-            k = (str(r[COUNT_KEY]), FIELD.get(key, key))
+            queue = str(r[COUNT_KEY])
+            if key == OLDEST_READY:
+                oldest[queue] = max(oldest.get(queue, 0.0), float(value))
+                continue
+            k = (queue, FIELD.get(key, key))
             counts[k] = counts.get(k, 0) + int(value)
     new: dict[str, int] = {}
     max_id = 0
@@ -120,7 +140,7 @@ def parse(
             max_id = int(r["n"])
         elif r["kind"] == "new":
             new[str(r["queue"])] = new.get(str(r["queue"]), 0) + int(r["n"])
-    return BackgroundCount(as_of, cost_ms, groups, counts, max_id, new)
+    return BackgroundCount(as_of, cost_ms, groups, counts, max_id, new, oldest=oldest)
 
 
 NOW, COUNTS, ACTIVITY = "now", "counts", "activity"  # the parts of one_statement()'s rows
@@ -207,10 +227,13 @@ def merge(
     scanned: set[str] = set()
     as_of_by: dict[str, datetime] = {}
     lists: dict[str, list[dict[str, Any]]] = {}
+    oldest: dict[str, float] = dict(counts.oldest) if counts is not None else {}
     cost_ms = counts.cost_ms if counts is not None else 0.0
     for scan in scans:
         for key, n in scan.counts.items():
             values[key] = values.get(key, 0) + n
+        for queue, age in scan.oldest.items():  # several scans (partitions): the oldest of them
+            oldest[queue] = max(oldest.get(queue, 0.0), age)
         for name in scan.groups:  # two scans of one name (partitions): as of the older
             as_of_by[name] = min(as_of_by.get(name, scan.as_of), scan.as_of)
         groups |= scan.groups
@@ -228,6 +251,7 @@ def merge(
         counts=values,
         scanned=frozenset(scanned),
         lists=lists,
+        oldest=oldest,
         as_of_by=as_of_by,
         failed=dict(failed),
     )

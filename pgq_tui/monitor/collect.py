@@ -305,7 +305,14 @@ class Monitor:
         for name, figure in missing.items():
             if figure.accuracy == UNKNOWN:
                 unknown[name] = str(figure.reason)
+        oldest_how = counting.oldest_how(model, tier.counts, tier.deferred)
         oldest = counting.oldest_unknown(model, failed)
+        if (
+            oldest is None
+            and oldest_how == counting.BACKGROUND_SCAN
+            and (bg is None or OLDEST_READY not in bg.groups)
+        ):
+            oldest = counting.NOT_LANDED  # no pass has read it yet: unknown, never "nothing waiting"
         if oldest is not None:
             unknown[OLDEST_READY] = oldest
         uncapped = frozenset(n for s in tier.scanned_here for n in counting.names_of(s))
@@ -321,6 +328,8 @@ class Monitor:
             uncapped=uncapped,
             deferred=deferred,
             notes=self.notes,
+            oldest_how=oldest_how,
+            oldest_why=None if oldest == counting.NOT_LANDED else oldest,
         )
         self._listed = {q.queue for q in queues}
         if not failed:  # a failed count keeps what the background was asked for

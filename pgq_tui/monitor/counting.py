@@ -74,6 +74,9 @@ class BackgroundCount:
     # name whose statement failed at its last try -> why (its value, if any, is the last that landed).
     as_of_by: dict[str, datetime] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    # queue -> its oldest ready job's age in seconds, as a scan of this pass measured it (OLDEST_READY
+    # in `groups` when a scan read it; a queue absent then has no ready job)
+    oldest: dict[str, float] = field(default_factory=dict)
 
     def value(self, queue: str, name: str) -> int | None:
         return self.counts.get((queue, name), 0) if name in self.groups else None
@@ -162,6 +165,8 @@ def queue_stats(
     uncapped: frozenset[str] = frozenset(),
     deferred: frozenset[str] = frozenset(),
     notes: Mapping[str, str] | None = None,
+    oldest_how: str | None = POLL,
+    oldest_why: str | None = None,
 ) -> tuple[QueueStats, ...]:
     """Sum the count statements' rows per queue, each count with its Figure. Every queue seen by the
     poll is listed, plus `also` (e.g. queues seen only in the rate window, listed with zeros). A
@@ -169,7 +174,10 @@ def queue_stats(
     (None) and that figure, in every queue. `uncapped`: names this poll read by a scan (exact,
     whatever the cap). `deferred`: names left to the background counter's scans (stale with its
     as_of, unknown and None until its first lands). `notes`: name -> why it is not live (the index
-    that would make it so), carried by its Figure."""
+    that would make it so), carried by its Figure. The oldest ready age is a figure like the counts
+    (`figures[OLDEST_READY]`, oldest_figure()): `oldest_how` says where it is taken (POLL, SCAN,
+    BACKGROUND_SCAN, or None: the kind has no such figure), `oldest_why` why it is not (no index,
+    its statement failed)."""
     reads, oldest = poll_reads(rows)
     capped = over_cap(reads, model, cap1) - uncapped
     overall = {FIELD.get(s, s) for s in model.capped_overall}
@@ -205,10 +213,50 @@ def queue_stats(
                 values[name] = n
             else:
                 extra[name] = n
-        out.append(
-            QueueStats(queue=q, **values, oldest_ready_age_s=oldest.get(q), figures=figures, extra=extra)
-        )
+        age, figures[OLDEST_READY] = oldest_figure(oldest.get(q), oldest_how, oldest_why, bg, q, now)
+        if OLDEST_READY in notes and figures[OLDEST_READY].accuracy != UNSUPPORTED:
+            figures[OLDEST_READY] = replace(figures[OLDEST_READY], note=notes[OLDEST_READY])
+        out.append(QueueStats(queue=q, **values, oldest_ready_age_s=age, figures=figures, extra=extra))
     return tuple(out)
+
+
+def oldest_figure(
+    read: float | None,
+    how: str | None,
+    why: str | None,
+    bg: BackgroundCount | None,
+    queue: str,
+    now: datetime,
+) -> tuple[float | None, Figure]:
+    """The queue's oldest ready age and its Figure. Taken by this poll (`how` POLL or SCAN): exact at
+    `now`. Left to the background counter's scans (BACKGROUND_SCAN): the age its last pass measured,
+    stale with that pass's `as_of` (not advanced with the clock: the oldest job may have been claimed
+    since), unknown (None, never 0) until a pass covering it has landed. None (a value) with a known
+    figure: no job is ready.
+
+    >>> from datetime import datetime, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> age, f = oldest_figure(None, BACKGROUND_SCAN, None, None, "q", t); age, f.accuracy
+    (None, 'unknown')
+    >>> bg = BackgroundCount(t, 5.0, frozenset({OLDEST_READY}), {}, 0, oldest={"q": 3600.0})
+    >>> age, f = oldest_figure(None, BACKGROUND_SCAN, None, bg, "q", t); age, f.accuracy, f.as_of == t
+    (3600.0, 'stale', True)
+    >>> oldest_figure(None, BACKGROUND_SCAN, None, bg, "empty", t)[0] is None  # no job ready
+    True
+    >>> oldest_figure(1.5, POLL, None, None, "q", t)[1].accuracy
+    'exact'
+    """
+    if how is None:
+        return None, Figure(UNSUPPORTED, None, POLL, reason="the queue's kind has no oldest ready age")
+    if why is not None:
+        return None, Figure(UNKNOWN, None, POLL, reason=why)
+    if how != BACKGROUND_SCAN:
+        return read, Figure(EXACT, now, how)
+    failed = bg.failed.get(OLDEST_READY) if bg is not None else None
+    if bg is None or OLDEST_READY not in bg.groups:
+        return None, Figure(UNKNOWN, None, BACKGROUND_SCAN, reason=failed or NOT_LANDED)
+    # the last age that landed, as of its own scan; a later failed try says so on the figure
+    return bg.oldest.get(queue), Figure(STALE, bg.as_of_for(OLDEST_READY), BACKGROUND_SCAN, reason=failed)
 
 
 def not_taken(model: QueueModel, failed: Mapping[Statement, str] | None = None) -> dict[str, Figure]:
@@ -257,6 +305,28 @@ def oldest_unknown(model: QueueModel, failed: Mapping[Statement, str] | None = N
     return None
 
 
+def oldest_how(model: QueueModel, run: Sequence[Statement], deferred: Sequence[Statement]) -> str | None:
+    """Where this poll's oldest ready age comes from: POLL (an index serves it), SCAN (a scan in
+    the poll: a small relation), BACKGROUND_SCAN (a scan left to the background counter: a large
+    one), or None when the kind has no such figure (oldest_unknown() says when it has one that no
+    statement reads).
+
+    >>> from pgq_tui.dialects.contract import Match
+    >>> o = Statement.of("o", "", ("queue", "ready", OLDEST_READY))
+    >>> m = QueueModel(Match("k", "s", "t"), "K", "", (), (o,))
+    >>> oldest_how(m, (o,), ()), oldest_how(m, (o.scan(),), ()), oldest_how(m, (), (o.scan(),))
+    ('poll', 'scan', 'background scan')
+    """
+    if any(OLDEST_READY in s.columns for s in deferred):
+        return BACKGROUND_SCAN
+    here = [s for s in run if OLDEST_READY in s.columns]
+    if here:
+        return POLL if all(s.indexed for s in here) else SCAN
+    if any(a.capability == Capability.OLDEST_READY for a in model.advice):
+        return POLL  # unknown at this poll, with the index it wants (oldest_unknown)
+    return None if not model.support(Capability.OLDEST_READY).ok else POLL
+
+
 def scanned_figure(name: str, bg: BackgroundCount | None, queue: str) -> tuple[int | None, Figure]:
     """A count left to the background counter's scans: its last exact value (stale, with its own
     as_of, and why its last try failed if it did), or unknown (None, never 0) before the first scan
@@ -282,6 +352,8 @@ def notes(model: QueueModel) -> dict[str, str]:
         panel = PANEL.get(advice.capability)
         if panel in ("leases", "dead"):
             out.setdefault(panel, text)
+        if advice.capability == Capability.OLDEST_READY:
+            out.setdefault(OLDEST_READY, text)
     return out
 
 

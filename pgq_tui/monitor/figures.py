@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from pgq_tui.dialects.contract import OLDEST_READY  # the QueueStats field, its figure's and unknown's key
 from pgq_tui.monitor.snapshot import (
     EXACT,
     UNKNOWN,
@@ -100,6 +101,18 @@ def totals(snap: Snapshot) -> Totals:
         dead=total("dead"),
         estimated=any(q.approximate for q in qs),
     )
+
+
+def oldest_accuracy(snap: Snapshot, q: QueueStats) -> str:
+    """How the queue's oldest ready age was obtained: its figure's accuracy, else (a snapshot built by
+    hand, or written before the age had a figure) unknown when the snapshot says it was not taken,
+    unsupported when the kind has none, exact otherwise (None then means no job is ready)."""
+    figure = q.figures.get(OLDEST_READY)
+    if figure is not None:
+        return figure.accuracy
+    if OLDEST_READY in snap.unknown:
+        return UNKNOWN
+    return UNSUPPORTED if "oldest_ready" in snap.unsupported else EXACT
 
 
 def oldest_ready(snap: Snapshot) -> tuple[str | None, float]:

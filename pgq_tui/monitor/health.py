@@ -282,6 +282,23 @@ def fmt_age_coarse(seconds: float | None) -> str:
     return fmt_age(seconds)
 
 
+def fmt_wait(age_s: float | None, accuracy: str = "exact", coarse: bool = False) -> str:
+    """The oldest ready job's wait with its accuracy: "?" unknown (never "-" or 0), "n/a" the kind
+    has no such figure, "-" no job ready, a trailing "*" as of the last background scan.
+
+    >>> fmt_wait(65), fmt_wait(4200, "stale"), fmt_wait(None, "unknown"), fmt_wait(None)
+    ('1m05s', '1h10m*', '?', '-')
+    >>> fmt_wait(None, "unsupported"), fmt_wait(185, coarse=True)
+    ('n/a', '3m')
+    """
+    if accuracy == "unsupported":
+        return "n/a"
+    if accuracy == "unknown":
+        return "?"
+    text = fmt_age_coarse(age_s) if coarse else fmt_age(age_s)
+    return f"{text}*" if accuracy == "stale" and age_s is not None else text
+
+
 def fmt_bytes(n: float | None) -> str:
     """Sizes like pg_size_pretty (1024-based units).
 

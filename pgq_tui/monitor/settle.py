@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from pgq_tui.monitor.counting import BACKGROUND, BACKGROUND_SCAN, FAILED
+from pgq_tui.dialects.contract import OLDEST_READY
+from pgq_tui.monitor.counting import BACKGROUND, BACKGROUND_SCAN, FAILED, NOT_LANDED
 from pgq_tui.monitor.snapshot import AT_LEAST, UNKNOWN, Figure, QueueStats, Snapshot
 
 DEFAULT_WAIT_S = 10.0
@@ -77,4 +78,7 @@ def past_wait(snap: Snapshot, waited_s: float) -> Snapshot:
         }
         return dataclasses.replace(q, figures=figures) if figures != q.figures else q
 
-    return dataclasses.replace(snap, queues=tuple(mark(q) for q in snap.queues))
+    unknown = dict(snap.unknown)
+    if unknown.get(OLDEST_READY) == NOT_LANDED:  # the oldest ready age owed by a background scan
+        unknown[OLDEST_READY] = why
+    return dataclasses.replace(snap, queues=tuple(mark(q) for q in snap.queues), unknown=unknown)

@@ -82,8 +82,9 @@ class QueueStats:
     stuck: int | None  # running past the framework's stuck rule (e.g. locked_until < now())
     dead: int | None  # dead letters: out of attempts (or discarded to the dead state)
     done: int | None  # kept finished rows
-    oldest_ready_age_s: float | None  # now() - min(run_at) over ready jobs; None when none is ready
-    figures: dict[str, Figure] = field(default_factory=dict)  # count name -> how it was obtained
+    oldest_ready_age_s: float | None  # now() - min(run_at) over ready jobs; None: none ready, or unknown
+    # count name (and "oldest_ready_age_s": the age's own figure) -> how it was obtained
+    figures: dict[str, Figure] = field(default_factory=dict)
     # a dialect's labelled extra states (cancelled...), None when not taken
     extra: dict[str, int | None] = field(default_factory=dict)
 
@@ -106,8 +107,9 @@ class QueueStats:
 
     @property
     def approximate(self) -> bool:
-        """Some count taken is not exact at this poll (stale, at_least or approximate)."""
-        return any(f.known and not f.exact for f in self.figures.values())
+        """Some count taken is not exact at this poll (stale, at_least or approximate); the oldest
+        ready age's figure is not a count."""
+        return any(f.known and not f.exact for n, f in self.figures.items() if n != "oldest_ready_age_s")
 
 
 @dataclass(frozen=True)

@@ -40,17 +40,18 @@ def _queues(snap: Snapshot) -> Table:
     for q in snap.queues:
         rates = snap.throughput.per_queue.get(q.queue)
         level = health.latency_level(q.oldest_ready_age_s, th.latency_warn_s, th.latency_crit_s)
+        wait = figures.oldest_accuracy(snap, q)
         table.add_row(
             _t(q.queue),
             *(_t(health.fmt_figure(getattr(q, f), q.accuracy(f))) for f in ("ready", "scheduled", "running")),
             _t(health.fmt_figure(q.stuck, q.accuracy("stuck")), "bold red" if q.stuck else ""),
             *(_t(health.fmt_figure(getattr(q, f), q.accuracy(f))) for f in ("dead", "done")),
-            _t(health.fmt_age(q.oldest_ready_age_s), _STYLE.get(level, "")),
+            _t(health.fmt_wait(q.oldest_ready_age_s, wait), _STYLE.get(level, "")),
             _t(_rate(rates.completed if rates else None)),
             _t(_rate(rates.enqueued if rates else None)),
         )
     table.caption = (
-        "≥ over the cap, not counted yet · n* exact as of the background count · ~ estimate · "
+        "≥ over the cap, not counted yet · n* exact as of the background count (or scan) · ~ estimate · "
         "? not counted (unknown) · n/a no such state"
     )
     table.caption_justify = "left"

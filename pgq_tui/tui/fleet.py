@@ -65,7 +65,9 @@ def row_cells(row: FleetRow, interval: float) -> list[Text]:
         return Text(fmt_count(n, row.estimated), style=style, justify="right")
 
     oldest = Text(DASH, style="dim", justify="right")
-    if row.oldest_ready_s is not None:
+    if "oldest_ready_age_s" in row.unknown:  # not taken (e.g. its background scan not landed): never 0
+        oldest = Text("?", style="yellow", justify="right")
+    elif row.oldest_ready_s is not None:
         lvl = level(row.oldest_ready_s, 30, 300)
         oldest = Text(fmt_age(row.oldest_ready_s), style=stale or LEVEL_STYLE.get(lvl, ""), justify="right")
     verdict_style = LEVEL_STYLE.get(row.level, "yellow") if row.level != "ok" else "green"

@@ -13,7 +13,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from dialect_cases import DialectCase, TruthJob
+from dialect_cases import DialectCase, TruthJob, backdate_column
 
 DDL = Path(__file__).with_name("ddl") / "oban.sql"
 NODE = "web-1@10.0.0.7"
@@ -136,5 +136,6 @@ CASES = [
         lambda dsn: install_schema(dsn, SCHEMA),
         lambda dsn: populate_schema(dsn, SCHEMA),
         truth_in(SCHEMA),
+        backdate=backdate_column(SCHEMA, "oban_jobs", "scheduled_at", now="(now() AT TIME ZONE 'UTC')"),
     )
 ]

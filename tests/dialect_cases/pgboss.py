@@ -5,10 +5,15 @@
 from frameworks.cases import framework_case
 from frameworks.pgboss_client import PgBoss, PgBoss11, PgBoss12ByTimeout
 
+from dialect_cases import backdate_column
+
+START_AFTER = backdate_column("pgboss", "job", "start_after")
 CASES = [
-    framework_case(PgBoss, "pg-boss", "pgboss", "job"),
-    framework_case(PgBoss11, "pg-boss", "pgboss", "job", case_id="pg-boss-11"),
-    framework_case(PgBoss11, "pg-boss", "pgboss", "job", case_id="pg-boss-11", advised=False),
-    framework_case(PgBoss12ByTimeout, "pg-boss", "pgboss", "job", case_id="pg-boss-12"),
-    framework_case(PgBoss, "pg-boss", "pgboss", "job", advised=False),
+    framework_case(PgBoss, "pg-boss", "pgboss", "job", backdate=START_AFTER),
+    framework_case(PgBoss11, "pg-boss", "pgboss", "job", case_id="pg-boss-11", backdate=START_AFTER),
+    framework_case(
+        PgBoss11, "pg-boss", "pgboss", "job", case_id="pg-boss-11", advised=False, backdate=START_AFTER
+    ),
+    framework_case(PgBoss12ByTimeout, "pg-boss", "pgboss", "job", case_id="pg-boss-12", backdate=START_AFTER),
+    framework_case(PgBoss, "pg-boss", "pgboss", "job", advised=False, backdate=START_AFTER),
 ]

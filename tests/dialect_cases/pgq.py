@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import psycopg
 
-from dialect_cases import DialectCase, TruthJob
+from dialect_cases import DialectCase, TruthJob, backdate_column
 from pgq_tui.queue import JobQueue
 
 
@@ -16,11 +16,12 @@ def install(dsn: str) -> None:
 
 
 def populate(dsn: str) -> None:
-    """Every state in two queues: ready, scheduled, running, stuck (lease expired), dead, done."""
+    """Every state in two queues: ready (two jobs, so the oldest can be told apart), scheduled,
+    running, stuck (lease expired), dead, done."""
     later = datetime.now(timezone.utc) + timedelta(hours=1)
     with JobQueue(dsn, worker_id="case-worker") as q:
         for queue in ("emails", "reports"):
-            q.enqueue(queue, [{"n": i} for i in range(5)])
+            q.enqueue(queue, [{"n": i} for i in range(6)])  # two stay ready
             q.enqueue(queue, [{"later": i} for i in range(3)], run_at=later)
             done = q.claim(queue, limit=2)
             q.complete(done, keep=True)
@@ -44,4 +45,5 @@ def truth(conn: psycopg.Connection) -> list[TruthJob]:
     return [TruthJob(*r) for r in conn.execute(TRUTH).fetchall()]
 
 
-CASES = [DialectCase("pgq", "pgq", "public", "jobs", install, populate, truth)]
+RUN_AT = backdate_column("public", "jobs", "run_at")
+CASES = [DialectCase("pgq", "pgq", "public", "jobs", install, populate, truth, backdate=RUN_AT)]

@@ -23,7 +23,7 @@ import psycopg
 from frameworks.cases import framework_case
 from frameworks.river_client import River, truth_query
 
-from dialect_cases import DialectCase, TruthJob
+from dialect_cases import DialectCase, TruthJob, backdate_column
 
 CLIENT_ID = "worker-host_2026_11_30T12_00_00_000000"
 
@@ -156,7 +156,17 @@ def case(version: int, schema: str) -> DialectCase:
         lambda dsn: install_schema(dsn, schema, version),
         lambda dsn: populate_schema(dsn, schema),
         truth_in(schema),
+        backdate=backdate_column(schema, "river_job", "scheduled_at"),
     )
 
 
-CASES = [case(6, "public"), framework_case(River, "river", "river_jobs", "river_job")]
+CASES = [
+    case(6, "public"),
+    framework_case(
+        River,
+        "river",
+        "river_jobs",
+        "river_job",
+        backdate=backdate_column("river_jobs", "river_job", "scheduled_at"),
+    ),
+]

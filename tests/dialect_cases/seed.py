@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import psycopg
 
-from dialect_cases import DialectCase, TruthJob
+from dialect_cases import DialectCase, TruthJob, backdate_column
 
 # Shape (2), as the article defines it, plus the index the dashboard asks for (leases.sql advice).
 SEED_JOBS = """
@@ -166,6 +166,7 @@ CASES = [
         seed_jobs_install,
         seed_jobs_populate,
         _truth(SEED_JOBS_TRUTH),
+        backdate=backdate_column("public", "jobs", "run_at"),
     ),
     DialectCase(
         "seed-job-queue",
@@ -175,6 +176,7 @@ CASES = [
         job_queue_install,
         job_queue_populate,
         _truth(JOB_QUEUE_TRUTH),
+        backdate=backdate_column("public", "job_queue", "scheduled_at"),
     ),
     # the stock shapes: every count, list and action through scans, no index asked for
     DialectCase(
@@ -185,6 +187,7 @@ CASES = [
         seed_jobs_install_stock,
         seed_jobs_populate,
         _truth(SEED_JOBS_TRUTH),
+        backdate=backdate_column("public", "jobs", "run_at"),
     ),
     DialectCase(
         "seed-job-queue-stock",
@@ -194,5 +197,6 @@ CASES = [
         job_queue_install_stock,
         job_queue_populate,
         _truth(JOB_QUEUE_TRUTH),
+        backdate=backdate_column("public", "job_queue", "scheduled_at"),
     ),
 ]

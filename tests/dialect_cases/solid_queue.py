@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psycopg
 
-from dialect_cases import DialectCase, TruthJob
+from dialect_cases import DialectCase, TruthJob, backdate_column
 
 DDL = Path(__file__).with_name("ddl") / "solid_queue.sql"
 NOW = "(now() AT TIME ZONE 'UTC')"
@@ -135,4 +135,18 @@ def truth(conn: psycopg.Connection) -> list[TruthJob]:
     return [TruthJob(*r) for r in conn.execute(TRUTH).fetchall()]
 
 
-CASES = [DialectCase("solid-queue", "solid-queue", "public", "solid_queue_jobs", install, populate, truth)]
+# the dialect reads each priority's first ready execution by job_id (Solid Queue's own order)
+READY_SINCE = backdate_column("public", "solid_queue_ready_executions", "created_at", "job_id", NOW)
+CASES = [
+    DialectCase(
+        "solid-queue",
+        "solid-queue",
+        "public",
+        "solid_queue_jobs",
+        install,
+        populate,
+        truth,
+        backdate=READY_SINCE,
+        ready_in_id_order=True,
+    )
+]

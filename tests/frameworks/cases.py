@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import psycopg
-from dialect_cases import DialectCase, TruthJob
+from dialect_cases import Backdate, DialectCase, TruthJob
 
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.detect import detect
@@ -69,9 +69,12 @@ def framework_case(
     *,
     case_id: str | None = None,
     advised: bool = True,
+    backdate: Backdate | None = None,
+    ready_in_id_order: bool = False,
 ) -> DialectCase:
     """The framework's case; `advised=False`: its stock schema, no advised index created (every
-    figure the advice would make live is then read by a scan)."""
+    figure the advice would make live is then read by a scan). `backdate`, `ready_in_id_order`: how
+    a ready job's ready-since time is set (DialectCase)."""
 
     def install(dsn: str) -> None:
         driver.version()  # skips (or fails under PGQ_REQUIRE_FRAMEWORKS=1) when the client is missing
@@ -91,5 +94,14 @@ def framework_case(
 
     name = case_id or kind
     return DialectCase(
-        name if advised else f"{name}-stock", kind, schema, table, install, populate, truth, dialects=dialects
+        name if advised else f"{name}-stock",
+        kind,
+        schema,
+        table,
+        install,
+        populate,
+        truth,
+        dialects=dialects,
+        backdate=backdate,
+        ready_in_id_order=ready_in_id_order,
     )

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.events import Resize
 
-from pgq_tui.monitor.health import COUNT_MARK, Thresholds, fmt_count, fmt_figure
+from pgq_tui.monitor.figures import oldest_accuracy
+from pgq_tui.monitor.health import COUNT_MARK, Thresholds, fmt_count, fmt_figure, fmt_wait
 from pgq_tui.monitor.snapshot import EXACT, STALE, UNKNOWN, UNSUPPORTED, QueueStats, Rates, Snapshot
-from pgq_tui.tui.format import fmt_age, fmt_age_coarse, fmt_rate, level, leveled, safe, sparkline
+from pgq_tui.tui.format import fmt_age, fmt_rate, level, leveled, safe, sparkline
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
 
 # Oldest ready job waiting this long: workers are not keeping up. Same thresholds as the verdicts.
@@ -190,15 +191,16 @@ class QueuesTable(PanelTable):
             if not matches(filter_text, q.queue, queue=q.queue):
                 continue
             lvl = level(q.oldest_ready_age_s, LATENCY_WARN_S, LATENCY_CRIT_S)
+            wait = oldest_accuracy(snap, q)
             rates = snap.throughput.per_queue.get(q.queue)
             spark = sparkline(snap.throughput.queue_history.get(q.queue, ()), width=8)
             cells: dict[str, object] = {
                 "queue": safe(q.queue, style="bold", limit=12),
                 "wait": Text("?", style="yellow")  # the kind has it, but it was not taken
-                if "oldest_ready_age_s" in snap.unknown
+                if wait == UNKNOWN
                 else Text("n/a", style="dim")
-                if "oldest_ready" in snap.unsupported
-                else leveled(fmt_age_coarse(q.oldest_ready_age_s), lvl)
+                if wait == UNSUPPORTED
+                else leveled(fmt_wait(q.oldest_ready_age_s, wait, coarse=True), lvl)  # "*": a scan's
                 if q.ready or q.oldest_ready_age_s is not None
                 else Text("—", style="dim"),
                 "done/s": _rate(rates, "completed"),
