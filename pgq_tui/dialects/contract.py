@@ -136,17 +136,31 @@ class Statement:
             tuple((k, tuple(v)) for k, v in sorted((literals or {}).items())),
         )
 
-    def compose(self) -> sql.Composed:
-        bound: dict[str, sql.Composable] = {k: sql.Identifier(*parts) for k, parts in self.idents}
+    def compose(self, *, executed: bool = True) -> sql.Composed:
+        """The statement as psycopg runs it. The engine always passes parameters, and psycopg then reads
+        every `%` of the composed text as a placeholder: a `%` inside a bound name or value (a mapping's
+        status `50%`, a queue named `a%b`) is doubled, so it stays that text (`executed=False`: as shown)."""
+
+        def wrap(c: sql.Composable) -> sql.Composable:
+            return _Percent(c) if executed else c
+
+        bound: dict[str, sql.Composable] = {k: wrap(sql.Identifier(*parts)) for k, parts in self.idents}
         for k, values in self.literals:
-            bound[k] = sql.SQL(", ").join(sql.Literal(v) for v in values)
+            bound[k] = sql.SQL(", ").join(wrap(sql.Literal(v)) for v in values)
         for k, text in self.parts:
             bound[k] = sql.SQL(text).format(**bound)
         return sql.SQL(self.text).format(**bound)
 
     def shown(self) -> str:
         """The SQL as it will run, identifiers quoted, parameters as placeholders (for a confirm)."""
-        return self.compose().as_string(None).strip()
+        return self.compose(executed=False).as_string(None).strip()
+
+
+class _Percent(sql.Composable):
+    """A bound name or value inside a statement psycopg parses for `%(name)s`: its `%` doubled."""
+
+    def as_bytes(self, context: Any = None) -> bytes:
+        return bytes(self._obj.as_bytes(context)).replace(b"%", b"%%")
 
 
 # -- canonical row shapes (what each statement returns, column for column) -------------------------
