@@ -262,6 +262,9 @@ class Session:
     backend_xmin_age: int | None  # in transactions (age(backend_xmin))
     wait_event: str | None
     is_pgq_top: bool  # one of pgq-top's own sessions (labelled, never hidden)
+    # with the pid, names this one session (a pid is reused after its session ends): cancel and
+    # terminate signal the pid only while it still has this backend_start
+    backend_start: datetime | None = None
 
 
 @dataclass(frozen=True)
