@@ -347,6 +347,14 @@ class IndexAdvice:
     definition: str  # CREATE INDEX CONCURRENTLY ... (for the operator to run, never run by pgq-top)
     why: str
     states: tuple[str, ...] = ()  # the counts it would make live (e.g. ("running", "stuck"))
+    # statements to run one at a time, in order, where one is not enough (a partitioned table: see
+    # kit.partitioned_index); `definition` is then all of them, `;`-separated (psql runs each alone)
+    steps: tuple[str, ...] = ()
+
+    @property
+    def statements(self) -> tuple[str, ...]:
+        """What to run, each statement on its own (none may share a transaction: CONCURRENTLY)."""
+        return self.steps or (self.definition,)
 
 
 @dataclass(frozen=True)
