@@ -410,6 +410,10 @@ class QueueModel:
     # The stuck rule in a few words for one-line verdicts ("lease expired"); "" -> "stuck by the
     # queue's rule", with the full rule in stuck_rule.
     stuck_label: str = ""
+    # A queue kept in several alike tables, one per queue (pgmq): their scans read them all, so the
+    # tier is picked from their total size, and table health shows the worst of them (most dead tuples,
+    # then the biggest), not the first by name. Empty: the main relation alone.
+    sized_together: tuple[tuple[str, str], ...] = ()
 
     @property
     def kind(self) -> str:
