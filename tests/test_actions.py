@@ -4,7 +4,9 @@ idle workers hear of requeued and retried jobs, errors are lines, --read-only re
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -195,6 +197,65 @@ def test_a_signal_reaches_only_the_session_that_was_planned(
         assert gone == (0,)
     finally:
         idle.close()
+
+
+def test_a_blocker_from_the_snapshot_is_named_by_its_backend_start(
+    dsn: str, sql: psycopg.Connection, actions: Actions
+) -> None:
+    """The blocking session the operator marks in the sessions panel: the snapshot's backend_start
+    for it is the one the plan guards with (one that has started since is another session)."""
+    sql.execute("CREATE TABLE lockme (x int)")
+    holder = psycopg.connect(dsn, autocommit=True, application_name="test blocker")
+    waiter = psycopg.connect(dsn, autocommit=True, application_name="test waiter")
+    pid = holder.info.backend_pid
+    threads = [
+        threading.Thread(
+            target=lambda: _quiet(
+                holder, "BEGIN; LOCK TABLE lockme IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(30)"
+            ),
+            daemon=True,
+        ),
+    ]
+    try:
+        threads[0].start()
+        _wait_for(sql, "SELECT 1 FROM pg_locks WHERE pid = %s AND relation = 'lockme'::regclass", pid)
+        threads.append(threading.Thread(target=lambda: _quiet(waiter, "SELECT * FROM lockme"), daemon=True))
+        threads[1].start()
+        _wait_for(sql, "SELECT 1 FROM pg_stat_activity WHERE pid = %s AND wait_event_type = 'Lock'",
+                  waiter.info.backend_pid)  # fmt: skip
+        with pgq_monitor(dsn) as monitor:
+            snap = monitor.collect()
+        (blocker,) = [b for b in snap.sessions.blocked if b.blocking_pid == pid]
+        query = "SELECT backend_start FROM pg_stat_activity WHERE pid = %s"
+        assert blocker.blocking_backend_start == sql.execute(query, (pid,)).fetchone()[0]
+        other = dataclasses.replace(
+            blocker, blocking_backend_start=blocker.blocking_backend_start - timedelta(1)
+        )
+        stale = dataclasses.replace(snap, sessions=dataclasses.replace(snap.sessions, blocked=(other,)))
+        refused = actions.plan_terminate([pid], stale)
+        assert refused.refused and "that session is gone" in refused.refused, refused
+        outcome = actions.execute(actions.plan_terminate([pid], snap))
+        assert (outcome.changed, outcome.error) == (1, None), outcome
+    finally:
+        sql.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'test %%'"
+        )
+        for t in threads:
+            t.join(10)
+        holder.close()
+        waiter.close()
+
+
+def _wait_for(sql: psycopg.Connection, query: str, *params: object) -> None:
+    deadline = time.monotonic() + 10
+    while sql.execute(query, params).fetchone() is None:
+        assert time.monotonic() < deadline, query
+        time.sleep(0.05)
+
+
+def _quiet(conn: psycopg.Connection, query: str) -> None:
+    with contextlib.suppress(psycopg.Error):  # ended by the test
+        conn.execute(query)
 
 
 def test_own_and_pgq_top_sessions_are_refused(dsn: str, actions: Actions) -> None:

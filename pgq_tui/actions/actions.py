@@ -259,7 +259,9 @@ class Actions:
             seen: dict[int, datetime | None] = {}
             if snapshot is not None:
                 own.add(snapshot.server.monitor_pid)
-                seen = {s.pid: s.backend_start for s in snapshot.sessions.idle_in_transaction}
+                sessions = snapshot.sessions
+                seen = {b.blocking_pid: b.blocking_backend_start for b in sessions.blocked}
+                seen |= {s.pid: s.backend_start for s in sessions.idle_in_transaction}
             rows = self._rows(action_sql.PREVIEW_SESSIONS, {"pids": list(pids)})
             return signal_plan(
                 action,

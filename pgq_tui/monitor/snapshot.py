@@ -286,6 +286,7 @@ class Blocker:
     blocking_state: str | None
     blocking_query: str | None
     blocking_application: str | None
+    blocking_backend_start: datetime | None = None  # with blocking_pid, names that one session
 
 
 @dataclass(frozen=True)
