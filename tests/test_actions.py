@@ -4,15 +4,19 @@ idle workers hear of requeued and retried jobs, errors are lines, --read-only re
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import threading
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import psycopg
 import pytest
 from actions_support import pgq_actions, pgq_model
 from dialect_cases.seed import SEED_JOBS, SEED_JOBS_ADVISED, SEED_JOBS_CLAIM
+from monitor_support import pgq_monitor
 from psycopg.conninfo import make_conninfo
 
 from pgq_tui.actions import Actions, Plan
@@ -152,6 +156,106 @@ def test_terminate_idle_in_transaction_session(dsn: str, sql: psycopg.Connection
     assert (outcome.changed, outcome.error) == (1, None), outcome
     assert sql.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone() == (0,)
     idle.close()
+
+
+def test_a_signal_reaches_only_the_session_that_was_planned(
+    dsn: str, sql: psycopg.Connection, actions: Actions
+) -> None:
+    """A pid names a session only together with its backend_start: once the planned session ends, its
+    pid may be handed to a new one, which the confirmed terminate must not kill (issue #29). A pid
+    can't be reused on demand, so the new session is stood in for by a mismatched backend_start."""
+    idle = psycopg.connect(dsn, application_name="test idle-in-tx")
+    idle.execute("SELECT txid_current()")
+    pid = idle.info.backend_pid
+    try:
+        query = "SELECT backend_start FROM pg_stat_activity WHERE pid = %s"
+        (started,) = sql.execute(query, (pid,)).fetchone()
+        for action, plan_of in (("cancel", actions.plan_cancel), ("terminate", actions.plan_terminate)):
+            plan = plan_of([pid])
+            assert plan.targets == (pid,) and plan.backend_starts == (started,), plan
+            other = dataclasses.replace(plan, backend_starts=(started - timedelta(microseconds=1),))
+            outcome = actions.execute(other)
+            assert (outcome.changed, outcome.error) == (0, None), outcome
+            assert f"pid {pid}: that session is gone" in outcome.message, outcome
+            assert idle.execute("SELECT 1").fetchone() == (1,), action  # untouched: not even cancelled
+        # the snapshot's session is the one the operator chose: one that started since is refused
+        with pgq_monitor(dsn) as monitor:
+            snap = monitor.collect()
+        (seen,) = [s for s in snap.sessions.idle_in_transaction if s.pid == pid]
+        assert seen.backend_start == started
+        assert actions.plan_terminate([pid], snap).refused is None
+        older = dataclasses.replace(seen, backend_start=started - timedelta(seconds=5))
+        stale = dataclasses.replace(
+            snap, sessions=dataclasses.replace(snap.sessions, idle_in_transaction=(older,))
+        )
+        refused = actions.plan_terminate([pid], stale)
+        assert refused.refused and "that session is gone" in refused.refused, refused
+        # the session that was planned, still there: terminated
+        outcome = actions.execute(actions.plan_terminate([pid], snap))
+        assert (outcome.changed, outcome.error) == (1, None), outcome
+        gone = sql.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+        assert gone == (0,)
+    finally:
+        idle.close()
+
+
+def test_a_blocker_from_the_snapshot_is_named_by_its_backend_start(
+    dsn: str, sql: psycopg.Connection, actions: Actions
+) -> None:
+    """The blocking session the operator marks in the sessions panel: the snapshot's backend_start
+    for it is the one the plan guards with (one that has started since is another session)."""
+    sql.execute("CREATE TABLE lockme (x int)")
+    holder = psycopg.connect(dsn, autocommit=True, application_name="test blocker")
+    waiter = psycopg.connect(dsn, autocommit=True, application_name="test waiter")
+    pid = holder.info.backend_pid
+    threads = [
+        threading.Thread(
+            target=lambda: _quiet(
+                holder, "BEGIN; LOCK TABLE lockme IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(30)"
+            ),
+            daemon=True,
+        ),
+    ]
+    try:
+        threads[0].start()
+        _wait_for(sql, "SELECT 1 FROM pg_locks WHERE pid = %s AND relation = 'lockme'::regclass", pid)
+        threads.append(threading.Thread(target=lambda: _quiet(waiter, "SELECT * FROM lockme"), daemon=True))
+        threads[1].start()
+        _wait_for(sql, "SELECT 1 FROM pg_stat_activity WHERE pid = %s AND wait_event_type = 'Lock'",
+                  waiter.info.backend_pid)  # fmt: skip
+        with pgq_monitor(dsn) as monitor:
+            snap = monitor.collect()
+        (blocker,) = [b for b in snap.sessions.blocked if b.blocking_pid == pid]
+        query = "SELECT backend_start FROM pg_stat_activity WHERE pid = %s"
+        assert blocker.blocking_backend_start == sql.execute(query, (pid,)).fetchone()[0]
+        other = dataclasses.replace(
+            blocker, blocking_backend_start=blocker.blocking_backend_start - timedelta(1)
+        )
+        stale = dataclasses.replace(snap, sessions=dataclasses.replace(snap.sessions, blocked=(other,)))
+        refused = actions.plan_terminate([pid], stale)
+        assert refused.refused and "that session is gone" in refused.refused, refused
+        outcome = actions.execute(actions.plan_terminate([pid], snap))
+        assert (outcome.changed, outcome.error) == (1, None), outcome
+    finally:
+        sql.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'test %%'"
+        )
+        for t in threads:
+            t.join(10)
+        holder.close()
+        waiter.close()
+
+
+def _wait_for(sql: psycopg.Connection, query: str, *params: object) -> None:
+    deadline = time.monotonic() + 10
+    while sql.execute(query, params).fetchone() is None:
+        assert time.monotonic() < deadline, query
+        time.sleep(0.05)
+
+
+def _quiet(conn: psycopg.Connection, query: str) -> None:
+    with contextlib.suppress(psycopg.Error):  # ended by the test
+        conn.execute(query)
 
 
 def test_own_and_pgq_top_sessions_are_refused(dsn: str, actions: Actions) -> None:

@@ -248,3 +248,38 @@ def test_why_from_a_recording_names_the_cause_at_that_moment(
     assert code in (1, 2), out
     assert str(pid) in out and "idle in" in out, out
     assert main(["why", "--from", str(path)]) == 2  # --at missing: one line, usage exit
+
+
+def test_record_refuses_another_applications_sqlite_file_and_leaves_it_unchanged(
+    dsn: str, tmp_path: Path
+) -> None:
+    app = tmp_path / "app.db"
+    with sqlite3.connect(app) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.execute("INSERT INTO users (name) VALUES ('ada'), ('grace')")
+    conn.close()
+    before = app.read_bytes()
+    proc = subprocess.run(
+        [*PGQ_TOP, "record", "--dsn", dsn, "--out", str(app), "--interval", "0.2", "--duration", "0.5"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "not a pgq-top recording" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert app.read_bytes() == before  # byte for byte: no WAL switch, no tables added
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]  # no -wal, no -shm
+    with sqlite3.connect(f"file:{app}?mode=ro", uri=True) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+        tables = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        assert tables == [("users",)]
+    conn.close()
+    # an empty file, and an existing recording, are still recorded into
+    empty = tmp_path / "empty.pgq"
+    empty.touch()
+    for out in (empty, empty):
+        proc = subprocess.run(
+            [*PGQ_TOP, "record", "--dsn", dsn, "--out", str(out), "--interval", "0.2", "--duration", "0.5"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    assert polls_in(empty) >= 2

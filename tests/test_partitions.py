@@ -13,6 +13,12 @@ from dialect_support import collect
 
 from pgq_tui.actions import Actions
 from pgq_tui.detection import find_queues
+from pgq_tui.dialects import registry
+from pgq_tui.dialects.contract import Capability, IndexAdvice
+from pgq_tui.dialects.introspect import read_catalog
+from pgq_tui.dialects.pgboss import common as pgboss_common
+from pgq_tui.dialects.pgboss import dialect as pgboss_dialect
+from pgq_tui.dialects.pgboss import modern
 from pgq_tui.monitor import health
 from pgq_tui.monitor.advice import advise
 from pgq_tui.monitor.snapshot import Snapshot
@@ -118,3 +124,89 @@ def test_partition_verdict_names_the_partition(partitioned: str) -> None:
     on = dataclasses.replace(snap.table, autovacuum_enabled=True)
     words = " ".join(v.message for v in health.verdicts(dataclasses.replace(snap, table=on)))
     assert "in partition public.jobs_mail: 250 >" in words
+
+
+# pg-boss 10's `job` as its migration creates it (columns abridged to those its statements name):
+# list-partitioned by queue name, the DEFAULT partition job_common, and one table per created queue
+PGBOSS_JOB = """
+CREATE SCHEMA pgboss;
+CREATE TYPE pgboss.job_state AS ENUM ('created', 'retry', 'active', 'completed', 'cancelled', 'failed');
+CREATE TABLE pgboss.job (
+    id uuid NOT NULL DEFAULT gen_random_uuid(),
+    name text NOT NULL,
+    state pgboss.job_state NOT NULL DEFAULT 'created',
+    start_after timestamptz NOT NULL DEFAULT now(),
+    started_on timestamptz,
+    expire_in interval NOT NULL DEFAULT interval '15 minutes',
+    created_on timestamptz NOT NULL DEFAULT now(),
+    completed_on timestamptz
+) PARTITION BY LIST (name);
+ALTER TABLE pgboss.job ADD PRIMARY KEY (name, id);
+CREATE TABLE pgboss.job_common (LIKE pgboss.job INCLUDING GENERATED INCLUDING DEFAULTS);
+ALTER TABLE pgboss.job_common ADD PRIMARY KEY (name, id);
+ALTER TABLE pgboss.job ATTACH PARTITION pgboss.job_common DEFAULT;
+CREATE TABLE pgboss.j3f2a (LIKE pgboss.job INCLUDING GENERATED INCLUDING DEFAULTS);
+ALTER TABLE pgboss.j3f2a ADD PRIMARY KEY (name, id);
+ALTER TABLE pgboss.job ATTACH PARTITION pgboss.j3f2a FOR VALUES IN ('fast');
+INSERT INTO pgboss.job (name, state, completed_on)
+SELECT q, s::pgboss.job_state, CASE WHEN s IN ('completed', 'failed') THEN now() END
+FROM unnest(ARRAY['fast', 'slow']) q, unnest(ARRAY['created', 'active', 'failed', 'completed']) s,
+     generate_series(1, 50);
+"""
+
+VALID = """
+SELECT i.indisvalid,
+       (SELECT count(*) FROM pg_partition_tree(i.indexrelid) t JOIN pg_index ci ON ci.indexrelid = t.relid
+        WHERE t.level > 0 AND ci.indisvalid) AS below
+FROM pg_index i WHERE i.indexrelid = to_regclass(%s)
+"""
+
+
+def run_advice(
+    conn: psycopg.Connection, advice: IndexAdvice, table: str, index: str, partitions: int
+) -> None:
+    """The advice's statements one at a time (as psql runs them): then the parent's index is valid and
+    a valid index hangs below it for each partition (leaves and sub-partitioned ones)."""
+    first, *rest = advice.statements
+    assert first.startswith("CREATE INDEX IF NOT EXISTS") and f" ON ONLY {table} " in first, first
+    assert all(" ON ONLY " in s or "CONCURRENTLY" in s or s.startswith("ALTER INDEX") for s in rest)
+    assert not any(f" ON {table} " in s for s in advice.statements)  # never a build on the parent
+    for statement in advice.statements:
+        conn.execute(statement)
+    assert conn.execute(VALID, (index,)).fetchone() == (True, partitions), advice.definition
+
+
+def test_pgboss_index_advice_on_its_partitioned_job_leaves_valid_indexes(empty_dsn: str) -> None:
+    """A plain CREATE INDEX on pg-boss's partitioned `job` blocks every write to every partition for
+    the whole build, and CONCURRENTLY is refused there (issue #29): ON ONLY, CONCURRENTLY per
+    partition, ATTACH."""
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        conn.execute(PGBOSS_JOB)
+        catalog = read_catalog(conn, registry.builtin())
+        job = catalog.relation("pgboss", "job")
+        assert job is not None and {(p.name, p.leaf) for p in job.partitions} == {
+            ("j3f2a", True),
+            ("job_common", True),
+        }
+        for definition in (
+            pgboss_dialect.FAILED_INDEX,
+            pgboss_dialect.ACTIVE_INDEX,
+            modern.STATE_INDEX_UNBLOCKED,
+        ):
+            name = f"pgq_top_{len(definition)}"
+            advice = pgboss_common.advice(Capability.DEAD, job, name, definition, "x", ())
+            assert "briefly" not in advice.why and "CONCURRENTLY" in advice.why
+            run_advice(conn, advice, '"pgboss"."job"', f"pgboss.{name}", 2)
+            run_advice(conn, advice, '"pgboss"."job"', f"pgboss.{name}", 2)  # again (a run cut short)
+
+
+def test_mapping_index_advice_on_a_partitioned_table_leaves_a_valid_index(partitioned: str) -> None:
+    """The mapped partitioned table (one partition itself partitioned): CONCURRENTLY on the parent
+    would fail; the advice builds each leaf's index CONCURRENTLY and attaches them level by level."""
+    (target,) = find_queues(partitioned)
+    (advice,) = [a for a in target.model.advice if "running" in a.states]
+    with psycopg.connect(partitioned, autocommit=True) as conn:
+        # below it: jobs_mail, jobs_other and jobs_other's jobs_thumbs and jobs_pdf
+        run_advice(conn, advice, '"public"."jobs"', "public.jobs_running_idx", 4)
+    (target,) = find_queues(partitioned)
+    assert not [a for a in target.model.advice if "running" in a.states]  # now served by it

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -34,7 +35,7 @@ from pgq_tui.actions.detail import detail_row
 from pgq_tui.actions.explain import explain, table_privilege_hint
 from pgq_tui.actions.job_plans import NOUN, action_kind, job_plan, plan_action, refused_plan
 from pgq_tui.actions.model import ACTIONS, ActionOutcome, Plan, plural
-from pgq_tui.actions.sessions import SIGNAL_WAIT_MS, signal_plan
+from pgq_tui.actions.sessions import GONE, SIGNAL_WAIT_MS, signal_plan
 from pgq_tui.actions.tune import TUNE, tune_plan, tune_refusal, tune_title
 from pgq_tui.db.connect import Session
 from pgq_tui.dialects.contract import ActionKind, ActionSpec, JobId, QueueModel, Statement
@@ -255,8 +256,12 @@ class Actions:
 
         def build() -> Plan:
             own = {self.conn.info.backend_pid}
+            seen: dict[int, datetime | None] = {}
             if snapshot is not None:
                 own.add(snapshot.server.monitor_pid)
+                sessions = snapshot.sessions
+                seen = {b.blocking_pid: b.blocking_backend_start for b in sessions.blocked}
+                seen |= {s.pid: s.backend_start for s in sessions.idle_in_transaction}
             rows = self._rows(action_sql.PREVIEW_SESSIONS, {"pids": list(pids)})
             return signal_plan(
                 action,
@@ -266,6 +271,7 @@ class Actions:
                 allow_pgq_top=allow_pgq_top,
                 sql_text=self._signal_sql(action).strip(),
                 role=self._role,
+                seen=seen,
             )
 
         return self._planned(action, title, text, pids, build)
@@ -298,8 +304,10 @@ class Actions:
         if plan.action == TUNE:
             return self._run_tune(plan)
         verb = _VERB[plan.action]
+        gone: list[int] = []  # sessions whose planned backend_start no longer matches their pid
+        batches: Iterator[int]
         if plan.action in SIGNALS:
-            noun, batches = "session", self._signal_batches(plan)
+            noun, batches = "session", self._signal_batches(plan, gone)
         else:
             spec = self.model.action(action_kind(plan.action))
             if spec is None:
@@ -316,6 +324,8 @@ class Actions:
         message = f"{verb} {changed} of {plural(requested, noun)}"
         if error:
             message += " before an error"
+        elif gone:
+            message += f": pid {', '.join(map(str, gone))}: {GONE}, left alone"
         elif changed < requested:
             message += (
                 " (the others had ended or did not exit in time)"
@@ -346,11 +356,23 @@ class Actions:
             if n < size:
                 return
 
-    def _signal_batches(self, plan: Plan) -> Iterator[int]:
+    def _signal_batches(self, plan: Plan, gone: list[int]) -> Iterator[int]:
+        """One pid per statement (signals cannot be rolled back), guarded by its planned backend_start:
+        no row back means that session is gone (added to `gone`); false, that it did not exit in time."""
         statement = self._signal_sql(plan.action)
-        for pid in plan.targets:  # one pid per statement: signals cannot be rolled back
-            params = {"pid": pid, "allow_pgq_top": plan.allow_pgq_top, "wait_ms": SIGNAL_WAIT_MS}
-            yield sum(1 for r in self._rows(statement, params) if r["signalled"])
+        # a plan without them (made by hand) is guarded by the pid alone, as before they were planned
+        starts = (*plan.backend_starts, *(None,) * (len(plan.targets) - len(plan.backend_starts)))
+        for pid, started in zip(plan.targets, starts, strict=True):
+            params = {
+                "pid": pid,
+                "backend_start": started,
+                "allow_pgq_top": plan.allow_pgq_top,
+                "wait_ms": SIGNAL_WAIT_MS,
+            }
+            rows = self._rows(statement, params)
+            if not rows:
+                gone.append(int(pid))
+            yield sum(1 for r in rows if r["signalled"])
 
     def _run_tune(self, plan: Plan) -> ActionOutcome:
         """The confirmed ALTER TABLE (the SQL the confirmation showed)."""

@@ -30,6 +30,9 @@ class Plan:
     # takes only leases expired by then, never one that expired while the dialog was open)
     expired_before: datetime | None = None
     queue: str | None = None  # job actions on every eligible job (no targets): only this queue
+    # cancel/terminate: each target's backend_start, as planned. With the pid it names one session:
+    # the signal's guard refuses a session that started since (the pid reused after the planned ended)
+    backend_starts: tuple[datetime | None, ...] = ()
 
 
 @dataclass(frozen=True)

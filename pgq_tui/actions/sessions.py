@@ -5,6 +5,8 @@ Pure: `signal_plan()` turns rows of PREVIEW_SESSIONS (pgq_tui/actions/statements
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from pgq_tui.actions.explain import signal_privilege_hint
@@ -12,6 +14,7 @@ from pgq_tui.actions.model import Plan
 from pgq_tui.actions.model import plural as _plural
 
 SIGNAL_WAIT_MS = 2000  # terminate waits this long for each session to exit, so the count is real
+GONE = "that session is gone"  # the planned session ended (its pid may now be another session's)
 
 
 def signal_plan(
@@ -23,15 +26,21 @@ def signal_plan(
     allow_pgq_top: bool,
     sql_text: str,
     role: str,
+    seen: Mapping[int, datetime | None] | None = None,
 ) -> Plan:
-    """Our own sessions and (unless allowed) pgq-top's are skipped, like sessions this role may not signal."""
+    """Our own sessions and (unless allowed) pgq-top's are skipped, like sessions this role may not signal.
+    `seen`: the backend_start of each pid as the operator saw it (the snapshot); a pid whose session
+    has started since is another session now, and is skipped as gone."""
     verb = "Cancel the query of" if action == "cancel" else "Terminate"
     title = f"{verb} {_plural(len(pids), 'session')}"
     by_pid = {r["pid"]: r for r in rows}
     skipped: list[str] = [f"pid {pid} has already ended" for pid in pids if pid not in by_pid]
     chosen: list[dict[str, Any]] = []
+    seen = seen or {}
     for pid, r in by_pid.items():
-        if r["is_self"] or pid in own:
+        if seen.get(pid) is not None and seen[pid] != r["backend_start"]:
+            skipped.append(f"pid {pid}: {GONE} (its pid now belongs to a session started since)")
+        elif r["is_self"] or pid in own:
             skipped.append(f"pid {pid} is pgq-top's own session")
         elif r["is_pgq_top"] and not allow_pgq_top:
             skipped.append(f"pid {pid} is a pgq-top session ({r['application']})")
@@ -92,4 +101,5 @@ def signal_plan(
         False,
         "; ".join(skipped) or None,
         allow_pgq_top=allow_pgq_top,
+        backend_starts=tuple(r["backend_start"] for r in chosen),
     )

@@ -26,7 +26,7 @@ FROM (SELECT to_regclass(%(table)s) AS oid) t
 # Who the chosen pids are and whether this role may signal them: a superuser's session needs a
 # superuser; anyone else's needs that role's privileges or membership in pg_signal_backend.
 PREVIEW_SESSIONS = """
-SELECT a.pid, a.usename::text AS "user", a.datname::text AS database,
+SELECT a.pid, a.backend_start, a.usename::text AS "user", a.datname::text AS database,
        a.application_name AS application, a.state, a.backend_type,
        a.pid = pg_backend_pid() AS is_self,
        starts_with(coalesce(a.application_name, ''), 'pgq-top') AS is_pgq_top,
@@ -40,12 +40,16 @@ WHERE a.pid = ANY(%(pids)s::int[])
 ORDER BY a.pid
 """
 
-# The guard is in the statement too: never our own session, and never another pgq-top session
-# (monitor, actions) unless the caller asked for it explicitly.
+# The guard is in the statement too: the very session that was planned (a pid is reused once its
+# session ends: the pid and its backend_start name one session), never our own session, and never
+# another pgq-top session (monitor, actions) unless the caller asked for it explicitly. A NULL
+# backend_start is one this role may not see (pg_stat_activity hides another role's without
+# pg_read_all_stats): then the pid is all there is to check.
 _SIGNAL = """
 SELECT {call} AS signalled
 FROM pg_stat_activity a
-WHERE a.pid = %(pid)s::int AND a.pid <> pg_backend_pid()
+WHERE a.pid = %(pid)s::int AND coalesce(a.backend_start = %(backend_start)s::timestamptz, true)
+  AND a.pid <> pg_backend_pid()
   AND (%(allow_pgq_top)s::bool OR NOT starts_with(coalesce(a.application_name, ''), 'pgq-top'))
 """
 

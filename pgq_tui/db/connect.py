@@ -98,7 +98,10 @@ def connect(
     kwargs = connect_kwargs(conninfo, application_name=application_name, connect_timeout_s=connect_timeout_s)
     try:
         conn = LinkConnection.connect(
-            conninfo, autocommit=autocommit, cursor_factory=LinkCursor, **kwargs  # type: ignore[arg-type]
+            conninfo,
+            autocommit=autocommit,
+            cursor_factory=LinkCursor,
+            **kwargs,  # type: ignore[arg-type]
         )
     except psycopg.Error as exc:
         raise describe(exc) from None
@@ -111,6 +114,8 @@ def connect(
                 if fired.is_set():
                     raise Link.abandoned_error(connect_timeout_s) from None
                 raise
+        if fired.is_set():  # shut as its last answer came: this connection can't be used
+            raise Link.abandoned_error(connect_timeout_s)
     except psycopg.Error as exc:
         conn.close()
         raise describe(exc) from None
@@ -198,3 +203,7 @@ def deadline(conn: psycopg.Connection, seconds: float | None) -> Iterator[None]:
                 raise
             conn.close()
             raise Link.abandoned_error(seconds) from None
+    if fired.is_set():
+        # the deadline hit the block's last call as it completed: the answers are whole, the socket is
+        # shut. Closed now, the next use opens a new connection instead of failing on this one.
+        conn.close()

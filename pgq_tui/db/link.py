@@ -19,7 +19,7 @@ runs it right after BEGIN, and pipelines (monitor/pipeline.py) put it first.
 
 `watchdog()` is the deadline of a poll: a timer that, when it fires, shuts the connection's socket
 down, so a call blocked on a link that swallows packets returns at once instead of after the
-kernel's 15 minutes.
+kernel's 15 minutes. It never shuts a healthy socket after the poll ended (`Watchdog`).
 """
 
 from __future__ import annotations
@@ -123,29 +123,74 @@ async def open_async_link(conn: psycopg.AsyncConnection[Any], settings: dict[str
     return pooled
 
 
+class Watchdog:
+    """The deadline of one block on a connection: `arm()` starts it, `disarm()` ends it, `fired` says
+    whether it shut the socket down.
+
+    Race-free by two rules. A generation counter: `arm()` and `disarm()` each start a new generation,
+    and a timer of an older one does nothing, so a timer that fires after the block ended (or a late
+    timer of an earlier block) can't touch the socket. And the socket is shut down only under a call
+    in flight (psycopg holds `conn.lock` for every call): a block past its deadline but between calls,
+    or whose last call has just returned, is looked at again `recheck_s` later, instead of having a
+    healthy socket shut under it. A call that completes in the instant between that check and the
+    shutdown leaves `fired` set with the block's answers complete: `deadline()` then closes the
+    connection, so the next use opens a new one instead of failing on a shut socket.
+    """
+
+    def __init__(self, conn: psycopg.Connection, *, recheck_s: float = 0.05) -> None:
+        self._conn = conn
+        self._recheck_s = recheck_s
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._timer: threading.Timer | None = None
+        self.fired = threading.Event()
+
+    def arm(self, seconds: float) -> int:
+        """Start the deadline; returns its generation (what `fire()` is called with)."""
+        with self._lock:
+            self._generation += 1
+            self.fired.clear()
+            self._start(seconds, self._generation)
+            return self._generation
+
+    def disarm(self) -> None:
+        """End the deadline: from here on no timer of it acts, whenever it fires."""
+        with self._lock:
+            self._generation += 1
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+
+    def fire(self, generation: int) -> None:
+        """The timer's call: shut the socket down if this deadline is still armed and a call is blocked."""
+        with self._lock:
+            if generation != self._generation:
+                return  # disarmed, or armed again since: not this block's deadline any more
+            lock = self._conn.lock
+            if lock.acquire(blocking=False):  # no call in flight: nothing is blocked on the socket
+                lock.release()
+                self._start(self._recheck_s, generation)
+                return
+            self.fired.set()
+            _shut_down(self._conn)
+
+    def _start(self, seconds: float, generation: int) -> None:
+        timer = threading.Timer(seconds, self.fire, (generation,))
+        timer.daemon = True
+        self._timer = timer
+        timer.start()
+
+
 @contextmanager
 def watchdog(conn: psycopg.Connection, seconds: float) -> Iterator[threading.Event]:
-    """Shut the connection's socket down if the block has not ended within `seconds`; the event
-    yielded says whether that happened."""
-    lock = threading.Lock()
-    fired = threading.Event()
-    active = [True]
-
-    def fire() -> None:
-        with lock:
-            if active[0]:
-                fired.set()
-                _shut_down(conn)
-
-    timer = threading.Timer(seconds, fire)
-    timer.daemon = True
-    timer.start()
+    """Shut the connection's socket down if a call in the block is still waiting after `seconds`; the
+    event yielded says whether that happened (see Watchdog)."""
+    dog = Watchdog(conn)
+    dog.arm(seconds)
     try:
-        yield fired
+        yield dog.fired
     finally:
-        with lock:
-            active[0] = False
-        timer.cancel()
+        dog.disarm()
 
 
 def _shut_down(conn: psycopg.Connection) -> None:

@@ -53,6 +53,15 @@ class Index:
 
 
 @dataclass(frozen=True)
+class Partition:
+    schema: str
+    name: str
+    parent: tuple[str, str]  # (schema, name) of the table it is a partition of
+    leaf: bool  # False: itself partitioned (a sub-partitioned partition)
+    level: int  # 1: a partition of the relation itself
+
+
+@dataclass(frozen=True)
 class Relation:
     schema: str
     name: str
@@ -61,6 +70,8 @@ class Relation:
     indexes: tuple[Index, ...] = ()
     comment: str | None = None
     can_select: bool = True
+    # a partitioned table's partition tree below it, shallowest first; () otherwise
+    partitions: tuple[Partition, ...] = ()
 
     @property
     def column_names(self) -> frozenset[str]:
@@ -155,6 +166,15 @@ SELECT
   (SELECT coalesce(json_agg(json_build_object(
       'schema', r.schema, 'name', r.name, 'kind', r.kind, 'comment', r.comment,
       'can_select', r.can_select,
+      'partitions', CASE WHEN r.kind = 'p' THEN
+                    (SELECT coalesce(json_agg(json_build_array(cn.nspname, cc.relname, pn.nspname,
+                                                               pc.relname, t.isleaf, t.level)
+                                              ORDER BY t.level, cn.nspname, cc.relname), '[]')
+                     FROM pg_partition_tree(r.oid) t
+                     JOIN pg_class cc ON cc.oid = t.relid JOIN pg_namespace cn ON cn.oid = cc.relnamespace
+                     JOIN pg_class pc ON pc.oid = t.parentrelid
+                     JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+                     WHERE t.level > 0) END,
       'columns', (SELECT coalesce(json_agg(json_build_object(
                       'name', a.attname, 'type', format_type(a.atttypid, a.atttypmod),
                       'not_null', a.attnotnull) ORDER BY a.attnum), '[]')
@@ -205,6 +225,9 @@ def catalog_from_row(row: Mapping[str, Any]) -> Catalog:
             kind=r["kind"],
             comment=r["comment"],
             can_select=bool(r["can_select"]),
+            partitions=tuple(
+                Partition(p[0], p[1], (p[2], p[3]), bool(p[4]), int(p[5])) for p in r.get("partitions") or ()
+            ),
             columns=tuple(Column(c["name"], c["type"], bool(c["not_null"])) for c in r["columns"]),
             indexes=tuple(
                 Index(i["name"], tuple(i["columns"]), i["predicate"], i["definition"], bool(i["valid"]))

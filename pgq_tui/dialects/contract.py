@@ -136,17 +136,31 @@ class Statement:
             tuple((k, tuple(v)) for k, v in sorted((literals or {}).items())),
         )
 
-    def compose(self) -> sql.Composed:
-        bound: dict[str, sql.Composable] = {k: sql.Identifier(*parts) for k, parts in self.idents}
+    def compose(self, *, executed: bool = True) -> sql.Composed:
+        """The statement as psycopg runs it. The engine always passes parameters, and psycopg then reads
+        every `%` of the composed text as a placeholder: a `%` inside a bound name or value (a mapping's
+        status `50%`, a queue named `a%b`) is doubled, so it stays that text (`executed=False`: as shown)."""
+
+        def wrap(c: sql.Composable) -> sql.Composable:
+            return _Percent(c) if executed else c
+
+        bound: dict[str, sql.Composable] = {k: wrap(sql.Identifier(*parts)) for k, parts in self.idents}
         for k, values in self.literals:
-            bound[k] = sql.SQL(", ").join(sql.Literal(v) for v in values)
+            bound[k] = sql.SQL(", ").join(wrap(sql.Literal(v)) for v in values)
         for k, text in self.parts:
             bound[k] = sql.SQL(text).format(**bound)
         return sql.SQL(self.text).format(**bound)
 
     def shown(self) -> str:
         """The SQL as it will run, identifiers quoted, parameters as placeholders (for a confirm)."""
-        return self.compose().as_string(None).strip()
+        return self.compose(executed=False).as_string(None).strip()
+
+
+class _Percent(sql.Composable):
+    """A bound name or value inside a statement psycopg parses for `%(name)s`: its `%` doubled."""
+
+    def as_bytes(self, context: Any = None) -> bytes:
+        return bytes(self._obj.as_bytes(context)).replace(b"%", b"%%")
 
 
 # -- canonical row shapes (what each statement returns, column for column) -------------------------
@@ -333,6 +347,14 @@ class IndexAdvice:
     definition: str  # CREATE INDEX CONCURRENTLY ... (for the operator to run, never run by pgq-top)
     why: str
     states: tuple[str, ...] = ()  # the counts it would make live (e.g. ("running", "stuck"))
+    # statements to run one at a time, in order, where one is not enough (a partitioned table: see
+    # kit.partitioned_index); `definition` is then all of them, `;`-separated (psql runs each alone)
+    steps: tuple[str, ...] = ()
+
+    @property
+    def statements(self) -> tuple[str, ...]:
+        """What to run, each statement on its own (none may share a transaction: CONCURRENTLY)."""
+        return self.steps or (self.definition,)
 
 
 @dataclass(frozen=True)
@@ -388,6 +410,10 @@ class QueueModel:
     # The stuck rule in a few words for one-line verdicts ("lease expired"); "" -> "stuck by the
     # queue's rule", with the full rule in stuck_rule.
     stuck_label: str = ""
+    # A queue kept in several alike tables, one per queue (pgmq): their scans read them all, so the
+    # tier is picked from their total size, and table health shows the worst of them (most dead tuples,
+    # then the biggest), not the first by name. Empty: the main relation alone.
+    sized_together: tuple[tuple[str, str], ...] = ()
 
     @property
     def kind(self) -> str:

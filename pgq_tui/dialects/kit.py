@@ -13,7 +13,7 @@ from typing import Any, TypedDict
 from psycopg import sql
 
 from pgq_tui.dialects import contract
-from pgq_tui.dialects.catalog import Relation
+from pgq_tui.dialects.catalog import Partition, Relation
 from pgq_tui.dialects.contract import ActionKind, ActionSpec, Capability, Match, QueueModel, Statement
 from pgq_tui.dialects.sqlfiles import sql_file
 
@@ -151,6 +151,34 @@ class Reads(TypedDict):
     dead: Statement
     job: Statement
     claim_probe: Statement
+
+
+def partitioned_index(
+    name: str, on: tuple[str, str], partitions: Sequence[Partition], definition: str
+) -> tuple[str, ...]:
+    """The index `definition` on a partitioned table without blocking its writes. A plain CREATE INDEX
+    on the parent blocks every write to every partition for the whole build, and CONCURRENTLY is
+    refused on a partitioned table. So: an (invalid) index `ON ONLY` the parent and each sub-partitioned
+    partition (no build), each leaf's built CONCURRENTLY (writes continue), then each attached to its
+    parent's, deepest first: once all of a parent's partitions are attached, its index is valid.
+    IF NOT EXISTS, and attaching twice is a no-op: a run cut short can be run again."""
+
+    def index_of(table: tuple[str, str]) -> str:
+        return name if table == on else f"{name}_{table[1]}"[:63]  # the name limit; the table keeps it unique
+
+    def create(table: tuple[str, str], how: str) -> str:
+        quoted = sql.Identifier(index_of(table)).as_string(None)
+        target = sql.Identifier(*table).as_string(None)
+        return f"CREATE INDEX {how}IF NOT EXISTS {quoted} ON {'' if how else 'ONLY '}{target} {definition}"
+
+    steps = [create(on, "")]
+    steps += [create((p.schema, p.name), "") for p in partitions if not p.leaf]
+    steps += [create((p.schema, p.name), "CONCURRENTLY ") for p in partitions if p.leaf]
+    for p in sorted(partitions, key=lambda p: -p.level):
+        parent = sql.Identifier(p.parent[0], index_of(p.parent)).as_string(None)
+        child = sql.Identifier(p.schema, index_of((p.schema, p.name))).as_string(None)
+        steps.append(f"ALTER INDEX {parent} ATTACH PARTITION {child}")
+    return tuple(steps)
 
 
 def index_advice(

@@ -135,6 +135,7 @@ class Recorder:
         self.path = Path(path)
         self.keep_s = keep_s
         self._lock = threading.Lock()
+        _refuse_foreign(self.path)  # before anything writes: another application's file stays as it was
         try:
             self.conn = _connect(self.path)
             self.conn.execute("PRAGMA journal_mode=WAL")
@@ -205,6 +206,32 @@ class Recorder:
     def close(self) -> None:
         with self._lock:
             self.conn.close()
+
+
+def _refuse_foreign(path: Path) -> None:
+    """A file that exists and holds anything must already be a recording of a format this code writes;
+    read (read-only, so its journal mode and bytes stay) before the recorder switches it to WAL."""
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+        return
+    if not path.is_file():
+        raise RecordingError(f"{path}: not a file: cannot write a recording there")
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise RecordingError(f"{path}: cannot write a recording there: not an SQLite file ({exc})") from None
+    if not tables:
+        return  # an SQLite file with nothing in it: nothing to keep
+    if meta.get("format") != FORMAT:
+        raise RecordingError(
+            f"{path}: cannot write a recording there: an SQLite file that is not a pgq-top recording"
+            " (left unchanged); record into a new file"
+        )
+    check_meta(path, meta, writing=True)
 
 
 def check_meta(path: Path, meta: dict[str, str], *, writing: bool = False) -> int:

@@ -36,6 +36,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
@@ -120,6 +121,10 @@ class Monitor:
         self.conninfo = conninfo
         self.model = model
         self.schema, self.table = model.main_relation
+        # pgmq's queue tables: sized together for the tier, table health on the worst (tiers.together)
+        self._labels = {sql.Identifier(*r).as_string(None): ".".join(r) for r in model.sized_together}
+        self._together = {"relations": list(self._labels)} if self._labels else None
+        self._health_table = self.qualified  # the relation table health shows (the worst, for pgmq)
         self.statement_timeout_ms = statement_timeout_ms
         self.lock_timeout_ms = lock_timeout_ms
         self.read_only = read_only
@@ -275,9 +280,17 @@ class Monitor:
         try:
             self._version = self._connection().info.server_version  # picks each file's version band
             check = {"schema": self.schema, "table": self.table}
-            self._prefetch([self._server_sql("server", None), self._server_sql("check_table", check)])
+            first = [self._server_sql("server", None), self._server_sql("check_table", check)]
+            if self._together is not None:  # in the same round trip
+                first.append(self._server_sql("queue_tables", self._together))
+            self._prefetch(first)
             server = self._rows("server")[0]
             rel = self._check(self._rows("check_table", check)[0])
+            if self._together is not None:
+                tables = self._rows("queue_tables", self._together)
+                alike = tiers.together(tables, (self.qualified, rel["oid"]))
+                rel = {**rel, "pages": alike.pages, "oid": alike.worst_oid}
+                self._health_table = self._labels.get(alike.worst, alike.worst)
         except psycopg.Error as exc:
             if not self._session.usable:
                 self._drop_poll_session()
@@ -352,7 +365,7 @@ class Monitor:
                 dead,
                 lambda: self._dead(statement, queues, bg),
             )
-        table = self._guard("table", errors, panels.empty_table(self.qualified), lambda: self._table(oid))
+        table = self._guard("table", errors, panels.empty_table(self._health_table), lambda: self._table(oid))
         pg = None if "table" in errors else (table.inserted, table.updated, table.deleted)
         prev = self._polls[-1].at if self._polls else None
         stamped = self._guard(
@@ -585,7 +598,7 @@ class Monitor:
     def _table(self, oid: int) -> TableHealth:
         rows = self._rows("table_health", {"jobs_oid": oid})  # the table, or each of its partitions
         progress = self._rows("vacuum_progress", {"jobs_oid": oid})
-        return panels.table_health_of(rows, progress, self.qualified)
+        return panels.table_health_of(rows, progress, self._health_table)
 
     def _sessions(self) -> Sessions:
         rows = {"rows": self.session_rows}

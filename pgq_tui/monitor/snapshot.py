@@ -265,6 +265,9 @@ class Session:
     backend_xmin_age: int | None  # in transactions (age(backend_xmin))
     wait_event: str | None
     is_pgq_top: bool  # one of pgq-top's own sessions (labelled, never hidden)
+    # with the pid, names this one session (a pid is reused after its session ends): cancel and
+    # terminate signal the pid only while it still has this backend_start
+    backend_start: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -300,6 +303,7 @@ class Blocker:
     blocking_state: str | None
     blocking_query: str | None
     blocking_application: str | None
+    blocking_backend_start: datetime | None = None  # with blocking_pid, names that one session
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ over 4,032 pages.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pgq_tui.dialects.contract import QueueModel, Statement
 
@@ -75,3 +77,31 @@ def plan(model: QueueModel, pages: int | None, threshold: int = SCAN_PAGES) -> P
     counts = tuple(s for s in model.counts if s.indexed)
     deferred = tuple(s for s in (*model.counts, *lists) if not s.indexed)
     return Plan(where, pages, counts, tuple(s for s in lists if s.indexed), deferred)
+
+
+@dataclass(frozen=True)
+class Together:
+    """The alike tables of one queue kind (QueueModel.sized_together) at this poll."""
+
+    pages: int | None  # their total (None: a size unknown, so the poll does not risk the scans)
+    worst: str  # schema.table: most dead tuples, then the most pages; what table health shows
+    worst_oid: int
+
+
+def together(rows: Sequence[Mapping[str, Any]], fallback: tuple[str, int]) -> Together:
+    """From db/sql/queue_tables.sql's rows (name, oid, pages, dead_tuples); `fallback` (name, oid):
+    the main relation, when no table is there.
+
+    >>> rows = [{"name": "pgmq.q_a", "oid": 1, "pages": 0, "dead_tuples": 0},
+    ...         {"name": "pgmq.q_z", "oid": 2, "pages": 900, "dead_tuples": 40}]
+    >>> together(rows, ("pgmq.q_a", 1))
+    Together(pages=900, worst='pgmq.q_z', worst_oid=2)
+    >>> together(rows[:1] + [{**rows[1], "pages": None}], ("pgmq.q_a", 1)).pages is None
+    True
+    """
+    if not rows:
+        return Together(None, *fallback)
+    sizes = [r["pages"] for r in rows]
+    total = None if any(p is None for p in sizes) else sum(int(p) for p in sizes)
+    worst = max(rows, key=lambda r: (int(r["dead_tuples"] or 0), int(r["pages"] or 0)))
+    return Together(total, str(worst["name"]), int(worst["oid"]))

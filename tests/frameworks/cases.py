@@ -54,8 +54,8 @@ def follow_index_advice(dsn: str, kind: str, dialects: tuple[Any, ...] = ()) -> 
         catalog = read_catalog(conn, every)
         dialect = next(d for d in every if d.kind == kind)
         (match,) = [m for m in detect(catalog, every) if m.kind == kind]
-        advice = [a.definition for a in dialect.model(match, catalog).advice]
-        for statement in advice:
+        advice = [s for a in dialect.model(match, catalog).advice for s in a.statements]
+        for statement in advice:  # one at a time: CONCURRENTLY runs in no transaction
             conn.execute(statement)
     return advice
 

@@ -75,7 +75,8 @@ def mixed(server_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
             for advice in find_queues(dsn, kind="procrastinate")[0].model.advice:
                 if "dead" not in advice.states:
                     with psycopg.connect(dsn, autocommit=True) as conn:
-                        conn.execute(advice.definition)
+                        for statement in advice.statements:
+                            conn.execute(statement)
             crashed = crash_during_slow_job(fw, procs)
             with JobQueue(dsn) as q:
                 q.install()

@@ -9,7 +9,7 @@ WITH waiting AS MATERIALIZED (
 )
 SELECT w.pid AS blocked_pid, w.query AS blocked_query, w.wait_s AS blocked_wait_s,
        b.pid AS blocking_pid, b.state AS blocking_state, b.query AS blocking_query,
-       b.application_name AS blocking_application
+       b.application_name AS blocking_application, b.backend_start AS blocking_backend_start
 FROM waiting w
 CROSS JOIN LATERAL unnest(w.blockers) AS bp(pid)
 LEFT JOIN pg_stat_activity b ON b.pid = bp.pid

@@ -1,6 +1,6 @@
 -- Sessions of this database sitting idle inside a transaction, oldest transaction first. They hold
 -- locks and, once they have written or taken a snapshot, the xmin horizon.
-SELECT a.pid, a.usename::text AS "user", a.application_name AS application,
+SELECT a.pid, a.backend_start, a.usename::text AS "user", a.application_name AS application,
        coalesce(host(a.client_addr), CASE WHEN a.client_port = -1 THEN 'local' END) AS client,
        a.state,
        extract(epoch FROM now() - a.xact_start)::float8 AS xact_age_s,

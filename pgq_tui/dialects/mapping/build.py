@@ -30,6 +30,7 @@ from pgq_tui.dialects.contract import (
     State,
     Statement,
 )
+from pgq_tui.dialects.kit import partitioned_index
 from pgq_tui.dialects.mapping.spec import Handback, MappingSpec
 from pgq_tui.dialects.predicate import implied_by
 
@@ -220,11 +221,16 @@ class Builder:
         )
         name = _quote(f"{self.rel.name}_{key}_idx")
         table = f"{_quote(self.rel.schema)}.{_quote(self.rel.name)}"
+        why = f"reading {key} jobs without it would scan the whole table"
+        if self.rel.kind == "p":  # CONCURRENTLY is refused on a partitioned table: partition by partition
+            on = (self.rel.schema, self.rel.name)
+            steps = partitioned_index(
+                f"{self.rel.name}_{key}_idx", on, self.rel.partitions, f"({keys}) WHERE {where}"
+            )
+            why += " (partitioned: ON ONLY, then each partition CONCURRENTLY and attached, one at a time)"
+            return IndexAdvice(capability, "; ".join(steps) + ";", why, states, steps)
         return IndexAdvice(
-            capability,
-            f"CREATE INDEX CONCURRENTLY {name} ON {table} ({keys}) WHERE {where}",
-            f"reading {key} jobs without it would scan the whole table",
-            states,
+            capability, f"CREATE INDEX CONCURRENTLY {name} ON {table} ({keys}) WHERE {where}", why, states
         )
 
     # -- statements ---------------------------------------------------------------------------

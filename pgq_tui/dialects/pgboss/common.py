@@ -17,8 +17,9 @@ from dataclasses import dataclass, replace
 
 from psycopg import sql
 
+from pgq_tui.dialects.catalog import Relation
 from pgq_tui.dialects.contract import ActionSpec, Capability, IndexAdvice, Statement
-from pgq_tui.dialects.kit import Sql, discard, retry
+from pgq_tui.dialects.kit import Sql, discard, partitioned_index, retry
 from pgq_tui.dialects.sqlfiles import body, sql_file
 
 # SQL that several statements share, written once (`sql/<name>.sql`, tagged like the rest): bound as
@@ -81,18 +82,24 @@ def pick(s: Sql, indexed: bool, name: str, scan: str, columns: tuple[str, ...]) 
 
 
 def advice(
-    cap: Capability, schema: str, name: str, definition: str, what: str, states: tuple[str, ...]
+    cap: Capability, job: Relation, name: str, definition: str, what: str, states: tuple[str, ...]
 ) -> IndexAdvice:
-    # No CONCURRENTLY: `job` is partitioned, and PostgreSQL builds a partitioned index in one pass
-    # (it blocks writes to each partition while it builds that partition's part).
-    return IndexAdvice(
-        cap,
-        f"CREATE INDEX {name} ON {sql.Identifier(schema, 'job').as_string(None)} {definition}",
+    why = (
         f"pg-boss has no index for {what}: pgq-top scans for them (in the poll while the table is small,"
-        " else in the background, stale); this index makes the figure live (job is partitioned: its"
-        " build blocks writes to each partition briefly)",
-        states,
+        " else in the background, stale); this index makes the figure live"
     )
+    on = (job.schema, job.name)
+    if job.kind != "p":
+        create = f"CREATE INDEX CONCURRENTLY {name} ON {sql.Identifier(*on).as_string(None)} {definition}"
+        return IndexAdvice(cap, create, why, states)
+    # `job` is partitioned: a plain CREATE INDEX on it would block every write to every partition for
+    # the whole build, and CONCURRENTLY is refused there; so ON ONLY, then partition by partition
+    steps = partitioned_index(name, on, job.partitions, definition)
+    why += (
+        " (job is partitioned: the parent's index ON ONLY, then each partition's built CONCURRENTLY, so"
+        " writes continue, and attached; run the statements one at a time, as psql does)"
+    )
+    return IndexAdvice(cap, "; ".join(steps) + ";", why, states, steps)
 
 
 def dead_actions(s: Sql, retry_effect: str) -> tuple[ActionSpec, ...]:

@@ -167,16 +167,14 @@ class PgBossDialect:
         )
         active = advice(
             Capability.LEASES,
-            schema,
+            job,
             "pgq_top_active_expiry",
             ACTIVE_INDEX,
             "active jobs",
             ("running", "stuck"),
         )
-        failed = advice(Capability.DEAD, schema, "pgq_top_failed", FAILED_INDEX, "failed jobs", ("dead",))
-        done = advice(
-            Capability.DONE, schema, "pgq_top_completed", COMPLETED_INDEX, "completed jobs", ("done",)
-        )
+        failed = advice(Capability.DEAD, job, "pgq_top_failed", FAILED_INDEX, "failed jobs", ("dead",))
+        done = advice(Capability.DONE, job, "pgq_top_completed", COMPLETED_INDEX, "completed jobs", ("done",))
         indexed = ((active, has_active), (failed, has_failed), (done, has_completed))
         return QueueModel(
             match=match,

@@ -119,6 +119,7 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
         pending is not None and pending.isdigit() and int(pending) >= INDEXED_SCHEMA
     )
     parent = catalog.relation(schema, "job")
+    job = parent or Relation(schema, "job", "p", ())  # partitioned from schema 21 (pg-boss 10) on
     state_columns = (
         ("name", "state", "blocked", "start_after") if blocked else ("name", "state", "start_after")
     )
@@ -140,7 +141,7 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
         advised.append(
             advice(
                 Capability.COUNTS,
-                schema,
+                job,
                 "pgq_top_job_states",
                 STATE_INDEX if blocked else STATE_INDEX_UNBLOCKED,
                 "active or failed jobs (pg-boss 12.38 builds one itself, as job_i14)",
@@ -151,7 +152,7 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
         advised.append(
             advice(
                 Capability.DONE,
-                schema,
+                job,
                 "pgq_top_completed",
                 COMPLETED_INDEX,
                 "finished jobs (pg-boss 12.38 builds this one itself, as job_i16)",
@@ -160,7 +161,7 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
         )
     if not has_failed:
         advised.append(
-            advice(Capability.DEAD, schema, "pgq_top_failed", FAILED_INDEX, "the failed-jobs list", ())
+            advice(Capability.DEAD, job, "pgq_top_failed", FAILED_INDEX, "the failed-jobs list", ())
         )
     retry_effect = "state retry, retry_limit + 1" + (
         ", completed_on cleared, start_after at least now()" if version >= RETRY_CLEARS_SCHEMA else ""

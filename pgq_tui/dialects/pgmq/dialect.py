@@ -188,7 +188,10 @@ class PgmqDialect:
         )
         if advice:  # pgmq's own vt index only: dead is counted and listed by scans (stock tiers)
             counts = [
-                s.count("counts", "ready", "scheduled", "running", OLDEST_READY),
+                # through the vt index, but each count walks past the other states' messages on its
+                # side of now(): ready past every visible dead one, however many. Its cost grows with
+                # the table, as a scan's does: in the poll while the queue tables are small only
+                s.count("counts", "ready", "scheduled", "running", OLDEST_READY).scan(),
                 s.count("count_dead_scan", "dead").scan(),
             ]
             leases = s.leases()
@@ -236,6 +239,7 @@ class PgmqDialect:
             ),
             advice=advice,
             relations=tuple((schema, q.name) for q, _ in pairs),
+            sized_together=tuple((schema, q.name) for q, _ in pairs),
             required_columns=tuple(sorted(QUEUE_COLUMNS)),
             setup_hint="pgmq queues are created with pgmq.create(name)",
         )
