@@ -117,8 +117,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    init = sub.add_parser("init", help="create the jobs table, its indexes and settings (idempotent)")
+    init = sub.add_parser(
+        "init",
+        help="only for pgq-top's own queue: create its jobs table, indexes and settings (idempotent); "
+        "monitoring needs no init",
+        description="Create or upgrade pgq-top's own jobs table (the queue library's). An existing table "
+        "that is not pgq-top's is refused unchanged; monitoring any queue needs no init.",
+    )
     _common(init, suppress=True)
+    init.add_argument(
+        "--adopt",
+        action="store_true",
+        help="turn an existing seed-shaped table holding only pgq-top's statuses into pgq-top's queue "
+        "(adds columns, a status constraint, indexes and autovacuum settings)",
+    )
+    init.add_argument(
+        "--dry-run", action="store_true", help="print every statement init would run, and change nothing"
+    )
 
     worker = sub.add_parser("worker", help="run a pool of worker processes on one or more queues")
     _common(worker, suppress=True)
@@ -251,7 +266,13 @@ def _cmd_init(args: argparse.Namespace) -> int:
     with JobQueue(
         resolve_dsn(args.dsn), table, schema, worker_id="pgq-top init", statement_timeout_ms=None
     ) as q:
-        done = q.install(say=lambda message: print(f"pgq-top: {message}", flush=True))
+        if args.dry_run:
+            from pgq_tui.jobtable.schema import plan
+
+            statements = plan(q.conn, table, schema, adopt=args.adopt)
+            print("\n".join(statements) if statements else "-- nothing to change")
+            return EXIT_OK
+        done = q.install(say=lambda message: print(f"pgq-top: {message}", flush=True), adopt=args.adopt)
     print(f"pgq-top: {schema}.{table} is ready" + ("" if done else " (nothing to change)"))
     return EXIT_OK
 
