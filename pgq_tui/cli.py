@@ -13,7 +13,16 @@ from collections.abc import Sequence
 import psycopg
 
 from pgq_tui import __version__
-from pgq_tui.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PgqError, RedactFilter, describe, redact
+from pgq_tui.errors import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    PgqError,
+    RedactFilter,
+    describe,
+    redact,
+)
 
 
 def _common(p: argparse.ArgumentParser, *, suppress: bool = False, many: bool = False) -> None:
@@ -95,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--interval", type=float, default=2.0, help="refresh interval in seconds (default: 2)"
     )
-    parser.add_argument("--read-only", action="store_true", help="disable every write action")
+    _read_only(parser)
     _counting(parser)
     from pgq_tui.diagnosis.command import add_threshold_arguments as add_dashboard_thresholds
 
@@ -254,11 +263,32 @@ def build_parser() -> argparse.ArgumentParser:
     _common(adv, suppress=True)
     adv.add_argument("--seconds", type=float, default=15.0, help="how long to measure (default: 15)")
     adv.add_argument("--json", action="store_true", help="print JSON")
+    for command in sub.choices.values():
+        _read_only(command, suppress=True)
     return parser
+
+
+def _read_only(p: argparse.ArgumentParser, *, suppress: bool = False) -> None:
+    """--read-only before or after the subcommand: people type it where they think of it. After it,
+    the default is suppressed so the flag given before the subcommand still counts."""
+    p.add_argument(
+        "--read-only",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="disable every write action (init and worker refuse to run)",
+    )
+
+
+def _refuse_writes(args: argparse.Namespace, what: str) -> None:
+    if args.read_only:
+        raise PgqError(f"read-only: writes are disabled ({what})", EXIT_REFUSED)
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
     from pgq_tui.db import resolve_dsn
+
+    if not args.dry_run:
+        _refuse_writes(args, "pgq-top init writes the jobs table; --dry-run only prints")
     from pgq_tui.queue import JobQueue
 
     # No statement timeout: a concurrent index build on a big table takes as long as it takes.
@@ -289,6 +319,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     from pgq_tui.queue.supervise import RestartPolicy
     from pgq_tui.queue.worker import WorkerConfig
 
+    _refuse_writes(args, "a pgq-top worker claims and completes jobs")
     dsn = resolve_dsn(args.dsn)
     args.table, args.schema = args.table or "jobs", args.schema or "public"
     load_handler(args.handler)  # fail fast, in the parent, with one line

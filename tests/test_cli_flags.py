@@ -1,0 +1,62 @@
+"""Flags where people type them (#31): the global --read-only is accepted after the subcommand too,
+and a write command asked to be read-only refuses (exit 7) rather than failing as bad usage."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import psycopg
+import pytest
+
+from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
+from pgq_tui.queue import JobQueue
+
+
+def _pgq_top(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pgq_tui", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _stuck_job(dsn: str) -> None:
+    with JobQueue(dsn) as q:
+        q.enqueue("q", [{}])
+        q.claim("q", limit=1, lease=30)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("UPDATE jobs SET locked_until = now() - interval '1 minute'")
+
+
+@pytest.mark.parametrize("where", ["after", "before"])
+def test_requeue_read_only_is_refused_with_exit_7_wherever_the_flag_is(dsn: str, where: str) -> None:
+    _stuck_job(dsn)
+    flags = ["requeue", "--stuck", "--read-only", "--yes", "--dsn", dsn]
+    if where == "before":
+        flags = ["--read-only", "requeue", "--stuck", "--yes", "--dsn", dsn]
+    run = _pgq_top(*flags)
+    assert run.returncode == EXIT_REFUSED, run
+    assert run.stderr == "pgq-top: refused: read-only mode\n"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT status FROM jobs").fetchall() == [("running",)]
+    ran = _pgq_top("requeue", "--stuck", "--yes", "--dsn", dsn)  # the same command, writes allowed
+    assert ran.returncode == EXIT_OK, ran.stderr
+
+
+@pytest.mark.parametrize("command", [["init"], ["worker", "--queue", "q"]])
+def test_a_command_that_writes_refuses_read_only(dsn: str, command: list[str]) -> None:
+    for flags in ([*command, "--read-only", "--dsn", dsn], ["--read-only", *command, "--dsn", dsn]):
+        run = _pgq_top(*flags)
+        assert run.returncode == EXIT_REFUSED, run
+        (line,) = run.stderr.splitlines()
+        assert line.startswith("pgq-top: error: read-only: writes are disabled ("), line
+
+
+def test_read_only_after_a_reading_command_is_accepted(dsn: str) -> None:
+    run = _pgq_top("snapshot", "--json", "--read-only", "--dsn", dsn)
+    assert run.returncode == EXIT_OK, run.stderr
+    dry = _pgq_top("init", "--dry-run", "--read-only", "--dsn", dsn)
+    assert (dry.returncode, dry.stdout) == (EXIT_OK, "-- nothing to change\n"), dry
