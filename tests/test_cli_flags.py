@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import psycopg
 import pytest
 
-from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
+from pgq_tui.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from pgq_tui.queue import JobQueue
 
 
@@ -60,3 +61,32 @@ def test_read_only_after_a_reading_command_is_accepted(dsn: str) -> None:
     assert run.returncode == EXIT_OK, run.stderr
     dry = _pgq_top("init", "--dry-run", "--read-only", "--dsn", dsn)
     assert (dry.returncode, dry.stdout) == (EXIT_OK, "-- nothing to change\n"), dry
+
+
+def test_the_fleet_screen_refuses_record_with_one_line(dsn: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    run = _pgq_top("--dsn", dsn, "--dsn", dsn, "--record", str(tmp_path / "f.pgq"))
+    assert run.returncode == EXIT_USAGE, run
+    assert run.stderr == (
+        "pgq-top: error: --record records one dashboard; for several databases run "
+        "pgq-top record --out FILE with the same --dsn/--targets\n"
+    )
+    assert not (tmp_path / "f.pgq").exists()
+
+
+def test_the_fleet_polls_with_the_count_cap_it_is_given(dsn: str) -> None:
+    from pgq_tui.fleet.poller import FleetPoller
+    from pgq_tui.targets import Target
+
+    with JobQueue(dsn) as q:
+        q.enqueue("q", [{}] * 3)
+    poller = FleetPoller([Target("one", dsn)], interval=0.2, count_cap=2, probe_interval_s=0).start()
+    try:
+        deadline = time.monotonic() + 30
+        while not any(e.snapshot is not None for e in poller.entries()):
+            assert time.monotonic() < deadline, poller.entries()
+            time.sleep(0.05)
+        (entry,) = poller.entries()
+        assert entry.snapshot is not None and entry.snapshot.counts is not None
+        assert entry.snapshot.counts.cap == 2
+    finally:
+        poller.stop()
