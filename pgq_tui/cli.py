@@ -489,9 +489,48 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         args.dialect_settings = dict(only.settings)
 
 
+# The dashboard's own flags: before a subcommand that does not use them they would be dropped silently
+# (or overridden by the subcommand's flag of the same name), so they are refused there.
+_DASHBOARD_ONLY = ("--interval", "--count-cap", "--probe-interval", "--record", "--demo", "--demo-dir")
+
+
+def _dropped_flags(parser: argparse.ArgumentParser, argv: Sequence[str], command: str) -> None:
+    """Refuse (one line, exit 2) a dashboard flag written before a subcommand that does not read it
+    there: `pgq-top --interval 5 record` would otherwise poll every 2 s."""
+    from pgq_tui.diagnosis.command import FLAGS
+
+    dashboard_only = {*_DASHBOARD_ONLY, *(flag for flag, _, _ in FLAGS)}
+    if command == "snapshot":
+        dashboard_only.discard("--count-cap")  # snapshot reads the one before it too
+    options = parser._option_string_actions
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    words = iter(argv)
+    for word in words:
+        if word == command:
+            return
+        flag = word.split("=", 1)[0]
+        if flag in dashboard_only:
+            there = flag in sub._option_string_actions
+            raise PgqError(
+                f"{flag} before {command} is the dashboard's: "
+                + (
+                    f"write it after, pgq-top {command} {flag} ..."
+                    if there
+                    else f"pgq-top {command} has none"
+                ),
+                EXIT_USAGE,
+            )
+        action = options.get(flag)
+        if action is not None and action.nargs != 0 and "=" not in word:
+            next(words, None)  # the flag's value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
+        if args.command is not None:
+            _dropped_flags(parser, sys.argv[1:] if argv is None else argv, args.command)
         _resolve_targets(args)
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:

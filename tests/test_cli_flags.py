@@ -3,6 +3,7 @@ and a write command asked to be read-only refuses (exit 7) rather than failing a
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -90,3 +91,37 @@ def test_the_fleet_polls_with_the_count_cap_it_is_given(dsn: str) -> None:
         assert entry.snapshot.counts.cap == 2
     finally:
         poller.stop()
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["--interval", "5", "record", "--out", "r.pgq"],
+            "pgq-top: error: --interval before record is the dashboard's: "
+            "write it after, pgq-top record --interval ...",
+        ),
+        (
+            ["--xmin-hold=3", "why"],
+            "pgq-top: error: --xmin-hold before why is the dashboard's: "
+            "write it after, pgq-top why --xmin-hold ...",
+        ),
+        (
+            ["--probe-interval", "1", "exporter"],
+            "pgq-top: error: --probe-interval before exporter is the dashboard's: pgq-top exporter has none",
+        ),
+    ],
+)
+def test_a_dashboard_flag_before_a_subcommand_that_would_drop_it_is_refused(
+    dsn: str, argv: list[str], line: str
+) -> None:
+    run = _pgq_top("--dsn", dsn, *argv)
+    assert (run.returncode, run.stderr, run.stdout) == (EXIT_USAGE, line + "\n", ""), run
+
+
+def test_count_cap_before_snapshot_is_read(dsn: str) -> None:
+    with JobQueue(dsn) as q:
+        q.enqueue("q", [{}] * 3)
+    run = _pgq_top("--count-cap", "2", "snapshot", "--json", "--wait", "0", "--dsn", dsn)
+    assert run.returncode == EXIT_OK, run.stderr
+    assert json.loads(run.stdout)["counts"]["cap"] == 2
