@@ -65,7 +65,11 @@ class WhyScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail-box") as box:
             box.border_title = "why: symptom ← cause ← root · fix"
-            box.border_subtitle = "esc to close · the keys work on the dashboard (K in the sessions panel)"
+            box.border_subtitle = (
+                "esc to close · q quits · read-only: no write key, the SQL runs elsewhere"
+                if self._hide_keys
+                else "esc to close · the keys work on the dashboard (K in the sessions panel)"
+            )
             yield Static(why_renderable(self._chains, self._hide_keys), id="why-body")
 
     def on_mount(self) -> None:
