@@ -122,8 +122,14 @@ def test_a_state_no_index_serves_is_counted_by_a_scan_with_the_advice(
 def _settled_past_budget(dsn: str, wait_s: float) -> Snapshot:
     """A one-shot poll (as `snapshot`/`check` take it) on the seed article's stock table with every
     relation counted as large (scan_pages=0: its scans are the background counter's) and a
-    background statement_timeout of 1 ms, which no scan meets: the figures no index serves are
-    never taken."""
+    background statement_timeout of 1 ms, which no scan meets (each background statement runs on its
+    own, so every scan must miss it: 100k kept done rows make each take several ms): the figures no
+    index serves are never taken."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO jobs (queue, payload, status)"
+            " SELECT 'mail', '{}', 'done' FROM generate_series(1, 100000)"
+        )
     (target,) = find_queues(dsn)
     with open_monitor(dsn, target.model, read_only=True, scan_pages=0, count_budget_ms=1) as monitor:
         monitor.collect()

@@ -1,4 +1,4 @@
-"""The background exact count: what the poll cannot afford, counted on the side.
+"""The background exact count: what the poll cannot afford, counted on the side (docs/background.md).
 
 A poll counts each queue-and-state only up to the cap (its cost must stay bounded by the cap, not the
 table). When a count passes the cap, the poll asks this counter for the count names involved; a
@@ -14,15 +14,24 @@ statement_timeout (`budget_ms`, 20 s by default), never between statements.
 
 The same thread runs the statements no index serves (scans) when the relation is too big to scan in
 the poll (monitor/tiers.py): counts uncapped, lists with their LIMIT. Each scan is its own statement
-in autocommit, so it too holds back the xmin horizon for its own duration only (at most the
-statement_timeout), never for the whole pass. Their figures are exact as of the moment before the
-first scan of the pass started (`as_of`, conservative).
+in autocommit, so it too holds back the xmin horizon for its own duration only.
 
-Pacing: after a count that took `cost`, the next waits max(min_interval_s, cost * (1 - duty) / duty),
-so the counter keeps at most `duty` of one backend busy; a pass with scans uses at most SCAN_DUTY
-(10%: it sleeps at least 9x its cost). A new state passing the cap is counted at once.
-A failed count (its statement_timeout, a lost connection, rows it cannot read: a dialect's bug, said with
-the error's class) is reported and retried after twice the wait: the thread never stops on an error.
+Each statement (the indexed counts' one statement, each scan) lands or fails on its own: what landed
+is kept with its own as_of (BackgroundCount.as_of_by; a scan's is the moment just before it started),
+what failed says why per figure (BackgroundCount.failed) and keeps its last value, stale with its true
+as_of; merge() makes one BackgroundCount of them.
+
+Pacing, per statement by its own measured cost: after a run that took `cost`, that statement waits
+max(min_interval_s, cost * (1 - duty) / duty), and the whole counter rests cost * (1 - duty) / duty
+before its next statement, so it keeps at most `duty` of one backend busy; scans (and the indexed
+counts while scans are wanted) use SCAN_DUTY (10%). The cap has hysteresis (held()): a name over the cap
+stays wanted while the poll reads at least half the cap and HOLD_POLLS polls more; a name newly over it
+is counted at once, at most once per pacing window. A failed statement is retried after twice its wait.
+
+A lost link (a terminated backend, a restart) ends nothing: the counter's session is closed and
+reopened on the next try, after a backoff (backoff(): the pacing floor, doubling, at most 30 s); the
+figures keep their true as_of meanwhile. The counter's lifetime is its owner's: only Monitor.close()
+closes it, never a failed poll. The thread never stops on an error.
 """
 
 from __future__ import annotations
@@ -43,7 +52,7 @@ from pgq_tui.db.connect import Session
 from pgq_tui.dialects.contract import COUNT_KEY, OLDEST_READY, QueueModel, Statement
 from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import PgqError, first_line, unexpected
-from pgq_tui.monitor.counting import DEPTH, FIELD, BackgroundCount, depth_of, names_of
+from pgq_tui.monitor.counting import DEPTH, FAILED, FIELD, BackgroundCount, depth_of, names_of
 from pgq_tui.monitor.tiers import SCAN_DUTY
 
 __all__ = ["BackgroundCount", "BackgroundCounter", "pacing_wait", "parse", "scan_names", "statements_for"]
@@ -143,8 +152,104 @@ def one_statement(statements: Iterable[Statement], activity: Statement | None = 
     return sql.SQL("\nUNION ALL\n").join(parts)
 
 
+COUNTS_PART = "counts"  # the part that runs every indexed count as one statement; a scan's is its name
+HOLD_POLLS = 5  # polls a wanted count name stays wanted once it has fallen below half the cap
+BACKOFF_MAX_S = 30.0  # the longest wait between two tries of a lost link
+
+
+def backoff(failures: int, first_s: float) -> float:
+    """Seconds before the next try after `failures` failed tries in a row (a lost link): doubling
+    from `first_s`, at most BACKOFF_MAX_S.
+
+    >>> [backoff(n, 0.5) for n in (1, 2, 3, 10)]
+    [0.5, 1.0, 2.0, 30.0]
+    """
+    return min(BACKOFF_MAX_S, first_s * 2.0 ** (max(1, failures) - 1))
+
+
+def held(
+    quiet: dict[str, int], over: frozenset[str], near: frozenset[str], hold: int = HOLD_POLLS
+) -> dict[str, int]:
+    """The cap's hysteresis: count name -> polls it has been below half the cap. A name over the cap
+    (`over`) is wanted; it stays wanted while it is at least half the cap (`near`), and `hold` polls
+    more; a count hovering around the cap therefore never leaves and re-enters. Pure.
+
+    >>> q = held({}, frozenset({"ready"}), frozenset({"ready"}))
+    >>> q = held(q, frozenset(), frozenset({"ready"})); q
+    {'ready': 0}
+    >>> for _ in range(4): q = held(q, frozenset(), frozenset())
+    >>> q, held(q, frozenset(), frozenset())
+    ({'ready': 4}, {})
+    """
+    out: dict[str, int] = {}
+    for name in set(quiet) | over:
+        polls = 0 if name in over or name in near else quiet.get(name, 0) + 1
+        if polls < hold:
+            out[name] = polls
+    return out
+
+
+def merge(
+    counts: BackgroundCount | None,
+    scans: Iterable[BackgroundCount],
+    failed: dict[str, str],
+    depth: frozenset[str],
+) -> BackgroundCount | None:
+    """One BackgroundCount from what each statement last landed: the indexed counts' one snapshot
+    (its as_of, max id and new rows carry the rates) and each scan, every scanned name with its own
+    as_of (`as_of_by`); `failed`: name -> why its statement's last try failed. None before anything
+    landed. Pure."""
+    scans = list(scans)
+    if counts is None and not scans:
+        return None
+    values: dict[tuple[str, str], int] = dict(counts.counts) if counts is not None else {}
+    groups = set(counts.groups) if counts is not None else set()
+    scanned: set[str] = set()
+    as_of_by: dict[str, datetime] = {}
+    lists: dict[str, list[dict[str, Any]]] = {}
+    cost_ms = counts.cost_ms if counts is not None else 0.0
+    for scan in scans:
+        for key, n in scan.counts.items():
+            values[key] = values.get(key, 0) + n
+        for name in scan.groups:  # two scans of one name (partitions): as of the older
+            as_of_by[name] = min(as_of_by.get(name, scan.as_of), scan.as_of)
+        groups |= scan.groups
+        scanned |= scan.groups
+        lists.update(scan.lists)
+        cost_ms += scan.cost_ms
+    if counts is None:
+        base = BackgroundCount(min(s.as_of for s in scans), 0.0, frozenset(), {}, 0, depth=depth)
+    else:
+        base = counts
+    return dataclasses.replace(
+        base,
+        cost_ms=cost_ms,
+        groups=frozenset(groups),
+        counts=values,
+        scanned=frozenset(scanned),
+        lists=lists,
+        as_of_by=as_of_by,
+        failed=dict(failed),
+    )
+
+
+@dataclasses.dataclass
+class _Part:
+    """One background statement's record (kept by the counting thread, under the counter's lock)."""
+
+    due: float = 0.0  # monotonic time it may start next
+    wait_s: float = 0.0  # its last pacing wait
+    cost_s: float = 0.0  # its last measured cost
+    error: str | None = None  # why its last try failed (None: it landed)
+    landed: BackgroundCount | None = None  # its last result, kept through later failures
+    started_at: float = -1.0  # monotonic start of the run that landed `landed`
+
+
 class BackgroundCounter:
-    """Thread-safe: the poll calls `want()` and `latest()`; one daemon thread does the counting."""
+    """Thread-safe: the poll calls `want()` and `latest()`; one daemon thread does the counting.
+
+    Its lifetime is its owner's (the Monitor closes it in `Monitor.close()`, nowhere else): a poll that
+    lost its link leaves it running, and its own session reconnects with backoff."""
 
     def __init__(
         self,
@@ -171,33 +276,44 @@ class BackgroundCounter:
             read_only=read_only,
         )
         self._cond = threading.Condition()
+        self._quiet: dict[str, int] = {}  # wanted count name -> polls below half the cap (held())
+        self._names: frozenset[str] = frozenset()  # the count names the indexed counts part reads
+        self._scans: dict[str, Statement] = {}  # statements no index serves, each run on its own
         self._wanted: frozenset[str] = frozenset()
+        self._parts: dict[str, _Part] = {}
         self._latest: BackgroundCount | None = None
-        self._error: str | None = None
-        self._next_at = 0.0  # monotonic time the next count may start
-        self._asked_at = 0.0  # when the wanted states last grew
-        self._started_at = 0.0  # when the latest count started
-        self._last_wait = min_interval_s
-        self._running = False  # a count is in flight
+        self._asked_at = 0.0  # when the wanted figures last grew
+        self._idle_until = 0.0  # monotonic: the duty's rest after the last statement, or the link's backoff
+        self._link_error: str | None = None  # the link is lost: why (cleared when a statement lands)
+        self._link_failures = 0  # tries in a row that found no link
+        self._early = False  # a name newly over the cap: the counts part may run once before its time
+        self._early_after = 0.0  # monotonic: no other early run before then (one per pacing window)
+        self._busy_s = 0.0  # the time spent running statements, all told (the measured duty's numerator)
+        self._running: str | None = None  # the part in flight
         self._thread: threading.Thread | None = None
         self._closed = False
         self._active: psycopg.Connection | None = None  # the connection a count runs on (to cancel)
-        self._scans: tuple[Statement, ...] = ()  # statements no index serves, run one by one
 
     # -- the poll's side --------------------------------------------------------------------------
-    def want(self, groups: frozenset[str], scans: tuple[Statement, ...] = ()) -> None:
-        """The count names that passed the cap at this poll, and the scans the poll leaves to the
-        background (a relation too big to scan in the poll); both empty: the counter idles."""
-        if groups:
-            groups = statements_for(self.model, groups)[1] | groups
-        groups |= scan_names(scans)
+    def want(
+        self, groups: frozenset[str], scans: tuple[Statement, ...] = (), near: frozenset[str] = frozenset()
+    ) -> None:
+        """The count names that passed the cap at this poll (`groups`; `near`: those at least half
+        the cap, for the hysteresis: held()), and the scans the poll leaves to the background (a
+        relation too big to scan in the poll); nothing wanted: the counter idles."""
         with self._cond:
-            self._scans = scans
-            if groups - self._wanted:
-                self._next_at = 0.0  # a state newly over the cap: count it now
-                self._asked_at = time.monotonic()
-            self._wanted = groups
-            if groups and self._thread is None and not self._closed:
+            now = time.monotonic()
+            self._quiet = held(self._quiet, groups, near | groups)
+            raw = frozenset(self._quiet)
+            names = statements_for(self.model, raw)[1] | raw if raw else frozenset[str]()
+            by_name = {s.name: s for s in scans}
+            if names - self._names or by_name.keys() - self._scans.keys():
+                self._asked_at = now
+            if names - self._names and now >= self._early_after:
+                self._early = True  # a state newly over the cap: counted at once, once per window
+            self._names, self._scans = names, by_name
+            self._wanted = names | scan_names(by_name.values())
+            if self._wanted and self._thread is None and not self._closed:
                 self._thread = threading.Thread(target=self._run, name="pgq-top counts", daemon=True)
                 self._thread.start()
             self._cond.notify_all()
@@ -213,29 +329,41 @@ class BackgroundCounter:
 
     @property
     def error(self) -> str | None:
+        """The lost link's error, else the first failing statement's (None: everything landed)."""
         with self._cond:
-            return self._error
+            if self._link_error is not None:
+                return self._link_error
+            return next((p.error for k, p in self._parts.items() if p.error and k in self._keys()), None)
+
+    @property
+    def busy_s(self) -> float:
+        """Seconds spent running statements since the counter started (its measured duty: the
+        difference over a window, divided by the window)."""
+        with self._cond:
+            return self._busy_s
 
     @property
     def max_lag_s(self) -> float:
-        """How old a background figure gets before the next one lands: the pacing wait plus the next
-        count, taken as twice the last one's cost (the budget before any count has finished). The hard
-        bound is the wait plus the budget: a count that overruns it fails and says so."""
+        """How old a background figure gets before the next one lands: its statement's pacing wait,
+        or one round of every landed statement at its duty when that is longer, plus the next run,
+        taken as twice the costliest last one (the budget before one has landed). The hard bound adds
+        the budget: a statement that overruns it fails and says so."""
         with self._cond:
-            cost_s = 2 * self._latest.cost_ms / 1000 if self._latest else self.budget_ms / 1000
-            return self._last_wait + cost_s
+            landed = [(k, p) for k in self._keys() if (p := self._parts.get(k)) and p.landed is not None]
+            cycle = sum(p.cost_s / self._duty(k) for k, p in landed)
+            waits = [p.wait_s for _, p in landed]
+            run = 2 * max(p.cost_s for _, p in landed) if landed else self.budget_ms / 1000
+            return max([self.min_interval_s, cycle, *waits]) + run
 
     def wait_for(self, groups: frozenset[str], timeout: float) -> bool:
-        """Block until a count covering `groups`, started after they were asked for, has landed;
-        False after `timeout` or when a count failed."""
+        """Block until every statement covering `groups` has landed a run started after they were
+        asked for; False after `timeout`, or when one of them failed (and the rest are done)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while not self._closed:
-                latest = self._latest
-                if latest is not None and groups <= latest.groups and self._started_at >= self._asked_at:
-                    return True
-                if self._error is not None and not self._running:
-                    return False
+                settled = self._settled(groups)
+                if settled is not None:
+                    return settled
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -243,10 +371,11 @@ class BackgroundCounter:
         return False
 
     def close(self) -> None:
+        """End the counting thread and its session (the owner's call: Monitor.close())."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
-            running = self._running
+            running = self._running is not None
         conn = self._active
         if running and conn is not None:
             with contextlib.suppress(Exception):  # best effort: the statement_timeout ends it anyway
@@ -255,98 +384,182 @@ class BackgroundCounter:
             self._thread.join(timeout=2.0)
         self._session.close()
 
+    # -- bookkeeping (under the lock) -------------------------------------------------------------
+    def _keys(self) -> list[str]:
+        """The parts wanted now: the indexed counts (when any name is), then each scan."""
+        return ([COUNTS_PART] if self._names else []) + list(self._scans)
+
+    def _duty(self, key: str) -> float:
+        """A scan's share of one backend: SCAN_DUTY; the indexed counts' too while scans are wanted
+        (the counter as a whole then stays within it), else the counter's own `duty`."""
+        return min(self.duty, SCAN_DUTY) if key != COUNTS_PART or self._scans else self.duty
+
+    def _covers(self, key: str) -> frozenset[str]:
+        return self._names if key == COUNTS_PART else scan_names((self._scans[key],))
+
+    def _settled(self, groups: frozenset[str]) -> bool | None:
+        """True: every part covering `groups` landed since they were asked for; False: one failed
+        and none is still to come; None: still waiting."""
+        failed = False
+        for key in self._keys():
+            if not self._covers(key) & groups:
+                continue
+            part = self._parts.get(key)
+            if part is not None and part.landed is not None and part.started_at >= self._asked_at:
+                continue
+            if part is not None and part.error is not None and self._running != key:
+                failed = True
+                continue
+            return None
+        return not failed
+
+    def _next(self, now: float) -> str | None:
+        """The part to run now: the counts part when newly over the cap (once per pacing window, and
+        never while the link is in backoff), else the most overdue one once the duty's rest is over."""
+        keys = self._keys()
+        if self._link_failures and now < self._idle_until:
+            return None
+        if self._early and COUNTS_PART in keys:
+            return COUNTS_PART
+        if now < self._idle_until:
+            return None
+        due = [(self._parts[k].due if k in self._parts else 0.0, k) for k in keys]
+        ready = [d for d in due if d[0] <= now]
+        return min(ready)[1] if ready else None
+
+    def _sleep(self, now: float) -> float | None:
+        keys = self._keys()
+        if not keys:
+            return None
+        first = min(self._parts[k].due if k in self._parts else 0.0 for k in keys)
+        return max(0.01, max(first, self._idle_until) - now)
+
+    def _failed_names(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for key in self._keys():
+            part = self._parts.get(key)
+            if part is not None and part.error is not None:
+                out.update(dict.fromkeys(self._covers(key), f"{FAILED}{part.error}"))
+        return out
+
+    def _land(
+        self,
+        key: str,
+        result: BackgroundCount | None,
+        error: str | None,
+        lost: bool,
+        cost_s: float,
+        started_at: float,
+    ) -> None:
+        part = self._parts.setdefault(key, _Part())
+        duty = self._duty(key)
+        wait = pacing_wait(cost_s, self.min_interval_s, duty)
+        now = time.monotonic()
+        self._busy_s += cost_s
+        self._idle_until = now + cost_s * (1.0 - duty) / duty
+        part.cost_s = cost_s
+        if result is not None:
+            part.landed, part.error, part.started_at, part.wait_s = result, None, started_at, wait
+            part.due = now + wait
+            self._link_error, self._link_failures = None, 0
+        elif lost:  # no link: every part waits for it, with backoff; this one is first again
+            part.error = error
+            self._link_error, self._link_failures = error, self._link_failures + 1
+            self._idle_until = now + backoff(self._link_failures, max(0.5, self.min_interval_s))
+        else:  # this statement failed (its timeout, rows it cannot read): it alone is retried later
+            part.error, part.due = error, now + 2 * wait
+        if key == COUNTS_PART and self._early:
+            self._early = False
+            self._early_after = now + max(self.min_interval_s, wait)
+        landed = [self._parts[k].landed for k in self._scans if k in self._parts]
+        counts = self._parts.get(COUNTS_PART)
+        self._latest = merge(
+            counts.landed if counts is not None and self._names else None,
+            (b for b in landed if b is not None),
+            self._failed_names(),
+            depth_of(self.model),
+        )
+
     # -- the counting thread ----------------------------------------------------------------------
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._closed and (not self._wanted or time.monotonic() < self._next_at):
-                    self._cond.wait(None if not self._wanted else max(0.01, self._next_at - time.monotonic()))
-                if self._closed:
+                key = None if self._closed else self._next(time.monotonic())
+                while not self._closed and key is None:
+                    self._cond.wait(self._sleep(time.monotonic()))
+                    key = None if self._closed else self._next(time.monotonic())
+                if self._closed or key is None:
                     return
-                groups = self._wanted
-                scans = self._scans
-                previous = self._latest
-                self._running = True
+                names = self._names
+                scan = self._scans.get(key)
+                part = self._parts.get(COUNTS_PART)
+                previous = part.landed if part is not None else None
+                self._running = key
                 started_at = time.monotonic()
             started = time.perf_counter()
+            error = None
+            result: BackgroundCount | None = None
             try:
-                result = self._count(groups - scan_names(scans), previous, scans)
-                error = None
+                with self._session.deadline(self.budget_ms / 1000 + 10):
+                    conn = self._active = self._session.conn
+                    result = (
+                        self._scan(conn, scan) if scan is not None else self._count(conn, names, previous)
+                    )
             except (psycopg.Error, PgqError) as exc:
-                result, error = None, first_line(exc)
-                if not self._session.usable:
-                    self._session.close()
+                error = first_line(exc)
             except Exception as exc:  # rows it cannot read (a bug): said, retried
-                result, error = None, unexpected(exc)
-                if not self._session.usable:
-                    self._session.close()
+                error = unexpected(exc)
+            lost = error is not None and not self._session.usable
+            if lost:
+                self._session.close()  # the counter's own session: the next try reconnects
             cost_s = time.perf_counter() - started
             with self._cond:
-                self._running = False
-                duty = min(self.duty, SCAN_DUTY) if scans else self.duty
-                wait = pacing_wait(cost_s, self.min_interval_s, duty)
-                if result is not None:
-                    self._latest, self._error, self._last_wait = result, None, wait
-                    self._started_at = started_at
-                else:
-                    self._error, wait = error, 2 * wait
-                self._next_at = time.monotonic() + wait
+                self._running = None
+                self._land(key, result, error, lost, cost_s, started_at)
                 self._cond.notify_all()
 
     def _count(
-        self, groups: frozenset[str], previous: BackgroundCount | None, scans: tuple[Statement, ...] = ()
+        self, conn: psycopg.Connection, groups: frozenset[str], previous: BackgroundCount | None
     ) -> BackgroundCount:
-        conn = self._active = self._session.conn
-        # the session deadline covers the counts' transaction and each scan after it (each bounded
-        # by the counter's statement_timeout)
-        with self._session.deadline(self.budget_ms / 1000 * (1 + len(scans)) + 10):
-            return self._count_on(conn, groups, previous, scans)
-
-    def _count_on(
-        self,
-        conn: psycopg.Connection,
-        groups: frozenset[str],
-        previous: BackgroundCount | None,
-        scans: tuple[Statement, ...],
-    ) -> BackgroundCount:
-        statements, names = statements_for(self.model, groups) if groups else ((), frozenset[str]())
-        activity = self.model.activity
+        """Every indexed count reading `groups`, and the activity rows, as ONE statement: one
+        snapshot (autocommit, READ COMMITTED), never a transaction around several, so the xmin
+        horizon is held for that one statement only (at most the statement_timeout, `budget_ms`)."""
+        statements, names = statements_for(self.model, groups)
         started = time.perf_counter()
         rows: list[dict[str, Any]] = []
         seen: list[dict[str, Any]] = []
-        lists: dict[str, list[dict[str, Any]]] = {}
-        scanned = scan_names(scans)
         as_of = None
-        if statements:
-            # one snapshot for every count and the activity rows: one statement (autocommit, READ
-            # COMMITTED), never a transaction around several, so the xmin horizon is held for the
-            # length of that one statement only (at most the statement_timeout, `budget_ms`)
-            after = (previous.max_id or None) if previous is not None else None
-            params = {**DEFAULTS, "cap1": None, "after": after, "max_span": ALL_IDS, "gap_rows": 0}
-            with conn.cursor(row_factory=dict_row) as cur:
-                counted = cur.execute(one_statement(statements, activity), {**params, "lo": [], "hi": []})
-                for r in counted.fetchall():
-                    if r["part"] == NOW:
-                        as_of = r["at"]
-                    else:
-                        (rows if r["part"] == COUNTS else seen).append(r["row"])
-        # The scans after it, each its own autocommit statement (its own snapshot and timeout): their
-        # figures are exact as of a moment after `as_of`, which is therefore a conservative age.
+        after = (previous.max_id or None) if previous is not None else None
+        params = {**DEFAULTS, "cap1": None, "after": after, "max_span": ALL_IDS, "gap_rows": 0}
         with conn.cursor(row_factory=dict_row) as cur:
-            if as_of is None:
-                as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
-            for statement in scans:
-                scan_params = {**DEFAULTS, "cap1": None, "rows": self.list_rows}
-                got = cur.execute(statement.compose(), scan_params).fetchall()
-                if is_list(statement):
-                    lists[statement.name] = got
+            counted = cur.execute(
+                one_statement(statements, self.model.activity), {**params, "lo": [], "hi": []}
+            )
+            for r in counted.fetchall():
+                if r["part"] == NOW:
+                    as_of = r["at"]
                 else:
-                    rows += got
+                    (rows if r["part"] == COUNTS else seen).append(r["row"])
+        assert as_of is not None  # the first row of one_statement()
         cost_ms = (time.perf_counter() - started) * 1000
-        result = parse(rows, names | scanned, as_of, cost_ms, seen)
-        result = dataclasses.replace(result, depth=depth_of(self.model), scanned=scanned, lists=lists)
-        if not statements:  # no snapshot of the depth, no activity: no rates from this one
+        result = dataclasses.replace(parse(rows, names, as_of, cost_ms, seen), depth=depth_of(self.model))
+        if not statements:  # no snapshot of the depth: no rates from this one
             return dataclasses.replace(result, new=None, previous=None)
         # Keep one count back (rates need two), not the whole chain.
         back = dataclasses.replace(previous, previous=None) if previous is not None else None
         return dataclasses.replace(result, new=result.new if back is not None else None, previous=back)
+
+    def _scan(self, conn: psycopg.Connection, statement: Statement) -> BackgroundCount:
+        """One statement no index serves, on its own (autocommit: its own snapshot and timeout): its
+        figures are exact as of the moment before it started (`as_of`, read just before)."""
+        started = time.perf_counter()
+        names = scan_names((statement,))
+        with conn.cursor(row_factory=dict_row) as cur:
+            as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
+            got = cur.execute(
+                statement.compose(), {**DEFAULTS, "cap1": None, "rows": self.list_rows}
+            ).fetchall()
+        cost_ms = (time.perf_counter() - started) * 1000
+        if is_list(statement):
+            return BackgroundCount(as_of, cost_ms, names, {}, 0, lists={statement.name: got}, scanned=names)
+        return dataclasses.replace(parse(got, names, as_of, cost_ms), scanned=names, new=None)

@@ -15,13 +15,15 @@ while the relation is small, else in the background counter (monitor/tiers.py): 
 optimization, never the price of a figure. Panels a dialect cannot serve (its framework does not
 record it) are listed in `Snapshot.unsupported` with the reason, never run. The connection is
 autocommit, so no transaction or snapshot survives a poll (a monitor must not pin the xmin horizon it
-watches); the background counter's counts are one statement each pass, never a transaction of several.
+watches); the background counter's indexed counts are one statement, each scan another, never a
+transaction of several.
 
 Each panel is one or a few statements; if one fails (statement_timeout, lock_timeout, a missing
 privilege), or its rows cannot be read (a dialect's bug: the error's class and message), its panel is
 left empty and `Snapshot.errors[panel]` says why, while the others carry on (a count statement's
-counts are unknown with that reason, never 0). A lost connection raises PgqError; the next collect()
-reconnects.
+counts are unknown with that reason, never 0). A lost connection raises PgqError and drops the poll's
+session only; the next collect() reconnects. The background counter lives on through it (its own
+session reconnects with backoff): only close(), the Monitor's owner's call, ends it.
 """
 
 from __future__ import annotations
@@ -161,6 +163,7 @@ class Monitor:
         self._prefetched: dict[Hashable, pipeline.QueryResult] = {}  # sent together, read by _rows/_run
         self._listed: set[str] = set()  # the queues the last poll listed
         self._over: frozenset[str] = frozenset()  # the count names over the cap at the last good poll
+        self._near: frozenset[str] = frozenset()  # ... and those at least half the cap
         self._version = 0
 
     # -- connection -------------------------------------------------------------------------------
@@ -177,7 +180,14 @@ class Monitor:
         return self._session.conn
 
     def close(self) -> None:
+        """The Monitor's end, and the one place its lifetimes end: the background counter's and the
+        poll session's. A failed poll never calls it (a lost link drops the poll session only)."""
         self._counter.close()
+        self._session.close()
+
+    def _drop_poll_session(self) -> None:
+        """A poll lost its link: close the poll's session (the next poll opens a new one). The
+        background counter is left running; its own session reconnects by itself, with backoff."""
         self._session.close()
 
     @property
@@ -233,7 +243,8 @@ class Monitor:
         self._prefetched = pipeline.run(self._connection(), plan)
 
     def _guard(self, panel: str, errors: dict[str, str], fallback: T, fn: Callable[[], T]) -> T:
-        """Run one panel; a failed statement empties the panel, a lost connection fails the poll.
+        """Run one panel; a failed statement empties the panel, a lost connection fails the poll (and
+        drops the poll's session only: the next poll reconnects; the background counter keeps its own).
         Rows the panel cannot read (a dialect's bug: a value of the wrong type, an unknown word) fail
         that panel alone, the error's class and message in `errors[panel]`; the rest of the poll
         stands."""
@@ -241,7 +252,7 @@ class Monitor:
             return fn()
         except psycopg.Error as exc:
             if not self._session.usable:
-                self.close()
+                self._drop_poll_session()
                 raise describe(exc) from None
             errors[panel] = first_line(exc)
             return fallback
@@ -269,7 +280,7 @@ class Monitor:
             rel = self._check(self._rows("check_table", check)[0])
         except psycopg.Error as exc:
             if not self._session.usable:
-                self.close()
+                self._drop_poll_session()
             raise describe(exc, table=self.qualified, hint=self.model.setup_hint) from None
         now = server["now"]
         errors: dict[str, str] = {}
@@ -279,7 +290,7 @@ class Monitor:
         try:
             self._prefetch(self._plan(now, oid))
         except psycopg.Error as exc:  # the connection went away mid-poll
-            self.close()
+            self._drop_poll_session()
             raise describe(exc, table=self.qualified, hint=self.model.setup_hint) from None
 
         cap1 = self.count_cap + 1
@@ -313,8 +324,15 @@ class Monitor:
         )
         self._listed = {q.queue for q in queues}
         if not failed:  # a failed count keeps what the background was asked for
-            self._over = counting.over_cap(counting.poll_reads(count_rows)[0], model, cap1) - uncapped
-        self._counter.want(self._over, tier.deferred)
+            reads = counting.poll_reads(count_rows)[0]
+            self._over = counting.over_cap(reads, model, cap1) - uncapped
+            # at least half the cap: a name the counter already counts stays wanted (its hysteresis)
+            self._near = counting.over_cap(reads, model, max(1, cap1 // 2)) - uncapped
+        self._counter.want(self._over, tier.deferred, self._near)
+        if bg is not None:  # a deferred figure whose scan failed before it ever landed: why, per figure
+            for name in deferred - bg.groups:
+                if name in bg.failed:
+                    unknown.setdefault(name, bg.failed[name])
         leases, stuck = self._leases(errors, queues, bg)
         dead = DeadList((), 0)
         if model.dead is not None:
@@ -467,14 +485,15 @@ class Monitor:
         state = "idle" if not counter.wanted else ("ready" if bg is not None else "waiting")
         if counter.error is not None:
             state = "failed"
+        oldest = min([bg.as_of, *bg.as_of_by.values()]) if bg is not None else None  # its oldest figure
         return CountStatus(
             cap=self.count_cap,
             background=state,
             budget_ms=counter.budget_ms,
             max_lag_s=counter.max_lag_s,
-            as_of=bg.as_of if bg is not None else None,
+            as_of=oldest,
             cost_ms=bg.cost_ms if bg is not None else None,
-            lag_s=(now - bg.as_of).total_seconds() if bg is not None else None,
+            lag_s=(now - oldest).total_seconds() if oldest is not None else None,
             error=counter.error,
         )
 
@@ -489,10 +508,13 @@ class Monitor:
         rows = bg.lists.get(statement.name) if bg is not None else None
         panel = "leases" if statement is self.model.leases else "dead"
         note = self.notes.get(panel)
+        name = f"list:{statement.name}"
         if rows is None or bg is None:
-            why = counting.NOT_LANDED
+            why = bg.failed.get(name, counting.NOT_LANDED) if bg is not None else counting.NOT_LANDED
             return [], Figure(UNKNOWN, None, counting.BACKGROUND_SCAN, reason=why, note=note)
-        return rows[: self.lease_rows], Figure("stale", bg.as_of, counting.BACKGROUND_SCAN, note=note)
+        failed = bg.failed.get(name)
+        figure = Figure("stale", bg.as_of_for(name), counting.BACKGROUND_SCAN, reason=failed, note=note)
+        return rows[: self.lease_rows], figure
 
     def _leases(
         self, errors: dict[str, str], queues: tuple[QueueStats, ...], bg: BackgroundCount | None
@@ -591,4 +613,3 @@ def _cap(statement: Statement, cap1: int) -> int | None:
 def open_monitor(conninfo: str, model: QueueModel, **kw: Any) -> Monitor:
     """The monitor of a detected queue (`model`: `QueueTarget.model` from detection.find_queues)."""
     return Monitor(conninfo, model, **kw)
-

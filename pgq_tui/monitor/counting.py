@@ -36,6 +36,7 @@ POLL = "poll"  # capped index walk in this poll
 BACKGROUND = "background"  # the background exact count
 SCAN = "scan"  # a scan no index serves, in this poll (a small relation: monitor/tiers.py)
 BACKGROUND_SCAN = "background scan"  # the same scan, run by the background counter (a large relation)
+FAILED = "background count failed: "  # a background-served figure whose statement failed: this, then why
 NOT_LANDED = "the background scan (no index serves it; the table is large) has not landed yet"
 # the panel (or figure) each capability feeds, for Snapshot.unsupported. A framework without its own
 # counters still has a throughput panel when the rates come from its ids (RATES): "counters" says
@@ -68,9 +69,18 @@ class BackgroundCount:
     # of the rest): exact as of at least `as_of` (taken before the first of them started)
     scanned: frozenset[str] = frozenset()
     lists: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # statement name -> its rows
+    # Each background statement lands on its own (monitor/background.py): a name read by a statement
+    # whose moment is not `as_of` (a scan, `list:<statement>` for a list) -> when it was true; and a
+    # name whose statement failed at its last try -> why (its value, if any, is the last that landed).
+    as_of_by: dict[str, datetime] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
 
     def value(self, queue: str, name: str) -> int | None:
         return self.counts.get((queue, name), 0) if name in self.groups else None
+
+    def as_of_for(self, name: str) -> datetime:
+        """When the figure `name` (a count name, or `list:<statement>`) was true."""
+        return self.as_of_by.get(name, self.as_of)
 
 
 def names_of(statement: Statement) -> frozenset[str]:
@@ -136,8 +146,9 @@ def figure(
     floor = read if overall else cap1 - 1
     value = bg.value(queue, name) if bg is not None else None
     if value is not None and bg is not None and value > floor:
-        return value, Figure(STALE, bg.as_of, BACKGROUND)
-    return floor, Figure(AT_LEAST, now, POLL)
+        return value, Figure(STALE, bg.as_of_for(name), BACKGROUND, reason=bg.failed.get(name))
+    why = bg.failed.get(name) if bg is not None else None
+    return floor, Figure(AT_LEAST, now, POLL, reason=why)
 
 
 def queue_stats(
@@ -247,16 +258,18 @@ def oldest_unknown(model: QueueModel, failed: Mapping[Statement, str] | None = N
 
 
 def scanned_figure(name: str, bg: BackgroundCount | None, queue: str) -> tuple[int | None, Figure]:
-    """A count left to the background counter's scans: its last exact value (stale, with as_of), or
-    unknown (None, never 0) before the first scan covering it has landed.
+    """A count left to the background counter's scans: its last exact value (stale, with its own
+    as_of, and why its last try failed if it did), or unknown (None, never 0) before the first scan
+    covering it has landed (with the scan's error when it failed).
 
     >>> n, f = scanned_figure("dead", None, "q"); n, f.accuracy, f.reason == NOT_LANDED
     (None, 'unknown', True)
     """
     value = bg.value(queue, name) if bg is not None else None
     if value is None or bg is None:
-        return None, Figure(UNKNOWN, None, BACKGROUND_SCAN, reason=NOT_LANDED)
-    return value, Figure(STALE, bg.as_of, BACKGROUND_SCAN)
+        why = bg.failed.get(name, NOT_LANDED) if bg is not None else NOT_LANDED
+        return None, Figure(UNKNOWN, None, BACKGROUND_SCAN, reason=why)
+    return value, Figure(STALE, bg.as_of_for(name), BACKGROUND_SCAN, reason=bg.failed.get(name))
 
 
 def notes(model: QueueModel) -> dict[str, str]:

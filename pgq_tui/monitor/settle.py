@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from pgq_tui.monitor.counting import BACKGROUND, BACKGROUND_SCAN
+from pgq_tui.monitor.counting import BACKGROUND, BACKGROUND_SCAN, FAILED
 from pgq_tui.monitor.snapshot import AT_LEAST, UNKNOWN, Figure, QueueStats, Snapshot
 
 DEFAULT_WAIT_S = 10.0
@@ -49,7 +49,7 @@ def not_finished(waited_s: float, error: str | None = None) -> str:
     'background count failed: canceling statement due to statement timeout'
     """
     if error:
-        return f"background count failed: {error}"
+        return f"{FAILED}{error}"
     return f"background count not finished within {waited_s:g} s"
 
 
@@ -63,12 +63,18 @@ def owed(figure: Figure) -> bool:
 
 def past_wait(snap: Snapshot, waited_s: float) -> Snapshot:
     """The Snapshot with every figure still owed by the background counter saying why it is not
-    exact: not finished within the wait, or the background count's error. Pure."""
+    exact: its own statement's error (each background statement fails on its own), else not finished
+    within the wait, or the background counter's error. Pure."""
     error = snap.counts.error if snap.counts is not None else None
     why = not_finished(waited_s, error)
 
+    def reason(f: Figure) -> str:
+        return f.reason if f.reason is not None and f.reason.startswith(FAILED) else why
+
     def mark(q: QueueStats) -> QueueStats:
-        figures = {n: dataclasses.replace(f, reason=why) if owed(f) else f for n, f in q.figures.items()}
+        figures = {
+            n: dataclasses.replace(f, reason=reason(f)) if owed(f) else f for n, f in q.figures.items()
+        }
         return dataclasses.replace(q, figures=figures) if figures != q.figures else q
 
     return dataclasses.replace(snap, queues=tuple(mark(q) for q in snap.queues))
