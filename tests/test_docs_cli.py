@@ -86,3 +86,20 @@ def test_the_readme_exit_codes_are_the_ones_the_code_defines() -> None:
         "an action refused": errors.EXIT_REFUSED,
     }
     assert {words: n for n, words in listed.items()} == defined, listed
+
+
+def test_reference_pages_carry_no_internal_history_or_outside_citations() -> None:
+    """Reference pages say what is, citing only what the repository holds: no issue numbers or branch
+    names (the CHANGELOG and the development notes hold the history), no notes kept elsewhere."""
+    history = ("development.md", "contributing.md")
+    found = []
+    for md in FILES:
+        text = md.read_text()
+        if "PERF_NOTES" in text:
+            found.append(f"{md.relative_to(ROOT)}: cites PERF_NOTES, which is not in the repository")
+        if md.name not in history:
+            found += [
+                f"{md.relative_to(ROOT)}: {m}"
+                for m in re.findall(r"issue #\d+|\(#\d+\)|branch [\w-]+-\w+", text)
+            ]
+    assert not found, found
