@@ -10,6 +10,7 @@ import pytest
 from monitor_support import pgq_monitor
 from test_diagnosis_server import FAST
 from test_tui_app import dashboard, plain, settle
+from textual.widgets import Input
 
 from pgq_tui.queue import JobQueue
 from pgq_tui.tui import keys
@@ -88,3 +89,11 @@ async def test_escape_closes_a_screen_and_q_quits_from_it(dsn: str, opener: str,
         await pilot.press("q")
         await pilot.pause()
         assert not app.is_running
+
+
+async def test_a_write_key_typed_into_the_filter_is_text_not_a_refusal(dsn: str) -> None:
+    async with dashboard(dsn, size=(80, 24), read_only=True) as (app, pilot):
+        await pilot.press("slash", "R", "K")
+        await pilot.pause()
+        assert app.query_one("#filter", Input).value == "RK"
+        assert keys.READ_ONLY_REFUSAL not in _notes(app)
