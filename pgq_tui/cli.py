@@ -13,7 +13,16 @@ from collections.abc import Sequence
 import psycopg
 
 from pgq_tui import __version__
-from pgq_tui.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PgqError, RedactFilter, describe, redact
+from pgq_tui.errors import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    PgqError,
+    RedactFilter,
+    describe,
+    redact,
+)
 
 
 def _common(p: argparse.ArgumentParser, *, suppress: bool = False, many: bool = False) -> None:
@@ -95,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--interval", type=float, default=2.0, help="refresh interval in seconds (default: 2)"
     )
-    parser.add_argument("--read-only", action="store_true", help="disable every write action")
+    _read_only(parser)
     _counting(parser)
     from pgq_tui.diagnosis.command import add_threshold_arguments as add_dashboard_thresholds
 
@@ -117,8 +126,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    init = sub.add_parser("init", help="create the jobs table, its indexes and settings (idempotent)")
+    init = sub.add_parser(
+        "init",
+        help="only for pgq-top's own queue: create its jobs table, indexes and settings (idempotent); "
+        "monitoring needs no init",
+        description="Create or upgrade pgq-top's own jobs table (the queue library's). An existing table "
+        "that is not pgq-top's is refused unchanged; monitoring any queue needs no init.",
+    )
     _common(init, suppress=True)
+    init.add_argument(
+        "--adopt",
+        action="store_true",
+        help="turn an existing seed-shaped table holding only pgq-top's statuses into pgq-top's queue "
+        "(adds columns, a status constraint, indexes and autovacuum settings)",
+    )
+    init.add_argument(
+        "--dry-run", action="store_true", help="print every statement init would run, and change nothing"
+    )
 
     worker = sub.add_parser("worker", help="run a pool of worker processes on one or more queues")
     _common(worker, suppress=True)
@@ -214,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="from the symptom to its root cause to the fix: exit 0 nothing wrong, 1 warning, 2 critical",
         description="Poll every queue of each target for --window seconds, then print each chain from "
         "the symptom to its root cause and the fix (the dashboard key, the SQL or command). Exit 0 "
-        "nothing wrong, 1 the worst chain warns, 2 it is critical, 3 a target could not be read. "
+        "nothing wrong, 1 the worst chain warns, 2 it is critical; a target that could not be read "
+        "and nothing found elsewhere: its error's code (3 cannot connect, 4 no queue, 5 a privilege). "
         "See docs/diagnosis.md.",
     )
     _common(why, suppress=True, many=True)
@@ -239,11 +264,32 @@ def build_parser() -> argparse.ArgumentParser:
     _common(adv, suppress=True)
     adv.add_argument("--seconds", type=float, default=15.0, help="how long to measure (default: 15)")
     adv.add_argument("--json", action="store_true", help="print JSON")
+    for command in sub.choices.values():
+        _read_only(command, suppress=True)
     return parser
+
+
+def _read_only(p: argparse.ArgumentParser, *, suppress: bool = False) -> None:
+    """--read-only before or after the subcommand: people type it where they think of it. After it,
+    the default is suppressed so the flag given before the subcommand still counts."""
+    p.add_argument(
+        "--read-only",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="disable every write action (init and worker refuse to run)",
+    )
+
+
+def _refuse_writes(args: argparse.Namespace, what: str) -> None:
+    if args.read_only:
+        raise PgqError(f"read-only: writes are disabled ({what})", EXIT_REFUSED)
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
     from pgq_tui.db import resolve_dsn
+
+    if not args.dry_run:
+        _refuse_writes(args, "pgq-top init writes the jobs table; --dry-run only prints")
     from pgq_tui.queue import JobQueue
 
     # No statement timeout: a concurrent index build on a big table takes as long as it takes.
@@ -251,7 +297,13 @@ def _cmd_init(args: argparse.Namespace) -> int:
     with JobQueue(
         resolve_dsn(args.dsn), table, schema, worker_id="pgq-top init", statement_timeout_ms=None
     ) as q:
-        done = q.install(say=lambda message: print(f"pgq-top: {message}", flush=True))
+        if args.dry_run:
+            from pgq_tui.jobtable.schema import plan
+
+            statements = plan(q.conn, table, schema, adopt=args.adopt)
+            print("\n".join(statements) if statements else "-- nothing to change")
+            return EXIT_OK
+        done = q.install(say=lambda message: print(f"pgq-top: {message}", flush=True), adopt=args.adopt)
     print(f"pgq-top: {schema}.{table} is ready" + ("" if done else " (nothing to change)"))
     return EXIT_OK
 
@@ -268,6 +320,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     from pgq_tui.queue.supervise import RestartPolicy
     from pgq_tui.queue.worker import WorkerConfig
 
+    _refuse_writes(args, "a pgq-top worker claims and completes jobs")
     dsn = resolve_dsn(args.dsn)
     args.table, args.schema = args.table or "jobs", args.schema or "public"
     load_handler(args.handler)  # fail fast, in the parent, with one line
@@ -436,9 +489,48 @@ def _resolve_targets(args: argparse.Namespace) -> None:
         args.dialect_settings = dict(only.settings)
 
 
+# The dashboard's own flags: before a subcommand that does not use them they would be dropped silently
+# (or overridden by the subcommand's flag of the same name), so they are refused there.
+_DASHBOARD_ONLY = ("--interval", "--count-cap", "--probe-interval", "--record", "--demo", "--demo-dir")
+
+
+def _dropped_flags(parser: argparse.ArgumentParser, argv: Sequence[str], command: str) -> None:
+    """Refuse (one line, exit 2) a dashboard flag written before a subcommand that does not read it
+    there: `pgq-top --interval 5 record` would otherwise poll every 2 s."""
+    from pgq_tui.diagnosis.command import FLAGS
+
+    dashboard_only = {*_DASHBOARD_ONLY, *(flag for flag, _, _ in FLAGS)}
+    if command == "snapshot":
+        dashboard_only.discard("--count-cap")  # snapshot reads the one before it too
+    options = parser._option_string_actions
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    words = iter(argv)
+    for word in words:
+        if word == command:
+            return
+        flag = word.split("=", 1)[0]
+        if flag in dashboard_only:
+            there = flag in sub._option_string_actions
+            raise PgqError(
+                f"{flag} before {command} is the dashboard's: "
+                + (
+                    f"write it after, pgq-top {command} {flag} ..."
+                    if there
+                    else f"pgq-top {command} has none"
+                ),
+                EXIT_USAGE,
+            )
+        action = options.get(flag)
+        if action is not None and action.nargs != 0 and "=" not in word:
+            next(words, None)  # the flag's value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
+        if args.command is not None:
+            _dropped_flags(parser, sys.argv[1:] if argv is None else argv, args.command)
         _resolve_targets(args)
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:

@@ -352,7 +352,9 @@ def test_install_upgrades_a_table_made_from_the_seed_schema(
         " SELECT 'old', jsonb_build_object('n', g) FROM generate_series(1, 3) g"
     )
     with make_queue(dsn, table="seedjobs") as q:
-        q.install()
+        with pytest.raises(PgqError, match="not pgq-top's table"):
+            q.install()  # someone else's until adopted
+        q.install(adopt=True)
         q.install()
         jobs = q.claim("old", limit=10)
         assert [j.payload["n"] for j in jobs] == [1, 2, 3]

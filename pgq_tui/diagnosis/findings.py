@@ -8,6 +8,7 @@ rich `Text` or escape it, never as markup.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -131,15 +132,22 @@ def _root_text(root: Finding, note: bool = True) -> str:
     return f"{root.short} {root.note}" if note and root.note else root.short
 
 
+def _fix_short(fix: Fix, hide_keys: Collection[str]) -> str:
+    if fix.key is not None and fix.key in hide_keys:
+        return fix.line or fix.what
+    return fix.short
+
+
 def _cut(text: str, width: int) -> str:
     if width <= 0:
         return ""
     return text if len(text) <= width else text[: max(width - 1, 0)] + ELLIPSIS
 
 
-def one_line(chain: Chain, width: int | None = None) -> str:
+def one_line(chain: Chain, width: int | None = None, hide_keys: Collection[str] = ()) -> str:
     """The chain on one line, abbreviated to `width` characters: first the middle links become "…",
-    then the root's note is cut, then the symptom; the root's words and the fix key stay.
+    then the root's note is cut, then the symptom; the root's words and the fix key stay. A key in
+    `hide_keys` (a write key with --read-only) is not offered: the fix's words stand instead.
 
     >>> root = Finding("r", "x", "crit", "xmin held 1m20s by pid 13028", "", fix=Fix("t", key="K"),
     ...                note="(idle in tx, app 'report', 10.0.0.5)")
@@ -150,7 +158,7 @@ def one_line(chain: Chain, width: int | None = None) -> str:
     >>> one_line(Chain((top, mid, root)), 50)
     'claims 463… ← … ← xmin held 1m20s by pid 13028 · K'
     """
-    fix = f"{FIX_SEP}{chain.fix.short}" if chain.fix else ""
+    fix = f"{FIX_SEP}{_fix_short(chain.fix, hide_keys)}" if chain.fix else ""
     symptoms = [f.short for f in chain.links[:-1]]
     root = chain.root
     full = ARROW.join([*symptoms, _root_text(root)]) + fix

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pgq_tui.detection import QueueTarget
 from pgq_tui.fleet.poll import QueueOutcome, TargetWatch
@@ -50,7 +51,11 @@ class FleetPoller:
         *,
         interval: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
+        **monitor_kw: Any,
     ) -> None:
+        """monitor_kw: what each queue's monitor is opened with (count_cap, probe_interval_s), as
+        the dashboard's flags say."""
+        self.monitor_kw = monitor_kw
         self.targets = list(targets)
         self.interval = interval
         self.clock = clock
@@ -119,7 +124,7 @@ class FleetPoller:
             self._entries[target.name] = entries
 
     def _loop(self, target: Target) -> None:
-        watch = TargetWatch(target)
+        watch = TargetWatch(target, **self.monitor_kw)
         wake = self._wake[target.name]
         try:
             while not self._stop.is_set():

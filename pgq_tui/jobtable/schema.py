@@ -21,11 +21,14 @@ busy queue host should lower it (the embedded demo uses 5 s).
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Callable
 
 import psycopg
 from psycopg import sql
+
+from pgq_tui.errors import EXIT_REFUSED, PgqError
 
 AUTOVACUUM_OPTIONS: dict[str, str] = {
     "autovacuum_vacuum_scale_factor": "0.0",
@@ -95,6 +98,27 @@ SELECT coalesce(array_agg(attname::text), '{}') FROM pg_attribute
 WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped
 """
 
+# The seed's columns: a table without one of them cannot become pgq-top's queue, even with adopt.
+SEED_COLUMNS = ("id", "queue", "payload", "status", "run_at", "attempts", "locked_until")
+# pgq-top's marker: its `<table>_status_check` allowing exactly its four statuses. A table without it
+# is someone else's (the application's own queue, or a seed-shaped table not adopted yet).
+_OWN_CHECK = """
+SELECT pg_get_constraintdef(oid) FROM pg_constraint
+WHERE conrelid = %s::regclass AND conname = %s AND contype = 'c'
+"""
+_STATUS_DEFAULT = """
+SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attribute a
+JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+WHERE a.attrelid = %s::regclass AND a.attname = 'status'
+"""
+# A bounded look at the rows' statuses, for the refusal's message (never a scan of a big table).
+_SAMPLE_STATUSES = "SELECT DISTINCT status::text FROM (SELECT status FROM {jobs} LIMIT 10000) s ORDER BY 1"
+# Adopting checks every row once: a status pgq-top does not know means the table is still in use.
+_FOREIGN_STATUSES = (
+    "SELECT DISTINCT status::text FROM (SELECT status FROM {jobs} WHERE status::text <> ALL(%s) LIMIT 100) s"
+    " ORDER BY 1"
+)
+
 _STATUS_CHECK = (
     "ALTER TABLE {jobs} ADD CONSTRAINT {status_check} "
     "CHECK (status IN ('pending', 'running', 'done', 'failed')) NOT VALID"
@@ -128,6 +152,8 @@ _TRY_BUILD_LOCK = "SELECT pg_try_advisory_lock(hashtext('pgq-top install concurr
 _BUILD_UNLOCK = "SELECT pg_advisory_unlock(hashtext('pgq-top install concurrently'))"
 
 Say = Callable[[str], None]
+# (what it does, said when it runs (None: said by nobody), the statement, run outside a transaction)
+Step = tuple[str | None, sql.Composed, bool]
 
 
 def channel(table: str, schema: str) -> str:
@@ -166,17 +192,198 @@ def names(table: str, schema: str) -> dict[str, sql.Composable]:
     }
 
 
+def foreign(conn: psycopg.Connection, table: str = "jobs", schema: str = "public") -> str | None:
+    """None when the table is pgq-top's own or absent; else what makes it someone else's, in one clause.
+
+    The marker is the status constraint pgq-top's table is created with (and an adopted table gets):
+    a table without it may be the application's own queue, which init must not touch."""
+    qualified = sql.Identifier(schema, table).as_string(conn)
+    if conn.execute("SELECT to_regclass(%s)", (qualified,)).fetchone()[0] is None:  # type: ignore[index]
+        return None
+    check = conn.execute(_OWN_CHECK, (qualified, f"{table}_status_check")).fetchone()
+    if check is not None and set(re.findall(r"'([^']*)'", check[0])) == set(STATUSES):
+        return None
+    clauses = [
+        f"no {table}_status_check constraint" if check is None else f"its {table}_status_check differs"
+    ]
+    columns = set(conn.execute(_COLUMNS, (qualified,)).fetchone()[0])  # type: ignore[index]
+    missing = [c for c in SEED_COLUMNS if c not in columns]
+    if missing:
+        clauses.append("no column " + ", ".join(missing))
+    if "status" in columns:
+        rows = conn.execute(sql.SQL(_SAMPLE_STATUSES).format(jobs=sql.Identifier(schema, table))).fetchall()
+        others = [status for (status,) in rows if status not in STATUSES]
+        if others:
+            clauses.append("statuses " + ", ".join(repr(status) for status in others))
+    return f"{schema}.{table} is not pgq-top's table (" + "; ".join(clauses) + ")"
+
+
+def _unadoptable(conn: psycopg.Connection, table: str, schema: str, qualified: str) -> str | None:
+    """Why a foreign table cannot become pgq-top's queue even when asked to (None: it can): adopting
+    it must not add a constraint that rejects the writes the application makes today."""
+    columns = set(conn.execute(_COLUMNS, (qualified,)).fetchone()[0])  # type: ignore[index]
+    missing = [c for c in SEED_COLUMNS if c not in columns]
+    if missing:
+        return "it has no column " + ", ".join(missing)
+    found = conn.execute(
+        sql.SQL(_FOREIGN_STATUSES).format(jobs=sql.Identifier(schema, table)), (list(STATUSES),)
+    ).fetchall()
+    if found:
+        return (
+            "its rows hold statuses "
+            + ", ".join(repr(s) for (s,) in found)
+            + ", which pgq-top's check would reject"
+        )
+    default = conn.execute(_STATUS_DEFAULT, (qualified,)).fetchone()
+    if default is not None and not default[0].startswith("'pending'"):
+        return f"its status defaults to {default[0]}, which pgq-top's check would reject"
+    return None
+
+
+def _refusal(reason: str) -> PgqError:
+    return PgqError(
+        f"{reason}: init changed nothing; monitoring needs no init (pgq-top --dsn DSN); "
+        "pgq-top init --adopt --dry-run shows what making it pgq-top's queue would change",
+        EXIT_REFUSED,
+    )
+
+
+_ABSENT = {
+    "schema": "SELECT to_regnamespace(%s) IS NULL",
+    "relation": "SELECT to_regclass(%s) IS NULL",
+}
+
+
+def _missing(conn: psycopg.Connection, what: str, name: str) -> bool:
+    return conn.execute(_ABSENT[what], (name,)).fetchone()[0]  # type: ignore[index,no-any-return]
+
+
+def _transaction_steps(conn: psycopg.Connection, table: str, schema: str) -> tuple[list[Step], bool]:
+    """What the install transaction runs, read from the catalog (also for --dry-run); and whether the
+    table has rows (then missing indexes are built CONCURRENTLY afterwards)."""
+    n = names(table, schema)
+    qualified = sql.Identifier(schema, table).as_string(conn)
+    steps: list[Step] = []
+    if _missing(conn, "schema", sql.Identifier(schema).as_string(conn)):
+        steps.append((None, sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)), False))
+    exists = conn.execute("SELECT to_regclass(%s)", (qualified,)).fetchone()[0] is not None  # type: ignore[index]
+    if not exists:
+        steps.append((f"created table {qualified}", sql.SQL(_TABLE).format(**n), False))
+    else:
+        columns = set(conn.execute(_COLUMNS, (qualified,)).fetchone()[0])  # type: ignore[index]
+        for column, ddl in _UPGRADE_COLUMNS.items():
+            if column not in columns:
+                steps.append((f"added column {column} to {qualified}", sql.SQL(ddl).format(**n), False))
+        if not conn.execute(_HAS_STATUS_CHECK, (qualified, f"{table}_status_check")).fetchone():
+            steps.append(
+                (
+                    f"added constraint {table}_status_check (NOT VALID: existing rows are not scanned)",
+                    sql.SQL(_STATUS_CHECK).format(**n),
+                    False,
+                )
+            )
+    if _missing(conn, "relation", n["stats"].as_string(conn)):
+        steps.append((None, sql.SQL(_STATS).format(**n), False))
+    wanted = {f"{key}={value}" for key, value in AUTOVACUUM_OPTIONS.items()}
+    current = conn.execute(_RELOPTIONS, (qualified,)).fetchone()[0] if exists else []  # type: ignore[index]
+    if not wanted <= set(current):
+        options = sql.SQL(", ").join(
+            sql.SQL("{} = {}").format(sql.SQL(key), sql.Literal(value))
+            for key, value in AUTOVACUUM_OPTIONS.items()
+        )
+        steps.append(
+            (
+                f"set autovacuum and fillfactor options on {qualified}",
+                sql.SQL("ALTER TABLE {} SET ({})").format(n["jobs"], options),
+                False,
+            )
+        )
+    has_rows = exists and conn.execute(sql.SQL(_HAS_ROWS).format(**n)).fetchone()[0]  # type: ignore[index]
+    if has_rows:
+        return steps, True
+    for key, ddl in _INDEXES.items():
+        name = f"{table}_{key}"
+        state = _index_state(conn, qualified, [name]).get(name) if exists else None
+        if state is not None and not state[0]:  # invalid, on an empty table: just rebuild
+            steps.append((None, sql.SQL("DROP INDEX {}").format(sql.Identifier(schema, name)), False))
+            state = None
+        if state is None:
+            steps.append((None, sql.SQL(ddl).format(how=sql.SQL(""), name=n[key], jobs=n["jobs"]), False))
+    for suffix in _SUPERSEDED:
+        old = sql.Identifier(schema, f"{table}_{suffix}")
+        if exists and _index_state(conn, qualified, [f"{table}_{suffix}"]):
+            steps.append((None, sql.SQL("DROP INDEX IF EXISTS {}").format(old), False))
+    return steps, False
+
+
+def _concurrent_steps(conn: psycopg.Connection, table: str, schema: str) -> list[Step]:
+    """The statements the concurrent build would run on a table with rows (for --dry-run)."""
+    n = names(table, schema)
+    qualified = sql.Identifier(schema, table).as_string(conn)
+    state = _index_state(conn, qualified, [f"{table}_{key}" for key in _INDEXES])
+    steps: list[Step] = []
+    for key in _INDEXES:
+        name = f"{table}_{key}"
+        valid = state.get(name, (None, None))[0]
+        if valid is True:
+            continue
+        if valid is False:
+            drop = sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(schema, name))
+            steps.append((f"drop the invalid index {name}", drop, True))
+        create = sql.SQL(_INDEXES[key]).format(how=sql.SQL("CONCURRENTLY"), name=n[key], jobs=n["jobs"])
+        steps.append((f"build index {name}", create, True))
+    for name in _index_state(conn, qualified, [f"{table}_{suffix}" for suffix in _SUPERSEDED]):
+        old = sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(schema, name))
+        steps.append((f"drop index {name} (superseded by {table}_dead_idx)", old, True))
+    return steps
+
+
+def plan(
+    conn: psycopg.Connection, table: str = "jobs", schema: str = "public", adopt: bool = False
+) -> list[str]:
+    """Every statement install() would run now, as SQL text, changing nothing (`init --dry-run`).
+    Refuses (PgqError) as install() would, so a dry run of a foreign table without adopt says why."""
+    _check_ownership(conn, table, schema, adopt)
+    steps, has_rows = _transaction_steps(conn, table, schema)
+    if has_rows:
+        steps += _concurrent_steps(conn, table, schema)
+    return [statement.as_string(conn).strip() + ";" for _, statement, _ in steps]
+
+
+def _check_ownership(conn: psycopg.Connection, table: str, schema: str, adopt: bool) -> None:
+    reason = foreign(conn, table, schema)
+    if reason is None:
+        return
+    if not adopt:
+        raise _refusal(reason)
+    qualified = sql.Identifier(schema, table).as_string(conn)
+    why_not = _unadoptable(conn, table, schema, qualified)
+    if why_not is not None:
+        raise PgqError(
+            f"{schema}.{table} cannot become pgq-top's queue: {why_not}; init changed nothing, "
+            "and monitoring needs no init (pgq-top --dsn DSN)",
+            EXIT_REFUSED,
+        )
+
+
 def install(
-    conn: psycopg.Connection, table: str = "jobs", schema: str = "public", say: Say | None = None
+    conn: psycopg.Connection,
+    table: str = "jobs",
+    schema: str = "public",
+    say: Say | None = None,
+    adopt: bool = False,
 ) -> list[str]:
     """Create or update the queue's objects. Safe to run again: only what is missing or differs is
     changed, so a re-run takes no strong lock on a busy table. Returns what it did, also passed to `say`.
 
+    A table that exists and is not pgq-top's own (no status constraint of its: `foreign()`) is left
+    alone: PgqError, nothing changed. With `adopt`, a table of the seed's shape whose rows hold only
+    pgq-top's statuses is upgraded in place (missing columns added, constraint added NOT VALID).
+
     Tables, columns, constraints and settings change in one transaction under an advisory lock, so two
-    workers starting at once do not race. A table made from the seed's schema is upgraded in place
-    (missing columns added, constraint added NOT VALID). Missing indexes are built in that transaction
-    while the table is empty; on a table with rows, with CREATE INDEX CONCURRENTLY afterwards, so
-    writers keep going. An index left invalid by a failed concurrent build is dropped and rebuilt.
+    workers starting at once do not race. Missing indexes are built in that transaction while the
+    table is empty; on a table with rows, with CREATE INDEX CONCURRENTLY afterwards, so writers keep
+    going. An index left invalid by a failed concurrent build is dropped and rebuilt.
     """
     done: list[str] = []
 
@@ -185,44 +392,15 @@ def install(
         if say is not None:
             say(message)
 
-    n = names(table, schema)
     qualified = sql.Identifier(schema, table).as_string(conn)
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('pgq-top install'))")
-        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
-        if conn.execute("SELECT to_regclass(%s)", (qualified,)).fetchone()[0] is None:  # type: ignore[index]
-            conn.execute(sql.SQL(_TABLE).format(**n))
-            report(f"created table {qualified}")
-        columns = set(conn.execute(_COLUMNS, (qualified,)).fetchone()[0])  # type: ignore[index]
-        for column, ddl in _UPGRADE_COLUMNS.items():
-            if column not in columns:
-                conn.execute(sql.SQL(ddl).format(**n))
-                report(f"added column {column} to {qualified}")
-        if not conn.execute(_HAS_STATUS_CHECK, (qualified, f"{table}_status_check")).fetchone():
-            conn.execute(sql.SQL(_STATUS_CHECK).format(**n))
-            report(f"added constraint {table}_status_check (NOT VALID: existing rows are not scanned)")
-        conn.execute(sql.SQL(_STATS).format(**n))
-        wanted = {f"{key}={value}" for key, value in AUTOVACUUM_OPTIONS.items()}
-        if not wanted <= set(conn.execute(_RELOPTIONS, (qualified,)).fetchone()[0]):  # type: ignore[index]
-            options = sql.SQL(", ").join(
-                sql.SQL("{} = {}").format(sql.SQL(key), sql.Literal(value))
-                for key, value in AUTOVACUUM_OPTIONS.items()
-            )
-            conn.execute(sql.SQL("ALTER TABLE {} SET ({})").format(n["jobs"], options))
-            report(f"set autovacuum and fillfactor options on {qualified}")
-        has_rows = conn.execute(sql.SQL(_HAS_ROWS).format(**n)).fetchone()[0]  # type: ignore[index]
-        if not has_rows:
-            for key, ddl in _INDEXES.items():
-                name = f"{table}_{key}"
-                state = _index_state(conn, qualified, [name]).get(name)
-                if state is not None and not state[0]:  # invalid, on an empty table: just rebuild
-                    conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(schema, name)))
-                    state = None
-                if state is None:
-                    conn.execute(sql.SQL(ddl).format(how=sql.SQL(""), name=n[key], jobs=n["jobs"]))
-            for suffix in _SUPERSEDED:
-                old = sql.Identifier(schema, f"{table}_{suffix}")
-                conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(old))
+        _check_ownership(conn, table, schema, adopt)
+        steps, has_rows = _transaction_steps(conn, table, schema)
+        for message, statement, _ in steps:
+            conn.execute(statement)
+            if message is not None:
+                report(message)
     if has_rows:
         _build_concurrently(conn, table, schema, qualified, report)
     return done

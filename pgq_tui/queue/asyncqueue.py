@@ -72,13 +72,14 @@ class AsyncJobQueue(QueueCore):
             raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
     # -- schema ---------------------------------------------------------------------------------
-    async def install(self, say: Callable[[str], None] | None = None) -> list[str]:
+    async def install(self, say: Callable[[str], None] | None = None, *, adopt: bool = False) -> list[str]:
         """Create or upgrade the table, indexes, counters and autovacuum settings (idempotent);
-        returns what it did. On a table with rows, missing indexes are built CONCURRENTLY."""
+        returns what it did. On a table with rows, missing indexes are built CONCURRENTLY. An existing
+        table that is not pgq-top's is refused (PgqError, nothing changed) unless `adopt`."""
 
         def run() -> list[str]:
             with connect(self.conninfo, **self._settings) as conn:
-                return schema_mod.install(conn, self.table, self.schema, say)
+                return schema_mod.install(conn, self.table, self.schema, say, adopt=adopt)
 
         return await asyncio.to_thread(run)
 

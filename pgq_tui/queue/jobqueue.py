@@ -196,10 +196,11 @@ class JobQueue(QueueCore):
             raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
     # -- schema ---------------------------------------------------------------------------------
-    def install(self, say: Callable[[str], None] | None = None) -> list[str]:
+    def install(self, say: Callable[[str], None] | None = None, *, adopt: bool = False) -> list[str]:
         """Create or upgrade the table, indexes, counters and autovacuum settings (idempotent);
-        returns what it did. On a table with rows, missing indexes are built CONCURRENTLY."""
-        return schema_mod.install(self.conn, self.table, self.schema, say)
+        returns what it did. On a table with rows, missing indexes are built CONCURRENTLY. An existing
+        table that is not pgq-top's is refused (PgqError, nothing changed) unless `adopt`."""
+        return schema_mod.install(self.conn, self.table, self.schema, say, adopt=adopt)
 
     # -- producers ------------------------------------------------------------------------------
     def enqueue(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
@@ -273,7 +273,11 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             return
         for panel_id in keys.PANEL_IDS:
             self.panel(panel_id).update_from(snap, self.filter_text)
-        self.query_one(VerdictLine).update_from(snap, chains=self.chains)
+        self.query_one(VerdictLine).update_from(snap, chains=self.chains, hide_keys=self.hidden_keys())
+
+    def hidden_keys(self) -> frozenset[str]:
+        """The write keys, with --read-only: the health line and the why screen do not offer them."""
+        return keys.WRITE_KEYS if self.read_only else frozenset()
 
     def connection(self) -> Connection:
         age = None if self._data_at is None else max(0.0, self.clock() - self._data_at)
@@ -314,6 +318,13 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             return False
         return not (action in keys.DEMO_ACTIONS and self.demo is None)
 
+    def on_key(self, event: events.Key) -> None:
+        # With writes off the write keys are unbound (check_action), so they reach here: say so, rather
+        # than leave the user wondering whether the key was seen.
+        if event.key in keys.WRITE_KEYS and self.hidden_keys() and self.screen is self.screen_stack[0]:
+            event.stop()
+            self.notify(keys.READ_ONLY_REFUSAL, severity="warning", timeout=4)
+
     def action_refresh(self) -> None:
         self._tick(force=True)
 
@@ -331,7 +342,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
 
     def action_help(self) -> None:
         active = [ab.binding for ab in self.screen.active_bindings.values() if keys.section(ab.binding)]
-        notes = ["read-only: write keys are disabled"] if self.read_only else []
+        notes = [keys.READ_ONLY_REFUSAL] if self.read_only else []
         if self.back:
             notes.append("escape with no filter or marks to clear: back to the fleet")
         if self.snapshot is not None and self.snapshot.stuck_rule:
@@ -435,7 +446,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self.notify(f"chart window: {WINDOWS[chart.window][0]}", timeout=2)
 
     def action_why(self) -> None:
-        self.push_screen(WhyScreen(self.chains))
+        self.push_screen(WhyScreen(self.chains, self.hidden_keys()))
 
     def action_queue_detail(self) -> None:
         snap = self.snapshot

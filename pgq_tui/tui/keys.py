@@ -86,6 +86,10 @@ _REPLAY: list[tuple[str, Binding]] = [
 NOT_IN_REPLAY = WRITE_ACTIONS | DEMO_ACTIONS | {"advise", "pause", "interval", "refresh"}
 
 BINDINGS: list[Binding] = [b for _, b in _SECTIONED]
+# The keys of the write actions: with --read-only they are unbound, answered with one line, and the
+# health line offers none of them as a fix.
+WRITE_KEYS = frozenset(key for b in BINDINGS if b.action in WRITE_ACTIONS for key in b.key.split(","))
+READ_ONLY_REFUSAL = "read-only: writes are disabled"
 REPLAY_BINDINGS: list[Binding] = [b for _, b in _REPLAY]
 SECTION: dict[str, str] = {b.action: section for section, b in (*_SECTIONED, *_REPLAY)}
 

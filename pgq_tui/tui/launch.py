@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from pgq_tui.errors import EXIT_OK, EXIT_TERMINAL, PgqError
+from pgq_tui.errors import EXIT_OK, EXIT_TERMINAL, EXIT_USAGE, PgqError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -141,13 +141,24 @@ def _reinstall_interrupts() -> None:
         signal.signal(sig, interrupt)
 
 
-def run_fleet(targets: Sequence[Target], *, interval: float, read_only: bool) -> int:
-    """The fleet screen; enter opens a target's dashboard, whose escape comes back to the fleet."""
+def run_fleet(
+    targets: Sequence[Target],
+    *,
+    interval: float,
+    read_only: bool,
+    count_cap: int | None = None,
+    probe_interval_s: float = 10.0,
+    diagnosis: Thresholds | None = None,
+) -> int:
+    """The fleet screen; enter opens a target's dashboard, whose escape comes back to the fleet.
+    The count cap and probe interval hold for the fleet's polls and the dashboards it opens, the
+    diagnosis thresholds for those dashboards."""
     from pgq_tui.fleet.poller import FleetPoller
     from pgq_tui.tui.app import BACK
     from pgq_tui.tui.fleet import FleetApp
 
-    poller = FleetPoller(targets, interval=interval).start()
+    caps: dict[str, Any] = {} if count_cap is None else {"count_cap": count_cap}
+    poller = FleetPoller(targets, interval=interval, probe_interval_s=probe_interval_s, **caps).start()
     cursor = 0
     notice: tuple[str, str] | None = None  # a dashboard that could not open, and why
     try:
@@ -178,6 +189,9 @@ def run_fleet(targets: Sequence[Target], *, interval: float, read_only: bool) ->
                     read_only=read_only,
                     back=True,
                     name=target.name,
+                    count_cap=count_cap,
+                    probe_interval_s=probe_interval_s,
+                    diagnosis=diagnosis,
                 )
             except PgqError as exc:  # down, no table: say so on the fleet screen, don't exit
                 notice = (choice, str(exc))
@@ -192,6 +206,13 @@ def run_fleet(targets: Sequence[Target], *, interval: float, read_only: bool) ->
 
 def run_dashboard(args: argparse.Namespace, diagnosis: Thresholds) -> int:
     """`diagnosis`: the `why` thresholds (flags over the targets file's), read by the CLI."""
+    targets = getattr(args, "target_list", [])
+    if not args.demo and len(targets) > 1 and args.record is not None:
+        raise PgqError(
+            "--record records one dashboard; for several databases run "
+            "pgq-top record --out FILE with the same --dsn/--targets",
+            EXIT_USAGE,
+        )
     check_terminal()
     dashboard = functools.partial(  # the flags every dashboard of this command opens with
         open_dashboard,
@@ -203,9 +224,15 @@ def run_dashboard(args: argparse.Namespace, diagnosis: Thresholds) -> int:
         diagnosis=diagnosis,
     )
     with _interruptible():
-        targets = getattr(args, "target_list", [])
         if not args.demo and len(targets) > 1:
-            return run_fleet(targets, interval=args.interval, read_only=args.read_only)
+            return run_fleet(
+                targets,
+                interval=args.interval,
+                read_only=args.read_only,
+                count_cap=getattr(args, "count_cap", None),
+                probe_interval_s=args.probe_interval,
+                diagnosis=diagnosis,
+            )
         if not args.demo:
             from pgq_tui.db import resolve_dsn
             from pgq_tui.targets import Pins

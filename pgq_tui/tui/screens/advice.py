@@ -13,6 +13,7 @@ from textual.widgets import Static
 from pgq_tui.monitor.advice import Advice
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.render.advice import render
+from pgq_tui.tui.screens import QUIT
 
 
 class AdviceScreen(ModalScreen[bool]):
@@ -20,7 +21,8 @@ class AdviceScreen(ModalScreen[bool]):
 
     BINDINGS = [
         Binding("a", "apply", "Apply per-table settings"),
-        Binding("escape,q", "close", "Close"),
+        Binding("escape", "close", "Close"),
+        QUIT,
     ]
 
     def __init__(self, advice: Advice, snap: Snapshot, *, can_apply: bool) -> None:

@@ -19,6 +19,7 @@ from textual.widgets import Static
 
 from pgq_tui.jobid import JobId
 from pgq_tui.tui.format import DASH, fmt_age, payload_json, safe
+from pgq_tui.tui.screens import QUIT
 
 
 def _when(value: datetime | None, now: datetime | None) -> Text:
@@ -69,7 +70,7 @@ def detail_renderable(job: dict[str, Any], now: datetime | None = None) -> Group
 class DetailScreen(ModalScreen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Close"),
-        Binding("q", "app.pop_screen", "Close", show=False),
+        QUIT,
         Binding("enter", "app.pop_screen", "Close", show=False),
     ]
 

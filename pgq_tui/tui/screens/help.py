@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from pgq_tui.tui.keys import SECTIONS, section
+from pgq_tui.tui.screens import QUIT
 
 
 def key_label(binding: Binding) -> str:
@@ -66,7 +67,8 @@ def help_table(bindings: Iterable[Binding], extra: Iterable[tuple[str, str]] = (
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [
-        Binding("escape,q,question_mark", "app.pop_screen", "Close"),
+        Binding("escape,question_mark", "app.pop_screen", "Close"),
+        QUIT,
     ]
 
     def __init__(self, bindings: list[Binding], extra: list[tuple[str, str]], note: str = "") -> None:

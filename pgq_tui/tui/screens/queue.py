@@ -16,10 +16,11 @@ from pgq_tui.monitor.health import fmt_figure
 from pgq_tui.monitor.provenance import count_how, queue_provenance
 from pgq_tui.monitor.snapshot import QueueStats, Snapshot
 from pgq_tui.tui.format import visible
+from pgq_tui.tui.screens import QUIT
 
 
 class QueueScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,enter,v", "app.pop_screen", "Close")]
+    BINDINGS = [Binding("escape,enter,v", "app.pop_screen", "Close"), QUIT]
 
     def __init__(self, snap: Snapshot, queue: QueueStats) -> None:
         super().__init__()

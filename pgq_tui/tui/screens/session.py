@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from pgq_tui.tui.format import fmt_age, safe
+from pgq_tui.tui.screens import QUIT
 
 
 def fields_renderable(obj: Any) -> Group:
@@ -32,7 +33,8 @@ def fields_renderable(obj: Any) -> Group:
 
 class SessionScreen(ModalScreen[None]):
     BINDINGS = [
-        Binding("escape,q,enter", "app.pop_screen", "Close"),
+        Binding("escape,enter", "app.pop_screen", "Close"),
+        QUIT,
     ]
 
     def __init__(self, title: str, obj: Any) -> None:

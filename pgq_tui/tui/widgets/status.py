@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,22 +153,29 @@ class Banner(_Ticking):
 
 
 class VerdictLine(Static):
-    def update_from(self, snap: Snapshot, filter_text: str = "", chains: Sequence[Chain] = ()) -> None:
+    def update_from(
+        self,
+        snap: Snapshot,
+        filter_text: str = "",
+        chains: Sequence[Chain] = (),
+        hide_keys: Collection[str] = (),
+    ) -> None:
         text = Text("health: ", style="bold")
         if chains:  # the diagnosis: the worst chain, its root and fix kept whole (`y` shows them all)
-            text.append_text(chain_text(chains, (self.size.width or 80) - len(text)))
+            text.append_text(chain_text(chains, (self.size.width or 80) - len(text), hide_keys))
         else:
             text.append_text(verdict_text(snap))
         update_static(self, text)
 
 
-def chain_text(chains: Sequence[Chain], width: int) -> Text:
-    """The worst chain on one line of `width` cells, then how many more and the key that lists them."""
+def chain_text(chains: Sequence[Chain], width: int, hide_keys: Collection[str] = ()) -> Text:
+    """The worst chain on one line of `width` cells, then how many more and the key that lists them;
+    a fix key in `hide_keys` (a write key, with --read-only) is not offered."""
     worst = chains[0]
     mark = f"{LEVEL_MARK[worst.level]} "
     more = f" +{len(chains) - 1}" if len(chains) > 1 else ""
     hint = f"{more} [y]"
-    line = one_line(worst, max(width - len(mark) - len(hint), 10))
+    line = one_line(worst, max(width - len(mark) - len(hint), 10), hide_keys)
     text = safe(mark + line, style=LEVEL_STYLE[worst.level])
     text.append(hint, style="dim")
     return text
