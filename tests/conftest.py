@@ -10,9 +10,12 @@ fresh database cloned from it (CREATE DATABASE ... TEMPLATE), dropped afterwards
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -146,3 +149,13 @@ def crash_env(dsn: str, monkeypatch: pytest.MonkeyPatch) -> str:
             " started_at timestamptz NOT NULL DEFAULT clock_timestamp())"
         )
     return dsn
+
+
+@pytest.fixture
+def open_tmp() -> Iterator[Path]:
+    """A temporary directory a root-started embedded server's user can enter. pytest's tmp_path lies
+    under a 0700 directory, and pgq-top opens no directory up (it refuses a data directory there)."""
+    path = Path(tempfile.mkdtemp(prefix="pgq-open-", dir="/tmp"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

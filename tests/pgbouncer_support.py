@@ -2,7 +2,7 @@
 
 Started as an unprivileged user when the tests run as root (PgBouncer refuses root), from a config
 in a temporary directory that user owns, listening on 127.0.0.1 only and forwarding every database
-to the test server's Unix socket (whose directory the embedded server makes reachable to all).
+to the test server's Unix socket, as the owner of the socket's directory.
 Absent: the tests skip and say how to install it; with PGQ_REQUIRE_FRAMEWORKS=1 (CI) they fail.
 """
 
@@ -25,9 +25,14 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 BINARY_PATHS = ("/usr/sbin/pgbouncer", "/usr/bin/pgbouncer")
 
 
-def run_as() -> str:
-    """The OS user PgBouncer runs as when we are root: postgres where it exists (a Debian cluster's
-    peer authentication then lets it in as role postgres), else nobody (the embedded server trusts)."""
+def run_as(server: dict[str, str]) -> str:
+    """The OS user PgBouncer runs as when we are root (it refuses root): the owner of the server's
+    socket directory, who can always reach the socket (the embedded server's user keeps its 0700
+    directory; a Debian cluster's postgres gets in by peer authentication as role postgres); else
+    postgres where it exists, else nobody."""
+    host = server.get("host", "")
+    if host.startswith("/") and os.path.isdir(host):
+        return pwd.getpwuid(os.stat(host).st_uid).pw_name
     try:
         pwd.getpwnam("postgres")
     except KeyError:
@@ -62,7 +67,7 @@ def pgbouncer(
     server = conninfo_to_dict(server_dsn)
     port = free_port()
     workdir = Path(tempfile.mkdtemp(prefix="pgq-pgb-"))
-    user = run_as() if os.geteuid() == 0 else None
+    user = run_as(server) if os.geteuid() == 0 else None
     server.setdefault("user", user or "postgres")  # a DSN without one: peer authentication as `user`
     backend = " ".join(
         f"{k}={server[k]}" for k in ("host", "port", "user", "password") if server.get(k) is not None

@@ -4,7 +4,9 @@ and the collapse measured in PERF_NOTES (5.5k -> 1.3k claims/s, 370k dead tuples
 
 from __future__ import annotations
 
+import doctest
 import json
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -18,6 +20,14 @@ from pgq_tui.monitor.snapshot import XminHolder
 
 DATA = json.loads((Path(__file__).parent / "data" / "bloat_counters.json").read_text())
 SAMPLES = [pc.Counters(*row) for row in DATA["rows"]]
+
+
+def test_doctests() -> None:
+    from pgq_tui.monitor import figures
+
+    for module in (pc, figures):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0
 
 
 def test_dead_rate_from_recorded_counters() -> None:
@@ -92,6 +102,65 @@ def test_xmin_block_names_the_oldest_holder_older_than_the_vacuum() -> None:
     # a vacuum that removed most dead tuples is not blocked
     assert pc.xmin_block(dead_before=8000, dead_after=300, vacuumed_at_epoch=990.0, now_epoch=1000.0,
                          holders=[old]) is None  # fmt: skip
+
+
+def test_xmin_block_needs_a_vacuum_after_the_holder_and_a_holder_that_can_hold_the_table() -> None:
+    """The evidence for "vacuum can't remove": a vacuum between two polls (dead_before known) that
+    left the tuples, and a holder of this table whose hold began before that vacuum."""
+    mine = XminHolder("backend", "111", 900, 600.0, "alice@db psql idle in transaction", scope="database")
+    other = XminHolder(
+        "backend", "222", 990, 3600.0, "bob@crm psql idle in transaction", scope="other database"
+    )
+    logical = XminHolder("replication slot", "cdc", 999, None, "logical inactive", scope="catalog")
+    physical = XminHolder("replication slot", "standby", 950, None, "physical active", scope="cluster")
+    ran = {"dead_after": 8000, "vacuumed_at_epoch": 990.0, "now_epoch": 1000.0}
+
+    def who(before: int | None, holders: list[XminHolder], seen: list[XminHolder] = []) -> str | None:  # noqa: B006
+        block = pc.xmin_block(dead_before=before, holders=holders, before=seen, **ran)  # type: ignore[arg-type]
+        return block.holder if block is not None else None
+
+    assert who(8000, [mine, other, logical]) == "111"  # the bystanders are older, and not named
+    assert who(8000, [other, logical], [other, logical]) is None
+    assert who(None, [mine]) is None  # the first poll: only the last vacuum ever, no evidence
+    assert who(8000, [replace(mine, age_s=5.0)]) is None  # began after the vacuum: not holding it
+    assert who(8000, [physical]) is None  # an undated slot not seen before the vacuum
+    assert who(8000, [physical], [physical]) == "standby"  # a standby's feedback holds every database
+    assert who(8000, [replace(logical, scope=None, detail="logical inactive catalog_xmin age 9")]) is None
+
+
+def _row(vacuumed_at_epoch: float, now_epoch: float) -> dict[str, object]:
+    """autovacuum_pacing.sql's row."""
+    return {
+        "naptime_s": 60.0, "max_workers": 3, "workers_elsewhere": 0, "av_cost_limit": -1,
+        "vacuum_cost_limit": 200, "cost_delay_ms": 2.0, "idle_tx_timeout_ms": 0.0, "reloptions": [],
+        "vacuum_time_ms": None, "vacuumed_at_epoch": vacuumed_at_epoch, "vacuumed_at": None,
+        "now_epoch": now_epoch,
+    }  # fmt: skip
+
+
+def test_bloatwatch_blames_no_one_on_the_first_poll() -> None:
+    """The issue's first poll: 5,000 dead tuples of ordinary churn, the table's last vacuum an hour
+    ago, an old holder in this database: no vacuum was seen leaving them, so there is no block. A
+    vacuum between two polls that leaves them is the evidence, and names the holder."""
+    from test_tui_sample import NOW, make_snapshot
+
+    from pgq_tui.monitor.bloatwatch import BloatWatch
+    from pgq_tui.monitor.snapshot import Sessions
+
+    table = replace(make_snapshot().table, dead_tuples=5000, vacuum_count=3, autovacuum_count=0, vacuum=None)
+    holder = XminHolder("backend", "111", 900, 7200.0, "alice@db psql idle in transaction", scope="database")
+    slot = XminHolder(
+        "replication slot", "standby", 850, None, "physical inactive xmin age 850", scope="cluster"
+    )
+    sessions = Sessions((), (holder, slot), (), 5)  # both older than the last vacuum ever
+    watch = BloatWatch(None, probe_interval_s=0)
+    first = watch.update(_row(1000.0, 4600.0), table, sessions, NOW, None)
+    assert first.xmin_block is None
+    same = watch.update(_row(1000.0, 4602.0), table, sessions, NOW, None)
+    assert same.xmin_block is None  # no vacuum since
+    vacuumed = replace(table, vacuum_count=4)
+    later = watch.update(_row(4603.0, 4604.0), vacuumed, sessions, NOW, None)
+    assert later.xmin_block is not None and later.xmin_block.pid == 111
 
 
 def _points(buffers: list[int], dead: list[int]) -> list[ProbePoint]:

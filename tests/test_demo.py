@@ -162,11 +162,11 @@ def test_a_demo_started_with_nohup_outlives_its_terminal() -> None:
         assert proc.wait(60) == 128 + signal.SIGTERM
 
 
-def test_kept_demo_dir_survives(tmp_path: Path) -> None:
-    with DemoSession(tmp_path / "demo", workers=1, rate=0.0) as demo:
+def test_kept_demo_dir_survives(open_tmp: Path) -> None:
+    with DemoSession(open_tmp / "demo", workers=1, rate=0.0) as demo:
         assert demo.controller is not None and demo.controller.status().running
-    assert (tmp_path / "demo" / "data" / "PG_VERSION").exists()
-    assert not (tmp_path / "demo" / "data" / "postmaster.pid").exists()
+    assert (open_tmp / "demo" / "data" / "PG_VERSION").exists()
+    assert not (open_tmp / "demo" / "data" / "postmaster.pid").exists()
 
 
 def test_controls(controller: DemoController) -> None:

@@ -65,8 +65,13 @@ def idle_holder(age: float = 80.0) -> Sessions:
         "ClientRead",
         False,
     )
-    holder = XminHolder("backend", "13028", 900, age, "app@shop report idle in transaction")
+    holder = XminHolder("backend", "13028", 900, age, "app@shop report idle in transaction", scope="database")
     return Sessions((session,), (holder,), (), 5)
+
+
+def blocked_by(pid: str = "13028") -> XminBlock:
+    """A vacuum that ran between two polls and removed none of the dead tuples, naming `pid`."""
+    return XminBlock(NOW, 8700, 8700, "backend", pid, 80.0, "report", "vacuum ran but removed 0 of 8.7k")
 
 
 def slow_claims() -> object:
@@ -88,7 +93,8 @@ def test_a_healthy_history_says_nothing() -> None:
 
 def test_idle_in_transaction_is_the_root_of_slow_claims() -> None:
     table = replace(BASE.table, dead_tuples=8700, vacuum=None, vacuum_threshold=1000.0)
-    h = history(4, sessions=idle_holder(), table=table, bloat=slow_claims())
+    bloat = replace(slow_claims(), xmin_block=blocked_by())  # type: ignore[type-var]
+    h = history(4, sessions=idle_holder(), table=table, bloat=bloat)
     found = diagnose(h, T)
     assert [f.rule for f in found[0].links] == ["claims_slow", "dead_tuples", "xmin_holder"]
     chain = found[0]
@@ -103,6 +109,9 @@ def test_idle_in_transaction_is_the_root_of_slow_claims() -> None:
     assert len(line) <= 72 and "pid 13028" in line and line.endswith(" · K")
     assert chain.root.pid == 13028
     assert any("SELECT 1" in e for e in chain.root.evidence)
+    # without a vacuum that ran and left them, the same holder explains a pile, not "can't remove"
+    (chain,) = diagnose(history(4, sessions=idle_holder(), table=table, bloat=slow_claims()), T)
+    assert "8.7k dead tuples piling up ← xmin held 1m20s by pid 13028" in one_line(chain)
 
 
 def test_one_slow_poll_raises_nothing() -> None:
@@ -144,19 +153,66 @@ def test_prepared_transaction_is_rolled_back_by_sql() -> None:
     assert "prepared xact 'it''s-gid'" in one_line(chain)
 
 
-def test_replication_slot_is_dated_from_the_first_poll_that_saw_it() -> None:
-    slot = XminHolder("replication slot", "feed", 40, None, "logical inactive catalog_xmin age 40")
+def test_physical_slot_is_dated_from_the_first_poll_that_saw_it() -> None:
+    slot = XminHolder("replication slot", "feed", 40, None, "physical inactive xmin age 40", scope="cluster")
     sessions = Sessions((), (slot,), (), 5)
     table = replace(BASE.table, dead_tuples=5000, vacuum=None, vacuum_threshold=1000.0)
     assert diagnose(history(3, step=5, sessions=sessions), T) == []  # seen for 10 s only
     (chain,) = diagnose(history(14, step=5, sessions=sessions, table=table), T)
-    # a logical slot holds catalog_xmin: named, but not blamed for the queue's dead tuples
-    assert chain.links == (chain.root,) and chain.root.id == "xmin:replication slot:feed"
-    assert "WAL" in chain.root.text
-    assert chain.fix is not None and chain.fix.sql == "SELECT pg_drop_replication_slot('feed');"
-    physical = replace(slot, detail="physical inactive xmin age 40")
-    (chain,) = diagnose(history(14, step=5, sessions=Sessions((), (physical,), (), 5), table=table), T)
     assert [f.rule for f in chain.links] == ["dead_tuples", "xmin_holder"]
+    assert chain.root.id == "xmin:replication slot:feed" and "any database's tables" in chain.root.text
+    assert chain.fix is not None and chain.fix.sql == "SELECT pg_drop_replication_slot('feed');"
+
+
+def test_a_logical_slot_is_never_blamed_for_dead_tuples() -> None:
+    """catalog_xmin holds catalog rows and WAL only. Read from the scope, and from the detail of a
+    recording made before the scope was read."""
+    table = replace(BASE.table, dead_tuples=5000, vacuum=None, vacuum_threshold=1000.0)
+    slot = XminHolder(
+        "replication slot", "cdc", 40, None, "logical inactive catalog_xmin age 40", scope="catalog"
+    )
+    legacy = replace(slot, scope=None)
+    assert not slot.holds_tables and not legacy.holds_tables
+    for s in (slot, legacy):
+        found = findings(history(14, step=5, sessions=Sessions((), (s,), (), 5), table=table), T)
+        assert [f.rule for f in found] == ["dead_tuples"]  # a pile with no cause: dropped below
+        assert diagnose(history(14, step=5, sessions=Sessions((), (s,), (), 5), table=table), T) == []
+
+
+def test_a_logical_slot_is_named_for_its_wal_with_its_own_advice() -> None:
+    slot = XminHolder(
+        "replication slot", "cdc", 40, None, "logical inactive catalog_xmin age 40", scope="catalog",
+        wal_bytes=3 << 30,
+    )  # fmt: skip
+    table = replace(BASE.table, dead_tuples=5000, vacuum=None, vacuum_threshold=1000.0)
+    assert diagnose(history(2, step=5, sessions=Sessions((), (slot,), (), 5)), T) == []  # 5 s only
+    (chain,) = diagnose(history(14, step=5, sessions=Sessions((), (slot,), (), 5), table=table), T)
+    assert chain.links == (chain.root,) and chain.root.rule == "slot_wal" and chain.level == "warn"
+    assert one_line(chain) == "slot 'cdc' keeps 3.0 GB of WAL · check its consumer"
+    assert chain.fix is not None and chain.fix.sql is None and "only if nothing consumes it" in chain.fix.what
+    small = replace(slot, wal_bytes=50 << 20)  # a live consumer's ordinary lag
+    assert diagnose(history(14, step=5, sessions=Sessions((), (small,), (), 5), table=table), T) == []
+
+
+def test_bystanders_are_not_blamed_next_to_a_real_holder() -> None:
+    """The issue's server: a logical slot and a transaction idle for 10 min in another database, next
+    to dead tuples piling up. Neither is a cause; a holder in this database is, and is named alone."""
+    slot = XminHolder("replication slot", "cdc", 90, None, "logical inactive", scope="catalog")
+    other = XminHolder(
+        "backend", "4040", 95, 600.0, "bob@crm psql idle in transaction", scope="other database"
+    )
+    table = replace(BASE.table, dead_tuples=5000, vacuum=None, vacuum_threshold=1000.0)
+    bystanders = Sessions((), (other, slot), (), 5)
+    h = history(14, step=5, sessions=bystanders, table=table)
+    assert diagnose(h, T) == [] and exit_code(diagnose(h, T)) == 0
+    mine = idle_holder(80.0)
+    both = Sessions(mine.idle_in_transaction, (other, *mine.xmin_holders, slot), (), 5)
+    found = diagnose(history(14, step=5, sessions=both, table=table), T)
+    assert [c.root.id for c in found] == ["xmin:backend:13028"]
+    assert [f.rule for f in found[0].links] == ["dead_tuples", "xmin_holder"]
+    assert "piling up" in found[0].links[0].short  # no vacuum ran: not "vacuum can't remove"
+    text = "\n".join(one_line(c) + " ".join(f.text for f in c.links) for c in found)
+    assert "4040" not in text and "cdc" not in text
 
 
 def test_vacuum_that_removed_nothing_blames_its_holder() -> None:

@@ -47,8 +47,8 @@ def test_temporary_server_starts_and_leaves_nothing_behind() -> None:
     assert not _postgres_running_in(base)
 
 
-def test_kept_directory_survives_a_restart(tmp_path: Path) -> None:
-    kept = tmp_path / "pg"
+def test_kept_directory_survives_a_restart(open_tmp: Path) -> None:
+    kept = open_tmp / "pg"
     with EmbeddedPostgres(base_dir=kept) as server, psycopg.connect(server.dsn(), autocommit=True) as conn:
         conn.execute("CREATE TABLE kept (x int)")
         conn.execute("INSERT INTO kept VALUES (42)")

@@ -45,9 +45,7 @@ def snapshot(**changes: object) -> Snapshot:
 
 
 def queue(name: str, **counts: object) -> QueueStats:
-    values: dict[str, object] = dict.fromkeys(
-        ("ready", "scheduled", "running", "stuck", "dead", "done"), 0
-    )
+    values: dict[str, object] = dict.fromkeys(("ready", "scheduled", "running", "stuck", "dead", "done"), 0)
     values["oldest_ready_age_s"] = None
     values.update(counts)
     return QueueStats(queue=name, **values)  # type: ignore[arg-type]
@@ -74,6 +72,23 @@ def test_verdicts_name_each_problem_worst_first() -> None:
     assert ("warn", "dead") in found and ("warn", "table") in found and ("warn", "throughput") in found
     messages = " ".join(v.message for v in health.verdicts(snap))
     assert "1 stuck jobs" in messages and "xmin held for 1h06m by backend 77" in messages
+
+
+def test_bystanders_raise_no_xmin_verdict_or_measure() -> None:
+    """#29: an hour-old transaction in another database and a logical slot hold none of this
+    database's rows: no health verdict, and check's xmin_age measure (figures.oldest_xmin_holder)
+    is not theirs. The same transaction in this database is both."""
+    from pgq_tui.monitor import figures
+
+    other = XminHolder("backend", "77", 1000, 4000.0, "bob@crm psql", scope="other database")
+    slot = XminHolder("replication slot", "cdc", 2000, None, "logical inactive", scope="catalog")
+    snap = snapshot(sessions=Sessions((), (other, slot), (), 3))
+    assert not [v for v in health.verdicts(snap) if "xmin" in v.message]
+    assert figures.oldest_xmin_holder(snap) is None
+    mine = dataclasses.replace(other, scope="database")
+    snap = snapshot(sessions=Sessions((), (mine, slot), (), 3))
+    assert [v.level for v in health.verdicts(snap) if "xmin held" in v.message] == [health.CRIT]
+    assert figures.oldest_xmin_holder(snap) == mine
 
 
 def test_autovacuum_off_is_a_verdict() -> None:

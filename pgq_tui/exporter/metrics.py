@@ -270,8 +270,8 @@ def _session_families(snap: Snapshot) -> Iterator[Metric]:
     )
     yield gauge(
         "pgq_xmin_horizon_age_seconds",
-        "How long the oldest xmin holder (backend or prepared "
-        "transaction, cluster-wide) has held the horizon back (0: none)",
+        "How long the oldest xmin holder that can hold this database's tables (backend or prepared "
+        "transaction of this database, or a walsender's feedback) has held the horizon back (0: none)",
         (holder.age_s or 0.0) if holder else 0.0,
     )
     yield gauge(

@@ -18,7 +18,7 @@ from pgq_tui.monitor import pacing as pc
 from pgq_tui.monitor import probe as pr
 from pgq_tui.monitor.bloat import AutovacuumSettings, BloatReport, ClaimCost, ProbePoint, XminBlock
 from pgq_tui.monitor.health import reloptions_dict
-from pgq_tui.monitor.snapshot import QueueStats, Sessions, TableHealth
+from pgq_tui.monitor.snapshot import QueueStats, Sessions, TableHealth, XminHolder
 
 Rows = Callable[[str, dict[str, Any]], list[dict[str, Any]]]
 
@@ -83,6 +83,7 @@ class BloatWatch:
         self._vacuum_seen: tuple[float, float] | None = None  # (first, last) epoch it was seen running
         self._seen_duration: float | None = None
         self._block: XminBlock | None = None
+        self._holders: tuple[XminHolder, ...] = ()  # the previous poll's xmin holders
 
     # -- I/O ---------------------------------------------------------------------------------------
     def poll(
@@ -216,20 +217,20 @@ class BloatWatch:
         self, prev: pc.Counters | None, cur: pc.Counters, row: Mapping[str, Any], sessions: Sessions
     ) -> None:
         holders = sessions.xmin_holders
+        before, self._holders = self._holders, holders
         if self._block is not None:
             still = any(h.kind == self._block.holder_kind and h.name == self._block.holder for h in holders)
             if not still or cur.dead < self._block.dead_after / 2:
                 self._block = None
-        vacuumed = prev is None or cur.vacuums > prev.vacuums
-        if not vacuumed:
+        # A vacuum between two polls: the first poll sees only the last vacuum ever, not what it left.
+        if prev is None or cur.vacuums <= prev.vacuums:
             return
-        found = pc.xmin_block(
-            dead_before=prev.dead if prev is not None else None,
+        self._block = pc.xmin_block(
+            dead_before=prev.dead,
             dead_after=cur.dead,
             vacuumed_at_epoch=row["vacuumed_at_epoch"],
             now_epoch=cur.t,
             holders=holders,
+            before=before,
             vacuumed_at=row["vacuumed_at"],
         )
-        if found is not None or prev is not None:
-            self._block = found

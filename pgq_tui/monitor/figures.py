@@ -121,9 +121,27 @@ def xmin_holders(snap: Snapshot) -> list[XminHolder]:
     return [h for h in snap.sessions.xmin_holders if not h.is_pgq_top]
 
 
+_REACH = {
+    "database": "this db",
+    "cluster": "every db",
+    "other database": "other db: holds none of this db's rows",
+    "catalog": "catalog_xmin only: WAL and catalog rows, not this db's dead tuples",
+}
+
+
+def holder_reach(h: XminHolder) -> str:
+    """Whose dead tuples a holder can keep, in a few words for the sessions panels ("" unknown).
+
+    >>> holder_reach(XminHolder("replication slot", "cdc", 9, None, "logical", scope="catalog"))
+    "catalog_xmin only: WAL and catalog rows, not this db's dead tuples"
+    """
+    return _REACH.get(h.scope or "", "")
+
+
 def oldest_xmin_holder(snap: Snapshot) -> XminHolder | None:
-    """The holder with the longest known hold (replication slots have no age in seconds)."""
-    timed = [h for h in xmin_holders(snap) if h.age_s is not None]
+    """The holder with the longest known hold among those that can hold this database's tables (a
+    transaction in another database cannot; replication slots have no age in seconds)."""
+    timed = [h for h in xmin_holders(snap) if h.age_s is not None and h.holds_tables]
     return max(timed, key=lambda h: h.age_s or 0.0, default=None)
 
 

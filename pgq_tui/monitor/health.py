@@ -157,10 +157,10 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
         )
     dead = sum(q.dead or 0 for q in snap.queues)
     if dead:
-        out.append(
-            Verdict(WARN, "dead", f"{_total(snap, 'dead', dead)} dead jobs (failed, out of attempts)")
-        )
+        out.append(Verdict(WARN, "dead", f"{_total(snap, 'dead', dead)} dead jobs (failed, out of attempts)"))
     for h in snap.sessions.xmin_holders:
+        if not h.holds_tables:  # another database's transaction, a logical slot's catalog_xmin
+            continue
         level = latency_level(h.age_s, t.xmin_warn_s, t.xmin_crit_s)
         if level != OK:
             out.append(Verdict(level, "sessions", f"xmin held for {fmt_age(h.age_s)} by {h.kind} {h.name}"))

@@ -206,33 +206,51 @@ def xmin_block(
     vacuumed_at_epoch: float | None,
     now_epoch: float,
     holders: Sequence[XminHolder],
+    before: Sequence[XminHolder] = (),
     vacuumed_at: datetime | None = None,
     min_dead: int = 100,
 ) -> XminBlock | None:
-    """Vacuum ran but the dead tuples stayed: name who holds the xmin horizon back. `dead_before`:
-    n_dead_tup at the poll before the vacuum finished (None when we did not see it run: then the
-    count left after it must still be at least `min_dead`). A holder counts if its transaction began
-    before the vacuum; the oldest such (not pgq-top's own) is named. None without one: the tuples
-    left may just be newer than the vacuum.
+    """A vacuum ran between two polls and the dead tuples stayed: name who holds the xmin horizon.
+    `dead_before`: n_dead_tup at the poll before the vacuum finished; None (the first poll, which
+    sees only the last vacuum ever, not what it left) is no evidence. A holder counts only if it can
+    hold this table (XminHolder.holds_tables: not a logical slot's catalog_xmin, not a transaction in
+    another database) and held it through the vacuum: its transaction began before the vacuum ended,
+    or (an undated slot) it was there at the poll before. The oldest such (not pgq-top's own) is
+    named; None without one: the tuples left may just be newer than the vacuum.
 
-    >>> h = XminHolder("backend", "4242", 50, 300.0, "app@db psql idle in transaction")
+    >>> h = XminHolder("backend", "4242", 50, 300.0, "app@db psql idle in transaction", scope="database")
     >>> xmin_block(dead_before=5000, dead_after=5000, vacuumed_at_epoch=950.0, now_epoch=1000.0,
     ...            holders=[h]).holder
     '4242'
     >>> xmin_block(dead_before=5000, dead_after=10, vacuumed_at_epoch=950.0, now_epoch=1000.0,
     ...            holders=[h]) is None
     True
+    >>> xmin_block(dead_before=None, dead_after=5000, vacuumed_at_epoch=950.0, now_epoch=1000.0,
+    ...            holders=[h]) is None  # the first poll
+    True
+    >>> other = XminHolder("backend", "77", 90, 300.0, "app@other idle", scope="other database")
+    >>> slot = XminHolder("replication slot", "cdc", 90, None, "logical inactive", scope="catalog")
+    >>> xmin_block(dead_before=5000, dead_after=5000, vacuumed_at_epoch=950.0, now_epoch=1000.0,
+    ...            holders=[other, slot], before=[other, slot]) is None
+    True
     """
-    if vacuumed_at_epoch is None or dead_after < min_dead:
+    if vacuumed_at_epoch is None or dead_before is None or dead_after < min_dead:
         return None
-    if dead_before is not None and dead_after < dead_before / 2:
+    if dead_after < dead_before / 2:
         return None  # it removed most of them
     since_vacuum = now_epoch - vacuumed_at_epoch
-    older = [h for h in holders if not h.is_pgq_top and (h.age_s is None or h.age_s >= since_vacuum)]
+    seen_before = {(h.kind, h.name) for h in before}
+
+    def held_through(h: XminHolder) -> bool:
+        if h.age_s is not None:
+            return h.age_s >= since_vacuum
+        return (h.kind, h.name) in seen_before
+
+    older = [h for h in holders if not h.is_pgq_top and h.holds_tables and held_through(h)]
     holder = max(older, key=lambda h: (h.xmin_age, h.age_s or 0.0), default=None)
     if holder is None:
-        # Nobody visible is older than the vacuum: under heavy churn the tuples left may simply be
-        # newer than it, so there is nothing to blame (a standby's feedback is not visible here).
+        # Nobody who can hold this table is older than the vacuum: under heavy churn the tuples left
+        # may simply be newer than it, so there is nothing to blame.
         return None
     if dead_before:
         removed = f"removed {_n(max(0, dead_before - dead_after))} of {_n(dead_before)}"
@@ -241,10 +259,11 @@ def xmin_block(
     who = f"pid {holder.name}" if holder.kind == "backend" else f"{holder.kind} {holder.name}"
     held = f" for {fmt_age(holder.age_s)}" if holder.age_s is not None else ""
     detail = f" ({holder.detail})" if holder.detail else ""
-    message = (
-        f"vacuum ran but {removed} dead tuples: the xmin horizon is held{held} by {who}{detail}; "
-        "end that transaction (sessions panel, K terminates)"
-    )
+    end = {
+        "backend": "end that transaction (sessions panel, K terminates)",
+        "prepared transaction": "commit or roll it back (COMMIT/ROLLBACK PREPARED in its database)",
+    }.get(holder.kind, "check the standby feeding it back, or drop the slot if no standby uses it")
+    message = f"vacuum ran but {removed} dead tuples: the xmin horizon is held{held} by {who}{detail}; {end}"
     return XminBlock(
         vacuumed_at,
         dead_before,

@@ -8,6 +8,7 @@ Times are timezone-aware datetimes from the server's clock; ages and durations a
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -272,6 +273,20 @@ class XminHolder:
     age_s: float | None  # how long it has held it, where known
     detail: str | None
     is_pgq_top: bool = False  # held by one of pgq-top's own sessions
+    # How far it reaches (db/sql/xmin_holders.sql): "database" (this database's tables), "cluster"
+    # (every database's: a physical slot's or a standby's feedback xmin), "other database" (none of
+    # this database's rows), "catalog" (a logical slot's catalog_xmin: catalog rows and WAL only).
+    # None: not read (a recording made before it was).
+    scope: str | None = None
+    wal_bytes: int | None = None  # WAL a replication slot keeps (None: not a slot, or not known)
+
+    @property
+    def holds_tables(self) -> bool:
+        """Can it keep this database's dead tuples from vacuum? A logical slot's catalog_xmin and a
+        transaction in another database cannot; without a scope only the slot rule is known."""
+        if self.scope is not None:
+            return self.scope in ("database", "cluster")
+        return self.kind != "replication slot" or re.search(r"(^| )xmin age ", self.detail or "") is not None
 
 
 @dataclass(frozen=True)

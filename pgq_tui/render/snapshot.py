@@ -11,7 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from pgq_tui.monitor import health, provenance
+from pgq_tui.monitor import figures, health, provenance
 from pgq_tui.monitor.snapshot import LeaseList, Snapshot
 
 _STYLE = {health.WARN: "yellow", health.CRIT: "bold red"}
@@ -124,10 +124,17 @@ def _sessions(snap: Snapshot) -> Group:
         parts.append(table)
     if s.xmin_holders:
         table = Table(title="xmin horizon holders", title_justify="left")
-        for col in ("kind", "name", "xmin age", "held", "detail"):
+        for col in ("kind", "name", "xmin age", "held", "reach", "detail"):
             table.add_column(col)
         for h in s.xmin_holders[:10]:
-            table.add_row(_t(h.kind), _t(h.name), _t(h.xmin_age), _t(health.fmt_age(h.age_s)), _t(h.detail))
+            table.add_row(
+                _t(h.kind),
+                _t(h.name),
+                _t(h.xmin_age),
+                _t(health.fmt_age(h.age_s)),
+                _t(figures.holder_reach(h)),
+                _t(h.detail),
+            )
         parts.append(table)
     if s.blocked:
         table = Table(title="blocked sessions", title_justify="left")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
+from pgq_tui.monitor.figures import holder_reach
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.tui.format import fmt_age_coarse, fmt_count, safe
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
@@ -85,7 +86,7 @@ class SessionsTable(PanelTable):
                     Text(fmt_age_coarse(h.age_s), justify="right"),
                     Text(fmt_count(h.xmin_age), justify="right"),
                     *([Text("—", style="dim")] if self.wide else []),
-                    safe(h.detail, style="dim", limit=qlimit),
+                    safe(" · ".join(x for x in (h.detail, holder_reach(h)) if x), style="dim", limit=qlimit),
                 )
                 out.append(Row(key=f"x:{h.kind}:{h.name}", cells=cells, target=pid, info=h))
         return out
