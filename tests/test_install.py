@@ -97,3 +97,20 @@ def test_the_server_is_the_one_the_pass_names(server_version: int) -> None:
     found = re.search(r"\) (\d+)\.", said)
     assert found, said
     assert server_version // 10000 == int(found.group(1))
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="root only")
+def test_as_root_other_binaries_the_server_user_cannot_reach_are_refused(open_tmp: Path) -> None:
+    """PGQ_TEST_PGBIN's binaries run as they are (no private copy): behind a 0700 directory they are
+    refused in one line naming it, and that directory's mode is left alone."""
+    from pgq_tui.demo.embedded import EmbeddedPostgres, bin_dir
+
+    closed = open_tmp / "closed"
+    closed.mkdir(mode=0o700)
+    closed.chmod(0o700)
+    (closed / "bin").symlink_to(bin_dir(), target_is_directory=True)
+    server = EmbeddedPostgres(bin_path=closed / "bin")
+    with pytest.raises(PgqError, match=f"cannot enter {closed}: install the binaries"):
+        server.start()
+    server.stop()
+    assert closed.stat().st_mode & 0o777 == 0o700
