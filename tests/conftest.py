@@ -1,6 +1,8 @@
 """The real-database test harness.
 
-One server per test run: the one in PGQ_TEST_DSN when set, else a private embedded PostgreSQL.
+One server per test run (per pytest-xdist worker): the one in PGQ_TEST_DSN when set (then serial),
+else a private server from the binaries in PGQ_TEST_PGBIN when set (another PostgreSQL version: Debian's
+/usr/lib/postgresql/15/bin, pgserver's 16), else a private embedded PostgreSQL 18.
 The queue schema is installed once into a template database; every test that asks for `dsn` gets a
 fresh database cloned from it (CREATE DATABASE ... TEMPLATE), dropped afterwards.
 """
@@ -59,12 +61,15 @@ def server_dsn() -> Iterator[str]:
     if external:
         yield external
         return
+    from pathlib import Path
+
     from pgq_tui.demo.embedded import FAST_UNSAFE_SETTINGS, EmbeddedPostgres
 
     # Prepared transactions on, so the xmin-holder tests can make one (the server default is 0), and
     # wal_level logical so the diagnosis test can make a logical replication slot.
     settings = {**FAST_UNSAFE_SETTINGS, "max_prepared_transactions": "10", "wal_level": "logical"}
-    server = EmbeddedPostgres(settings=settings)
+    pgbin = os.environ.get("PGQ_TEST_PGBIN")
+    server = EmbeddedPostgres(settings=settings, bin_path=Path(pgbin) if pgbin else None)
     yield server.start()
     server.stop()
 

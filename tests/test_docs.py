@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-DEMO = "pip install -e . && pgq-top --demo"
+DEMO = "pip install -e '.[demo]' && pgq-top --demo"
 TESTS = "pip install -q -e '.[test]' && python -m pytest"
 
 

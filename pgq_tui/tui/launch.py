@@ -206,6 +206,10 @@ def run_fleet(
 
 def run_dashboard(args: argparse.Namespace, diagnosis: Thresholds) -> int:
     """`diagnosis`: the `why` thresholds (flags over the targets file's), read by the CLI."""
+    if args.demo:
+        from pgq_tui.demo.embedded import bin_dir
+
+        bin_dir()  # an install without the [demo] extra: say how to add it, before the terminal check
     targets = getattr(args, "target_list", [])
     if not args.demo and len(targets) > 1 and args.record is not None:
         raise PgqError(
