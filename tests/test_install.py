@@ -100,17 +100,26 @@ def test_the_server_is_the_one_the_pass_names(server_version: int) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="root only")
-def test_as_root_other_binaries_the_server_user_cannot_reach_are_refused(open_tmp: Path) -> None:
-    """PGQ_TEST_PGBIN's binaries run as they are (no private copy): behind a 0700 directory they are
-    refused in one line naming it, and that directory's mode is left alone."""
+def test_as_root_other_binaries_the_server_user_cannot_reach_run_from_a_private_copy(
+    open_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PGQ_TEST_PGBIN's binaries behind a 0700 directory (a clone under /root holding pgserver's
+    wheel): the server runs from a private copy, and that directory's mode is left alone."""
+    import shutil
+
+    import psycopg
+
     from pgq_tui.demo.embedded import EmbeddedPostgres, bin_dir
 
     closed = open_tmp / "closed"
     closed.mkdir(mode=0o700)
     closed.chmod(0o700)
-    (closed / "bin").symlink_to(bin_dir(), target_is_directory=True)
-    server = EmbeddedPostgres(bin_path=closed / "bin")
-    with pytest.raises(PgqError, match=f"cannot enter {closed}: install the binaries"):
-        server.start()
-    server.stop()
+    package = bin_dir().parents[1]  # the wheel's layout: <package>/pginstall beside <package>.libs
+    shutil.copytree(package / "pginstall", closed / package.name / "pginstall", symlinks=True)
+    shutil.copytree(package.parent / f"{package.name}.libs", closed / f"{package.name}.libs", symlinks=True)
+    monkeypatch.setenv("PGQ_RUNTIME_DIR", str(open_tmp / "runtime"))
+    with EmbeddedPostgres(bin_path=closed / package.name / "pginstall" / "bin") as server:
+        with psycopg.connect(server.dsn()) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+        assert server._bin is not None and server._bin.is_relative_to(open_tmp / "runtime")
     assert closed.stat().st_mode & 0o777 == 0o700

