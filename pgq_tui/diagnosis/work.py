@@ -132,7 +132,8 @@ def crashed(history: History, t: Thresholds) -> list[Finding]:
     since = max(-x.seconds_left for x in gone)
     holders = sorted({x.locked_by for x in gone if x.locked_by})
     shown = ", ".join(holders[:3]) + (f" (+{len(holders) - 3})" if len(holders) > 3 else "")
-    n = len(gone) if len(gone) < snap.stuck.total else snap.stuck.total
+    total = snap.stuck.total if snap.stuck.total is not None else len(gone)
+    n = min(len(gone), total)
     return [
         Finding(
             id="crashed",

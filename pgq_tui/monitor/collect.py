@@ -322,7 +322,7 @@ class Monitor:
             dead = self._guard(
                 "dead",
                 errors,
-                dead,
+                DeadList((), None),  # not read: its total is unknown, not 0
                 lambda: self._dead(statement, queues, bg),
             )
         table = self._guard("table", errors, panels.empty_table(self.qualified), lambda: self._table(oid))
@@ -497,23 +497,24 @@ class Monitor:
     def _leases(
         self, errors: dict[str, str], queues: tuple[QueueStats, ...], bg: BackgroundCount | None
     ) -> tuple[LeaseList, LeaseList]:
-        empty = (LeaseList((), 0), LeaseList((), 0))
         statement = self.model.leases
         if statement is None:
-            return empty
+            return LeaseList((), 0), LeaseList((), 0)
 
         def read() -> tuple[LeaseList, LeaseList]:
             rows, fig = self._list_rows(statement, bg)
-            running, stuck = panels.lease_lists(rows, queues, "queues" in errors)
+            landed = fig is None or fig.known
+            running, stuck = panels.lease_lists(rows, queues, "queues" in errors, landed)
             return LeaseList(running.rows, running.total, fig), LeaseList(stuck.rows, stuck.total, fig)
 
-        return self._guard("leases", errors, empty, read)
+        failed = (LeaseList((), None), LeaseList((), None))  # not read: the totals are unknown, not 0
+        return self._guard("leases", errors, failed, read)
 
     def _dead(
         self, statement: Statement, queues: tuple[QueueStats, ...], bg: BackgroundCount | None
     ) -> DeadList:
         rows, fig = self._list_rows(statement, bg)
-        dead = panels.dead_list(rows, queues)
+        dead = panels.dead_list(rows, queues, landed=fig is None or fig.known)
         return DeadList(dead.rows, dead.total, fig)
 
     def _activity_params(self) -> dict[str, Any]:
