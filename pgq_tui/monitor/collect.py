@@ -135,6 +135,12 @@ class Monitor:
         self.tier: tiers.Plan = tiers.plan(model, None, scan_pages)  # set by each poll
         self._depth = counting.depth_of(model)  # the unfinished states its completed/s is derived from
         self._counters_statement = model.throughput if model.support(Capability.THROUGHPUT).ok else None
+        # no ids to follow, no counters, no finish times: the per-queue rates are unknown, never 0.0
+        self._no_rate_source = (
+            rates.NO_SOURCE_WHY
+            if model.activity is None and model.finished is None and self._counters_statement is None
+            else None
+        )
         # Claim-cost probe and autovacuum pacing (monitor/bloatwatch.py); the probe is the framework's
         # own claim candidate scan (None: not supplied), at most once per probe_interval_s.
         probe = model.claim_probe.compose() if model.claim_probe is not None else None
@@ -348,6 +354,7 @@ class Monitor:
             now,
             stamped=self._stamps.columns,
             rates_note=None if "throughput" in errors else self._stamps.note(),
+            no_source=self._no_rate_source,
         )
         sessions = self._guard("sessions", errors, Sessions((), (), (), 0), self._sessions)
         bloat = self._bloat_report(errors, oid, table, sessions, queues, now)

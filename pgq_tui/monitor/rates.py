@@ -37,6 +37,7 @@ from pgq_tui.monitor.snapshot import (
     AT_LEAST,
     EXACT,
     STALE,
+    UNKNOWN,
     Figure,
     QueueStats,
     Rates,
@@ -50,6 +51,20 @@ MAX_SPAN = 200_000  # ids read per poll at most (a burst above it becomes part o
 GAP_ROWS = 1000  # gap ranges remembered for the next poll's late-commit look-up
 COUNTERS, IDS, DEPTH, FAILED_DELTA, BG_DEPTH = "counters", "ids", "depth", "failed count", "background depth"
 FOREIGN = "foreign writers"  # a rate the counters miss and the table cannot derive yet: unknown
+FOREIGN_WHY = "the counters miss the foreign writers' share and the table cannot derive this rate yet"
+NONE = "none"  # no rate source at this poll: the rate is unknown (its Figure says why)
+TWO_POLLS = "rates need two polls"
+NO_SOURCE_WHY = (
+    "no per-queue rate source: the ids are not increasing integers served by an index, and the queue "
+    "keeps no counters or finish times (the table-wide row rates are pg_stat's)"
+)
+RATE_NAMES = ("enqueued", "completed", "failed", "dead")
+
+
+def unknown_rates(reason: str) -> Rates:
+    """Every rate unknown (None) with the reason: never an exact-looking 0.0."""
+    figure = Figure(UNKNOWN, None, NONE, reason=reason)
+    return Rates(None, None, None, None, {name: figure for name in RATE_NAMES})
 
 
 @dataclass(frozen=True)
@@ -236,9 +251,13 @@ def merge(
                     tv, tf = found
             cv = getattr(c, name) if c is not None else None
             if cv is not None and tv is None and foreign and name != "failed":
-                # the counters miss the foreign writers' share: a lower bound, or nothing known
+                # the counters miss the foreign writers' share: a lower bound (with its number), or
+                # unknown with the reason when they saw none
                 values[name] = cv if cv > 0 else None
-                figures[name] = Figure(AT_LEAST, None, COUNTERS if cv > 0 else FOREIGN)
+                if cv > 0:
+                    figures[name] = Figure(AT_LEAST, None, COUNTERS)
+                else:
+                    figures[name] = Figure(UNKNOWN, None, FOREIGN, reason=FOREIGN_WHY)
             elif cv is not None and not exceeds(tv, cv):
                 values[name], figures[name] = cv, Figure(EXACT, None, COUNTERS)
             else:
@@ -254,17 +273,22 @@ def merge(
 
 
 def totals(per_queue: Mapping[str, Rates], fallback: Rates) -> Rates:
-    """All queues together; a rate unknown for some queue makes the total a lower bound."""
+    """All queues together; a rate unknown for some queue makes the total a lower bound (the sum of
+    the others), unknown for every queue makes it unknown (None, with the first reason)."""
     if not per_queue:
         return fallback
-    values: dict[str, float] = {}
+    values: dict[str, float | None] = {}
     figures: dict[str, Figure] = {}
-    for name in ("enqueued", "completed", "failed", "dead"):
+    for name in RATE_NAMES:
         parts = [getattr(r, name) for r in per_queue.values()]
         values[name] = sum(p for p in parts if p is not None)
         figs = [r.figures.get(name) for r in per_queue.values()]
         sources = sorted({f.source for f in figs if f is not None} or {COUNTERS})
-        if any(p is None for p in parts):
+        if all(p is None for p in parts):
+            values[name] = None
+            why = next((f.reason for f in figs if f is not None and f.reason), "not known for any queue")
+            figures[name] = Figure(UNKNOWN, None, "+".join(sources), reason=why)
+        elif any(p is None for p in parts):
             figures[name] = Figure(AT_LEAST, None, "+".join(sources))
         else:
             worst = max(
@@ -339,9 +363,12 @@ def throughput(
     now: datetime,
     stamped: frozenset[str] = frozenset(),
     rates_note: str | None = None,
+    no_source: str | None = None,
 ) -> Throughput:
     """The Throughput of this poll: counters where they exist and suffice, the table's figures else,
-    and the framework's timestamps over both for the rates in `stamped` (monitor/finished.py)."""
+    and the framework's timestamps over both for the rates in `stamped` (monitor/finished.py).
+    `no_source`: why the queue's kind has no per-queue rate source at all (its rates are unknown
+    with that reason, never 0.0)."""
     pg = pg_rates(window)
     own = counters.per_queue if counters is not None else None
     derived = table_rates(window)
@@ -356,16 +383,27 @@ def throughput(
     window_s = (window[-1].at - window[0].at).total_seconds() if len(window) > 1 else None
     if counters is None and not per_queue:
         source = "table"
-    zero = Rates(0.0, 0.0, 0.0, 0.0)
     return Throughput(
         interval_s=float(rate_window_s) if source == "counters" or window_s is None else window_s,
         window_s=window_s,
-        total=totals(per_queue, counters.total if counters is not None else zero),
+        total=totals(per_queue, _no_queue(counters, window, no_source or rates_note)),
         per_queue=per_queue,
         history=history,
         queue_history=queue_history,
         source=source,
         table=pg,
         foreign=foreign_writers(own, derived, pg),
-        rates_note=rates_note,
+        rates_note=rates_note or no_source,
     )
+
+
+def _no_queue(counters: Throughput | None, window: Sequence[Activity], why: str | None) -> Rates:
+    """The totals when no queue has a rate: the counters' own (exact), a measured 0 (two polls that
+    followed the ids saw no job move), else unknown with the reason."""
+    if counters is not None:
+        return counters.total
+    if why is not None:
+        return unknown_rates(why)
+    if not [a for a in window[1:] if not a.first]:
+        return unknown_rates(TWO_POLLS)
+    return Rates(0.0, 0.0, 0.0, 0.0)
