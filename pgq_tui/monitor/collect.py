@@ -135,6 +135,7 @@ class Monitor:
         self.tier: tiers.Plan = tiers.plan(model, None, scan_pages)  # set by each poll
         self._depth = counting.depth_of(model)  # the unfinished states its completed/s is derived from
         self._counters_statement = model.throughput if model.support(Capability.THROUGHPUT).ok else None
+        self._removals: tuple[rates.Removal, ...] = ()
         # no ids to follow, no counters, no finish times: the per-queue rates are unknown, never 0.0
         self._no_rate_source = (
             rates.NO_SOURCE_WHY
@@ -355,6 +356,7 @@ class Monitor:
             stamped=self._stamps.columns,
             rates_note=None if "throughput" in errors else self._stamps.note(),
             no_source=self._no_rate_source,
+            found=self._removals,
         )
         sessions = self._guard("sessions", errors, Sessions((), (), (), 0), self._sessions)
         bloat = self._bloat_report(errors, oid, table, sessions, queues, now)
@@ -543,7 +545,9 @@ class Monitor:
         if self._counters_statement is None:
             return None
         params = self._counters_params(now)
+        self._removals = ()
         rows = self._run(self._counters_statement, **params)
+        self._removals = rates.removals(rows)  # discards and prunes: not completions, not foreign
         return panels.throughput(rows, params["until"], self.history_s, self.rate_window_s)
 
     def _remember(self, active: rates.Activity) -> None:

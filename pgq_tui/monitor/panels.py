@@ -122,8 +122,10 @@ def throughput(rows: Sequence[Row], until: datetime, history_s: int, rate_window
     per_queue: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     queue_completed: dict[str, dict[datetime, int]] = defaultdict(dict)
     for r in rows:
-        counts = [int(r["enqueued"]), int(r["completed"]), int(r["failed"]), int(r["dead"])]
         bucket = r["bucket"]
+        if bucket >= until:  # the current second (still filling), or an operator's removal in it
+            continue
+        counts = [int(r["enqueued"]), int(r["completed"]), int(r["failed"]), int(r["dead"])]
         if bucket >= hist_since:
             slot = per_second.setdefault(bucket, [0, 0, 0, 0])
             for i, n in enumerate(counts):
