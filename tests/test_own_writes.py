@@ -90,14 +90,17 @@ def test_a_foreign_delete_of_as_many_rows_is_still_foreign(dsn: str) -> None:
 
 
 def test_an_older_counters_table_still_works_and_init_adds_the_columns(dsn: str) -> None:
-    """A counters table made before it counted removals: the monitor and the discard action take
-    their plain statements (no error), and `install()` (pgq-top init) adds the columns in place."""
+    """A counters table made before it counted removals: the monitor, the discard action and the
+    queue's discard and prune take their plain statements (no error), and `install()` (pgq-top init)
+    adds the columns in place."""
     _rows(dsn, "failed")
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("ALTER TABLE jobs_stats DROP COLUMN discarded, DROP COLUMN pruned")
-        with pgq_monitor(dsn, read_only=True) as monitor, pgq_actions(dsn) as actions:
+        some = [r[0] for r in conn.execute("SELECT id FROM jobs ORDER BY id LIMIT 10").fetchall()]
+        with pgq_monitor(dsn, read_only=True) as monitor, pgq_actions(dsn) as actions, JobQueue(dsn) as queue:
             monitor.collect()
-            assert actions.execute(actions.plan(ActionKind.DISCARD)).changed == N
+            assert queue.discard(some) == 10 and queue.prune(0.0) == 0  # the plain deletes
+            assert actions.execute(actions.plan(ActionKind.DISCARD)).changed == N - 10
             assert "throughput" not in monitor.collect().errors
         said = schema.install(conn)
         assert 'added column discarded to "public"."jobs_stats"' in said, said

@@ -283,6 +283,20 @@ SELECT id FROM gone
 """
 
 
+# The same deletes, uncounted: for a counters table made before it had `discarded` and `pruned`
+# (the queue falls back to them until `pgq-top init` adds the columns).
+DISCARD_UNCOUNTED = """
+DELETE FROM {jobs} WHERE id = ANY(%(ids)s::bigint[]) AND status = 'failed' RETURNING id
+"""
+PRUNE_UNCOUNTED = """
+DELETE FROM {jobs} WHERE id IN (
+    SELECT id FROM {jobs}
+    WHERE status = 'done' AND finished_at < now() - make_interval(secs => %(older_than)s)
+    ORDER BY finished_at
+    LIMIT %(batch)s
+)
+"""
+
 DISCARD = counted_removal(
     "DELETE FROM {jobs} WHERE id = ANY(%(ids)s::bigint[]) AND status = 'failed' RETURNING id, queue",
     "discarded",
