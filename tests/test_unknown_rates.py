@@ -59,6 +59,10 @@ def test_a_kind_with_no_rate_source_has_null_rates_with_the_reason(
         assert figure["accuracy"] == "unknown" and figure["reason"] == NO_SOURCE_WHY, figure
     assert doc["throughput"]["rates_note"] == NO_SOURCE_WHY
     _lower_bounds_carry_their_number(doc)
+    assert main(["snapshot", "--dsn", uuid_seed]) == 0
+    text = capsys.readouterr().out
+    assert "? enqueued/s, ? completed/s, ? failed/s" in text, text
+    assert "0.0 completed/s" not in text
 
 
 def test_the_backlog_rule_takes_its_rates_unknown_branch_without_a_rate_source(uuid_seed: str) -> None:

@@ -58,7 +58,7 @@ def _queues(snap: Snapshot) -> Table:
 
 
 def _rate(per_s: float | None) -> str:
-    return "-" if per_s is None else f"{per_s:.1f}"
+    return "?" if per_s is None else f"{per_s:.1f}"  # unknown (its figure says why), never 0
 
 
 def _leases(title: str, leases: LeaseList) -> Table:
