@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from pgq_tui.monitor.background import BackgroundCount
-from pgq_tui.monitor.rates import Activity, merge, source_of, table_rates, with_counts
+from pgq_tui.monitor.rates import Activity, Removal, merge, source_of, table_rates, with_counts
 from pgq_tui.monitor.snapshot import APPROXIMATE, AT_LEAST, EXACT, STALE, Figure, Rates, TableRates
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -96,5 +96,14 @@ def test_deep_queue_completions_from_two_background_counts() -> None:
     second = bg(10, 48_000, 1500, {"a": 500}, first)
     merged = merge(None, {"a": Rates(50.0, None, 0.0, 0.0)}, second)
     assert merged["a"].completed == 250.0  # 500 in, depth -2000: 2500 out over 10 s
+    # 1,000 of those the operator discarded between the two counts (recorded in the counters): not
+    # completions; one before the first count and one of another queue change nothing
+    found = (
+        Removal(T0 + timedelta(seconds=4), "a", 1000, 0),
+        Removal(T0 - timedelta(seconds=1), "a", 700, 0),
+        Removal(T0 + timedelta(seconds=5), "b", 300, 0),
+    )
+    merged = merge(None, {"a": Rates(50.0, None, 0.0, 0.0)}, second, found=found)
+    assert merged["a"].completed == 150.0
     assert merged["a"].figures["completed"].accuracy == STALE
     assert merged["a"].figures["completed"].source == "background depth"
