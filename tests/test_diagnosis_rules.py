@@ -370,6 +370,8 @@ def test_backlog_on_an_unknown_ready_count_is_not_judged() -> None:
     assert [f.rule for f in work.backlog(h, T)] == ["backlog"]  # the same history, every count known
     unknown_now = [*h[:-1], replace(h[-1], queues=(QueueStats("emails", None, 0, 4, 0, 0, 0, 5.0),))]
     assert work.backlog(unknown_now, T) == []
+    # an unknown count earlier in the window: the growth is measured from the first known one
     unknown_then = [replace(h[0], queues=(QueueStats("emails", None, 0, 4, 0, 0, 0, 5.0),)), *h[1:]]
-    assert work.backlog(unknown_then, T) == []
+    (found,) = work.backlog(unknown_then, T)
+    assert found.evidence[0].startswith("ready 1.5k -> 4.0k in 50s"), found.evidence
     assert all(c.root.rule != "backlog" for c in diagnose(unknown_now, T))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from pgq_tui.monitor.background import BackgroundCount
-from pgq_tui.monitor.rates import Activity, merge, source_of, table_rates, with_counts
+from pgq_tui.monitor.rates import Activity, Removal, merge, source_of, table_rates, with_counts
 from pgq_tui.monitor.snapshot import APPROXIMATE, AT_LEAST, EXACT, STALE, Figure, Rates, TableRates
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -72,8 +72,10 @@ def test_counters_are_kept_unless_the_table_shows_more() -> None:
         {"c": Rates(0.0, 0.0, 0.0, 0.0)}, {"c": Rates(0.0, None, 0.0, 0.0)}, None, TableRates(5, 0, 0, 900)
     )
     # foreign writers (pg_stat saw deletes the counters did not): unknown, never the counters' 0
-    assert merged["c"].completed is None and merged["c"].figures["completed"].accuracy == AT_LEAST
-    assert merged["c"].figures["completed"].source == "foreign writers"
+    # (unknown with the reason: a lower bound always carries its number)
+    figure = merged["c"].figures["completed"]
+    assert merged["c"].completed is None and figure.accuracy == "unknown" and figure.reason
+    assert figure.source == "foreign writers"
     # a counters figure above 0 stays, as a lower bound
     merged = merge(
         {"c": Rates(0.0, 4.0, 0.0, 0.0)}, {"c": Rates(0.0, None, 0.0, 0.0)}, None, TableRates(5, 0, 0, 900)
@@ -94,5 +96,14 @@ def test_deep_queue_completions_from_two_background_counts() -> None:
     second = bg(10, 48_000, 1500, {"a": 500}, first)
     merged = merge(None, {"a": Rates(50.0, None, 0.0, 0.0)}, second)
     assert merged["a"].completed == 250.0  # 500 in, depth -2000: 2500 out over 10 s
+    # 1,000 of those the operator discarded between the two counts (recorded in the counters): not
+    # completions; one before the first count and one of another queue change nothing
+    found = (
+        Removal(T0 + timedelta(seconds=4), "a", 1000, 0),
+        Removal(T0 - timedelta(seconds=1), "a", 700, 0),
+        Removal(T0 + timedelta(seconds=5), "b", 300, 0),
+    )
+    merged = merge(None, {"a": Rates(50.0, None, 0.0, 0.0)}, second, found=found)
+    assert merged["a"].completed == 150.0
     assert merged["a"].figures["completed"].accuracy == STALE
     assert merged["a"].figures["completed"].source == "background depth"

@@ -4,13 +4,14 @@ Pure functions of a Snapshot history (see rules.py)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pgq_tui.diagnosis.findings import CRIT, WARN, Finding, Fix, Thresholds
 from pgq_tui.diagnosis.history import History, at, held
 from pgq_tui.diagnosis.vacuum import quote_literal
 from pgq_tui.dialects.contract import OLDEST_READY
 from pgq_tui.monitor.health import fmt_age, fmt_count
-from pgq_tui.monitor.snapshot import EXACT, STALE, UNKNOWN, Blocker, QueueStats, Snapshot
+from pgq_tui.monitor.snapshot import APPROXIMATE, EXACT, STALE, UNKNOWN, Blocker, QueueStats, Snapshot
 
 
 # -- locks --------------------------------------------------------------------------------------------
@@ -180,7 +181,8 @@ def crashed(history: History, t: Thresholds) -> list[Finding]:
     since = max(-x.seconds_left for x in gone)
     holders = sorted({x.locked_by for x in gone if x.locked_by})
     shown = ", ".join(holders[:3]) + (f" (+{len(holders) - 3})" if len(holders) > 3 else "")
-    n = len(gone) if len(gone) < snap.stuck.total else snap.stuck.total
+    total = snap.stuck.total if snap.stuck.total is not None else len(gone)
+    n = min(len(gone), total)
     return [
         Finding(
             id="crashed",
@@ -196,10 +198,37 @@ def crashed(history: History, t: Thresholds) -> list[Finding]:
     ]
 
 
-def _ready(s: Snapshot) -> int | None:
-    """The ready jobs of every queue; None when one queue's count is unknown (unknown is never 0)."""
+@dataclass(frozen=True)
+class Ready:
+    """The ready jobs of every queue as one figure: its value, its kind and when it was true."""
+
+    total: int
+    kind: tuple[tuple[str, str], ...]  # (queue, accuracy) per queue: two figures compare if equal
+    at: float  # exact: the poll's time; stale: the background count's as_of (epoch seconds)
+
+
+def _ready(s: Snapshot) -> Ready | None:
+    """The ready jobs of every queue; None when one queue's count is unknown (unknown is never 0), a
+    lower bound (the cap's ≥1,000) or an estimate: a growth needs two figures of the same kind."""
     counts = [q.ready for q in s.queues]
-    return None if None in counts else sum(n for n in counts if n is not None)
+    kind = tuple(sorted((q.queue, q.accuracy("ready")) for q in s.queues))
+    if None in counts or any(a not in (EXACT, STALE) for _, a in kind):
+        return None
+    stale = [f.as_of for q in s.queues if (f := q.figures.get("ready")) is not None and f.accuracy == STALE]
+    if None in stale:
+        return None  # a stale figure that does not say when it was true: not comparable
+    when = min(a.timestamp() for a in stale if a is not None) if stale else at(s)
+    return Ready(sum(n for n in counts if n is not None), kind, when)
+
+
+def _rate(s: Snapshot, name: str) -> float | None:
+    """The total rate when it is a figure to compare with (exact, stale or a measured estimate);
+    None when unknown or a lower bound (a foreign writer's share missing)."""
+    value: float | None = getattr(s.throughput.total, name)
+    figure = s.throughput.total.figures.get(name)
+    if value is None or (figure is not None and figure.accuracy not in (EXACT, STALE, APPROXIMATE)):
+        return None
+    return value
 
 
 def drain_text(backlog: int, enqueued: float, completed: float, window_s: float) -> str:
@@ -222,18 +251,21 @@ def backlog(history: History, t: Thresholds) -> list[Finding]:
     (at least `min_duration_s` of history), enqueues outpacing completions."""
     snap = history[-1]
     window = [s for s in history if at(snap) - at(s) <= t.backlog_window_s]
-    first = window[0]
-    span = at(snap) - at(first)
-    if span <= 0 or span < t.min_duration_s:
+    now = _ready(snap)
+    if now is None:
+        return []  # a growth that rests on an unknown count (or a lower bound) is not judged
+    # like with like: the earliest figure of the window of the same kind (both exact, or both stale
+    # from two background counts), never the cap's lower bound against a later exact count
+    then = next((r for r in map(_ready, window) if r is not None and r.kind == now.kind), None)
+    if then is None or now.at - then.at <= 0 or now.at - then.at < t.min_duration_s:
         return []
-    now_ready, first_ready = _ready(snap), _ready(first)
-    if now_ready is None or first_ready is None:
-        return []  # a growth that rests on an unknown count is not judged
-    growth = (now_ready - first_ready) / span
+    span = now.at - then.at
+    now_ready = now.total
+    growth = (now_ready - then.total) / span
     if growth < max(t.backlog_growth_per_s, 1e-9):
         return []
-    enq = [s.throughput.total.enqueued for s in window if s.throughput.total.enqueued is not None]
-    done = [s.throughput.total.completed for s in window if s.throughput.total.completed is not None]
+    enq = [r for s in window if (r := _rate(s, "enqueued")) is not None]
+    done = [r for s in window if (r := _rate(s, "completed")) is not None]
     e = sum(enq) / len(enq) if enq else None
     c = sum(done) / len(done) if done else None
     if e is not None and c is not None and e <= c:
@@ -252,7 +284,7 @@ def backlog(history: History, t: Thresholds) -> list[Finding]:
             short=f"backlog {fmt_count(now_ready)} grows {growth:.0f}/s",
             text=f"the backlog grows: enqueues outpace completions; {drain}",
             evidence=(
-                f"ready {fmt_count(_ready(first))} -> {fmt_count(now_ready)} in {fmt_age(span)}; {rates}",
+                f"ready {fmt_count(then.total)} -> {fmt_count(now_ready)} in {fmt_age(span)}; {rates}",
             ),
             fix=Fix("add workers (or make the handlers faster)", line="add workers"),
             causes=("claims_slow", "stalled:", "lock:", "crashed"),

@@ -76,9 +76,18 @@ CREATE TABLE IF NOT EXISTS {stats} (
     completed bigint      NOT NULL DEFAULT 0,
     failed    bigint      NOT NULL DEFAULT 0,
     dead      bigint      NOT NULL DEFAULT 0,
+    discarded bigint      NOT NULL DEFAULT 0,
+    pruned    bigint      NOT NULL DEFAULT 0,
     PRIMARY KEY (bucket, queue, shard)
 )
 """
+# The operator's removals (discarded dead letters, pruned done rows), counted so that the monitor
+# never takes them for completions or for foreign writers; added in place to an older counters table
+# (constant defaults: catalog-only).
+_STATS_COLUMNS = {
+    "discarded": "ALTER TABLE {stats} ADD COLUMN IF NOT EXISTS discarded bigint NOT NULL DEFAULT 0",
+    "pruned": "ALTER TABLE {stats} ADD COLUMN IF NOT EXISTS pruned bigint NOT NULL DEFAULT 0",
+}
 
 # Upgrading a table made from the seed's schema (id, queue, payload, status, run_at, attempts,
 # locked_until): the columns a real queue needs, added in place. Constant defaults make each ADD COLUMN
@@ -282,8 +291,14 @@ def _transaction_steps(conn: psycopg.Connection, table: str, schema: str) -> tup
                     False,
                 )
             )
-    if _missing(conn, "relation", n["stats"].as_string(conn)):
+    stats = n["stats"].as_string(conn)
+    if _missing(conn, "relation", stats):
         steps.append((None, sql.SQL(_STATS).format(**n), False))
+    else:
+        have = set(conn.execute(_COLUMNS, (stats,)).fetchone()[0])  # type: ignore[index]
+        for column, ddl in _STATS_COLUMNS.items():
+            if column not in have:
+                steps.append((f"added column {column} to {stats}", sql.SQL(ddl).format(**n), False))
     wanted = {f"{key}={value}" for key, value in AUTOVACUUM_OPTIONS.items()}
     current = conn.execute(_RELOPTIONS, (qualified,)).fetchone()[0] if exists else []  # type: ignore[index]
     if not wanted <= set(current):

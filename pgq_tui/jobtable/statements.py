@@ -6,7 +6,9 @@ or released only while it is still `running` under the same attempt and worker t
 the reaper and requeue touch only leases that have really expired. A race with a live worker then
 resolves in the database, never by overwriting.
 
-Counters (`<table>_stats`) are bumped in the same statement as the change they count.
+Counters (`<table>_stats`) are bumped in the same statement as the change they count, the operator's
+removals too (discard, prune: `discarded`, `pruned`), so that no reader of the counters takes them for
+completions or for a foreign writer's deletes, whichever process made them.
 
 Statements that make jobs ready now (enqueue, retry, requeue) NOTIFY the table's channel
 (`schema.channel()`, passed as `%(channel)s`) in the same statement, hence the same transaction:
@@ -46,7 +48,14 @@ WAKE_QUEUE_CHARS = 1000  # a notification carries at most this much of the queue
 READ_WOKEN = "CROSS JOIN (SELECT count(*) FROM woken) w"
 
 
-def _bump(source: str, **counts: str) -> str:
+SECOND = "date_trunc('second', clock_timestamp())"
+# A removal's row is stamped with its exact time, not its second: the monitor matches it with the
+# polls around it (a burst of 5,000 discards must fall on the right side of a poll). Readers that sum
+# per second (the history) see a row of zeros in their columns.
+EXACT_TIME = "clock_timestamp()"
+
+
+def _bump(source: str, bucket: str = SECOND, **counts: str) -> str:
     """One upsert of counters (column=aggregate), fed by the rows of CTE `source` (each with a `queue`).
 
     One upsert per statement: two in the same statement could hit the same counter row twice.
@@ -55,7 +64,7 @@ def _bump(source: str, **counts: str) -> str:
     updates = ", ".join(f"{c} = s.{c} + excluded.{c}" for c in counts)
     return f"""
     INSERT INTO {{stats}} AS s (queue, bucket, shard, {columns})
-    SELECT queue, date_trunc('second', clock_timestamp()), mod(pg_backend_pid(), {STATS_SHARDS}),
+    SELECT queue, {bucket}, mod(pg_backend_pid(), {STATS_SHARDS}),
            {", ".join(counts.values())}
     FROM {source} GROUP BY queue
     ON CONFLICT (bucket, queue, shard) DO UPDATE SET {updates}"""
@@ -257,11 +266,29 @@ SELECT extract(epoch FROM min((SELECT j.run_at FROM {jobs} j
 FROM p WHERE p.priority IS NOT NULL
 """
 
-DISCARD = """
-DELETE FROM {jobs} WHERE id = ANY(%(ids)s::bigint[]) AND status = 'failed' RETURNING id
+
+def count_removed(source: str, column: str) -> str:
+    """The counter upsert of an operator's removal: the rows of CTE `source` in `column` (discarded,
+    pruned), stamped with the exact time (also the pgq dialect's discard action)."""
+    return _bump(source, EXACT_TIME, **{column: "count(*)"})
+
+
+def counted_removal(delete: str, column: str) -> str:
+    """`delete` (a DELETE ... RETURNING id, queue) with its rows counted in `column` of the counters
+    table, in the same statement; returns the ids."""
+    return f"""
+WITH gone AS ({delete.strip()}),
+counted AS ({count_removed("gone", column)})
+SELECT id FROM gone
 """
 
-PRUNE = """
+
+# The same deletes, uncounted: for a counters table made before it had `discarded` and `pruned`
+# (the queue falls back to them until `pgq-top init` adds the columns).
+DISCARD_UNCOUNTED = """
+DELETE FROM {jobs} WHERE id = ANY(%(ids)s::bigint[]) AND status = 'failed' RETURNING id
+"""
+PRUNE_UNCOUNTED = """
 DELETE FROM {jobs} WHERE id IN (
     SELECT id FROM {jobs}
     WHERE status = 'done' AND finished_at < now() - make_interval(secs => %(older_than)s)
@@ -269,6 +296,21 @@ DELETE FROM {jobs} WHERE id IN (
     LIMIT %(batch)s
 )
 """
+
+DISCARD = counted_removal(
+    "DELETE FROM {jobs} WHERE id = ANY(%(ids)s::bigint[]) AND status = 'failed' RETURNING id, queue",
+    "discarded",
+)
+
+PRUNE = counted_removal(
+    """DELETE FROM {jobs} WHERE id IN (
+    SELECT id FROM {jobs}
+    WHERE status = 'done' AND finished_at < now() - make_interval(secs => %(older_than)s)
+    ORDER BY finished_at
+    LIMIT %(batch)s
+) RETURNING id, queue""",
+    "pruned",
+)
 
 PRUNE_STATS = """
 DELETE FROM {stats} WHERE bucket < now() - make_interval(secs => %(older_than)s)

@@ -142,6 +142,13 @@ class Monitor:
         self.tier: tiers.Plan = tiers.plan(model, None, scan_pages)  # set by each poll
         self._depth = counting.depth_of(model)  # the unfinished states its completed/s is derived from
         self._counters_statement = model.throughput if model.support(Capability.THROUGHPUT).ok else None
+        self._removals: tuple[rates.Removal, ...] = ()
+        # no ids to follow, no counters, no finish times: the per-queue rates are unknown, never 0.0
+        self._no_rate_source = (
+            rates.NO_SOURCE_WHY
+            if model.activity is None and model.finished is None and self._counters_statement is None
+            else None
+        )
         # Claim-cost probe and autovacuum pacing (monitor/bloatwatch.py); the probe is the framework's
         # own claim candidate scan (None: not supplied), at most once per probe_interval_s.
         probe = model.claim_probe.compose() if model.claim_probe is not None else None
@@ -362,7 +369,7 @@ class Monitor:
             dead = self._guard(
                 "dead",
                 errors,
-                dead,
+                DeadList((), None),  # not read: its total is unknown, not 0
                 lambda: self._dead(statement, queues, bg),
             )
         table = self._guard("table", errors, panels.empty_table(self._health_table), lambda: self._table(oid))
@@ -388,6 +395,8 @@ class Monitor:
             now,
             stamped=self._stamps.columns,
             rates_note=None if "throughput" in errors else self._stamps.note(),
+            no_source=self._no_rate_source,
+            found=self._removals,
         )
         sessions = self._guard("sessions", errors, Sessions((), (), (), 0), self._sessions)
         bloat = self._bloat_report(errors, oid, table, sessions, queues, now)
@@ -541,23 +550,24 @@ class Monitor:
     def _leases(
         self, errors: dict[str, str], queues: tuple[QueueStats, ...], bg: BackgroundCount | None
     ) -> tuple[LeaseList, LeaseList]:
-        empty = (LeaseList((), 0), LeaseList((), 0))
         statement = self.model.leases
         if statement is None:
-            return empty
+            return LeaseList((), 0), LeaseList((), 0)
 
         def read() -> tuple[LeaseList, LeaseList]:
             rows, fig = self._list_rows(statement, bg)
-            running, stuck = panels.lease_lists(rows, queues, "queues" in errors)
+            landed = fig is None or fig.known
+            running, stuck = panels.lease_lists(rows, queues, "queues" in errors, landed)
             return LeaseList(running.rows, running.total, fig), LeaseList(stuck.rows, stuck.total, fig)
 
-        return self._guard("leases", errors, empty, read)
+        failed = (LeaseList((), None), LeaseList((), None))  # not read: the totals are unknown, not 0
+        return self._guard("leases", errors, failed, read)
 
     def _dead(
         self, statement: Statement, queues: tuple[QueueStats, ...], bg: BackgroundCount | None
     ) -> DeadList:
         rows, fig = self._list_rows(statement, bg)
-        dead = panels.dead_list(rows, queues)
+        dead = panels.dead_list(rows, queues, landed=fig is None or fig.known)
         return DeadList(dead.rows, dead.total, fig)
 
     def _activity_params(self) -> dict[str, Any]:
@@ -579,7 +589,9 @@ class Monitor:
         if self._counters_statement is None:
             return None
         params = self._counters_params(now)
+        self._removals = ()
         rows = self._run(self._counters_statement, **params)
+        self._removals = rates.removals(rows)  # discards and prunes: not completions, not foreign
         return panels.throughput(rows, params["until"], self.history_s, self.rate_window_s)
 
     def _remember(self, active: rates.Activity) -> None:

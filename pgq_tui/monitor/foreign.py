@@ -35,10 +35,14 @@ def exceeds(table: float | None, counters: float | None, slack: float = SLACK) -
 
 
 def foreign_writers(
-    counters: Mapping[str, Rates] | None, table: Mapping[str, Rates], pg: TableRates | None
+    counters: Mapping[str, Rates] | None,
+    table: Mapping[str, Rates],
+    pg: TableRates | None,
+    removed_per_s: float = 0.0,
 ) -> str | None:
     """Why writers other than pgq_tui.queue are present (one sentence), or None: no sign of them
-    (or no counters table to check).
+    (or no counters table to check). `removed_per_s`: the operator's removals (discard, prune) the
+    counters recorded over the pg_stat window, deletes that are neither completions nor foreign.
 
     >>> a = {"a": Rates(0.0, 0.0, 0.0, 0.0)}
     >>> foreign_writers(a, {"a": Rates(1500.0, None, None)}, None)
@@ -68,8 +72,8 @@ def foreign_writers(
             f"foreign writers present: the table gained {pg.inserted:.1f} rows/s (pg_stat), "
             f"the counters saw {enq:.1f} enqueued/s"
         )
-    # every completion by delete removes a row, but so may a prune: deletes alone are the safe test
-    if exceeds(pg.deleted, done, TABLE_SLACK):
+    # every completion by delete removes a row, and so does an operator's discard or prune (counted)
+    if exceeds(pg.deleted, done + removed_per_s, TABLE_SLACK):
         return (
             f"foreign writers present: the table lost {pg.deleted:.1f} rows/s (pg_stat), "
             f"the counters saw {done:.1f} completed/s"

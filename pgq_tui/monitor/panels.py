@@ -49,25 +49,42 @@ def _lease(r: Row) -> Lease:
     )
 
 
+def list_total(shown: int, counts: Sequence[int | None], landed: bool) -> int | None:
+    """A list's true total: the queues' counts (never below the rows shown); None when the list has
+    not landed and some queue's count is unknown: unknown is never 0.
+
+    >>> list_total(2, [3, 1], landed=False), list_total(0, [None, 1], landed=False)
+    (4, None)
+    >>> list_total(2, [None, 1], landed=True), list_total(0, [], landed=False)
+    (2, 0)
+    """
+    if landed or all(c is not None for c in counts):
+        return max(shown, sum(c or 0 for c in counts))
+    return None
+
+
 def lease_lists(
-    rows: Sequence[Row], queues: Sequence[QueueStats], counts_missing: bool
+    rows: Sequence[Row], queues: Sequence[QueueStats], counts_missing: bool, landed: bool = True
 ) -> tuple[LeaseList, LeaseList]:
     """Running jobs (least time left first) and stuck ones (longest stuck first), from the dialect's
     LEASE_COLUMNS rows, each with its true total from the queue counts (or the rows seen, when the
-    counts panel failed)."""
+    counts panel failed). `landed`: the rows were read (by the poll or a background scan); when not,
+    a total the counts cannot give is None."""
     leases = [(_lease(r), bool(r["stuck"])) for r in rows]
     running = tuple(lease for lease, stuck in leases if not stuck)
     stuck = tuple(lease for lease, is_stuck in leases if is_stuck)
     if counts_missing:
-        return LeaseList(running, len(running)), LeaseList(stuck, len(stuck))
+        shown = (len(running), len(stuck)) if landed else (None, None)
+        return LeaseList(running, shown[0]), LeaseList(stuck, shown[1])
     return (
-        LeaseList(running, max(len(running), sum(q.running or 0 for q in queues))),
-        LeaseList(stuck, max(len(stuck), sum(q.stuck or 0 for q in queues))),
+        LeaseList(running, list_total(len(running), [q.running for q in queues], landed)),
+        LeaseList(stuck, list_total(len(stuck), [q.stuck for q in queues], landed)),
     )
 
 
-def dead_list(rows: Sequence[Row], queues: Sequence[QueueStats]) -> DeadList:
-    """Dead jobs from the dialect's DEAD_COLUMNS rows, newest first, with the true total."""
+def dead_list(rows: Sequence[Row], queues: Sequence[QueueStats], landed: bool = True) -> DeadList:
+    """Dead jobs from the dialect's DEAD_COLUMNS rows, newest first, with the true total (None: the
+    list has not landed and some queue's dead count is unknown)."""
     jobs = []
     for r in rows:
         d = dead_row(r)
@@ -82,7 +99,7 @@ def dead_list(rows: Sequence[Row], queues: Sequence[QueueStats]) -> DeadList:
                 payload_preview=d.payload_preview,
             )
         )
-    return DeadList(tuple(jobs), max(len(jobs), sum(q.dead or 0 for q in queues)))
+    return DeadList(tuple(jobs), list_total(len(jobs), [q.dead for q in queues], landed))
 
 
 # -- throughput --------------------------------------------------------------------------------------
@@ -105,8 +122,10 @@ def throughput(rows: Sequence[Row], until: datetime, history_s: int, rate_window
     per_queue: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     queue_completed: dict[str, dict[datetime, int]] = defaultdict(dict)
     for r in rows:
-        counts = [int(r["enqueued"]), int(r["completed"]), int(r["failed"]), int(r["dead"])]
         bucket = r["bucket"]
+        if bucket >= until:  # the current second (still filling), or an operator's removal in it
+            continue
+        counts = [int(r["enqueued"]), int(r["completed"]), int(r["failed"]), int(r["dead"])]
         if bucket >= hist_since:
             slot = per_second.setdefault(bucket, [0, 0, 0, 0])
             for i, n in enumerate(counts):

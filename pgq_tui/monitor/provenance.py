@@ -99,6 +99,8 @@ def rate_how(figure: Figure | None, now: datetime) -> str:
     source = RATE_SOURCES.get(figure.source, figure.source)
     if figure.source == "foreign writers":
         return f"unknown: {source}"
+    if figure.accuracy == UNKNOWN:
+        return f"unknown: {figure.reason or source}"
     if figure.accuracy == "approximate" and figure.bound is not None:
         return f"at most {figure.bound:.1f}/s more (ids never seen by a poll): {source}"
     if figure.accuracy == "stale" and figure.as_of is not None:

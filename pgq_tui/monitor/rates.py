@@ -37,6 +37,7 @@ from pgq_tui.monitor.snapshot import (
     AT_LEAST,
     EXACT,
     STALE,
+    UNKNOWN,
     Figure,
     QueueStats,
     Rates,
@@ -50,6 +51,21 @@ MAX_SPAN = 200_000  # ids read per poll at most (a burst above it becomes part o
 GAP_ROWS = 1000  # gap ranges remembered for the next poll's late-commit look-up
 COUNTERS, IDS, DEPTH, FAILED_DELTA, BG_DEPTH = "counters", "ids", "depth", "failed count", "background depth"
 FOREIGN = "foreign writers"  # a rate the counters miss and the table cannot derive yet: unknown
+FOREIGN_WHY = "the counters miss the foreign writers' share and the table cannot derive this rate yet"
+NONE = "none"  # no rate source at this poll: the rate is unknown (its Figure says why)
+TWO_POLLS = "rates need two polls"
+NO_SOURCE_WHY = (
+    "no per-queue rate source: the ids are not increasing integers served by an index, and the queue "
+    "keeps no counters or finish times (the table-wide row rates are pg_stat's)"
+)
+RATE_NAMES = ("enqueued", "completed", "failed", "dead")
+PG_LAG_S = 2.0  # pg_stat_user_tables lags the writes by up to a second (PostgreSQL flushes it ~1/s)
+
+
+def unknown_rates(reason: str) -> Rates:
+    """Every rate unknown (None) with the reason: never an exact-looking 0.0."""
+    figure = Figure(UNKNOWN, None, NONE, reason=reason)
+    return Rates(None, None, None, None, {name: figure for name in RATE_NAMES})
 
 
 @dataclass(frozen=True)
@@ -71,6 +87,66 @@ class Activity:
     # per queue (enqueued, completed, failed) by the framework's timestamps since the previous poll
     # (monitor/finished.py); None: not counted at this poll
     finished: finished_rates.Counts | None = None
+
+
+@dataclass(frozen=True)
+class Removal:
+    """An operator's removal, as the counters table records it in the same statement (discard: dead
+    letters deleted; prune: kept done rows deleted), at its exact time: rows that left the table
+    without being completed, by pgq-top or by any process using pgq_tui.queue."""
+
+    at: datetime
+    queue: str
+    discarded: int
+    pruned: int
+
+
+def removals(rows: Iterable[Row]) -> tuple[Removal, ...]:
+    """The counters statement's rows that record removals (rows of older counters tables have none)."""
+    return tuple(
+        Removal(r["bucket"], str(r["queue"]), int(r.get("discarded") or 0), int(r.get("pruned") or 0))
+        for r in rows
+        if r.get("discarded") or r.get("pruned")
+    )
+
+
+def removed(found: Sequence[Removal], since: datetime, until: datetime, queue: str | None = None) -> int:
+    """Rows removed in (since, until], of one queue or of all; `pruned` counts only table-wide (done
+    rows are in no queue's depth)."""
+    return sum(
+        r.discarded + (r.pruned if queue is None else 0)
+        for r in found
+        if since < r.at <= until and (queue is None or r.queue == queue)
+    )
+
+
+def _discount(
+    rates: Mapping[str, Rates], found: Sequence[Removal], window: Sequence[Activity]
+) -> dict[str, Rates]:
+    """The table-derived completions less the operator's discards over the same window: a discarded
+    dead letter leaves the depth as a completion does, but it is none."""
+    if not found or len(window) < 2:
+        return dict(rates)
+    first, last = window[0], window[-1]
+    dt = (last.at - first.at).total_seconds()
+    out = {}
+    for q, r in rates.items():
+        n = removed(found, first.at, last.at, q)
+        if n and r.completed is not None and dt > 0:
+            r = dataclasses.replace(r, completed=max(0.0, r.completed - n / dt))
+        out[q] = r
+    return out
+
+
+def _removed_per_s(found: Sequence[Removal], window: Sequence[Activity]) -> float:
+    """Rows/s the operator removed over the pg_stat window, reaching back PG_LAG_S before it: the
+    pg_stat counters lag, so a removal's deletes may land in the interval after its own."""
+    ends = [a for a in window if a.pg is not None]
+    if len(ends) < 2 or not found:
+        return 0.0
+    dt = (ends[-1].at - ends[0].at).total_seconds()
+    since = ends[0].at - timedelta(seconds=PG_LAG_S)
+    return removed(found, since, ends[-1].at) / dt if dt > 0 else 0.0
 
 
 def activity_params(prev: Activity | None) -> dict[str, Any]:
@@ -194,8 +270,11 @@ def last_holes(window: Sequence[Activity]) -> int:
     return window[-1].holes if window and not window[-1].first else 0
 
 
-def background_completed(bg: BackgroundCount | None, queue: str) -> tuple[float, Figure] | None:
-    """completed/s over the last two background counts, for a queue too deep to count every poll."""
+def background_completed(
+    bg: BackgroundCount | None, queue: str, found: Sequence[Removal] = ()
+) -> tuple[float, Figure] | None:
+    """completed/s over the last two background counts, for a queue too deep to count every poll
+    (less the operator's discards between them)."""
     prev = bg.previous if bg is not None else None
     if bg is None or prev is None or bg.new is None:
         return None
@@ -206,7 +285,8 @@ def background_completed(bg: BackgroundCount | None, queue: str) -> tuple[float,
     seen = sum(bg.new.values())
     span = max(0, bg.max_id - prev.max_id)
     accuracy, bound = (STALE, None) if seen >= span else (APPROXIMATE, (span - seen) / dt)
-    value = health.rate(bg.new.get(queue, 0) - (d1 - d0), dt)
+    gone = removed(found, prev.as_of, bg.as_of, queue)
+    value = health.rate(max(0, bg.new.get(queue, 0) - (d1 - d0) - gone), dt)
     return value, Figure(accuracy, bg.as_of, BG_DEPTH, bound)
 
 
@@ -215,13 +295,15 @@ def merge(
     table: Mapping[str, Rates],
     bg: BackgroundCount | None,
     pg: TableRates | None = None,
+    found: Sequence[Removal] = (),
+    removed_per_s: float = 0.0,
 ) -> dict[str, Rates]:
     """One Rates per queue: the counters table where it exists and accounts for what the table shows,
     else the table's own figure (with the background counts for deep queues' completions). With
     foreign writers present (monitor/foreign.py) a rate the table cannot derive yet is a lower bound
     from the counters when they saw some, else unknown (None): never the counters' 0."""
     out: dict[str, Rates] = {}
-    foreign = foreign_writers(counters, table, pg) is not None
+    foreign = foreign_writers(counters, table, pg, removed_per_s) is not None
     for q in sorted(set(counters or {}) | set(table)):
         t = table.get(q)
         c = (counters or {}).get(q, Rates(0.0, 0.0, 0.0, 0.0)) if counters is not None else None
@@ -231,14 +313,18 @@ def merge(
             tv = getattr(t, name) if t is not None else None
             tf = t.figures.get(name) if t is not None else None
             if name == "completed" and tv is None:
-                found = background_completed(bg, q)
-                if found is not None:
-                    tv, tf = found
+                deep = background_completed(bg, q, found)
+                if deep is not None:
+                    tv, tf = deep
             cv = getattr(c, name) if c is not None else None
             if cv is not None and tv is None and foreign and name != "failed":
-                # the counters miss the foreign writers' share: a lower bound, or nothing known
+                # the counters miss the foreign writers' share: a lower bound (with its number), or
+                # unknown with the reason when they saw none
                 values[name] = cv if cv > 0 else None
-                figures[name] = Figure(AT_LEAST, None, COUNTERS if cv > 0 else FOREIGN)
+                if cv > 0:
+                    figures[name] = Figure(AT_LEAST, None, COUNTERS)
+                else:
+                    figures[name] = Figure(UNKNOWN, None, FOREIGN, reason=FOREIGN_WHY)
             elif cv is not None and not exceeds(tv, cv):
                 values[name], figures[name] = cv, Figure(EXACT, None, COUNTERS)
             else:
@@ -254,17 +340,22 @@ def merge(
 
 
 def totals(per_queue: Mapping[str, Rates], fallback: Rates) -> Rates:
-    """All queues together; a rate unknown for some queue makes the total a lower bound."""
+    """All queues together; a rate unknown for some queue makes the total a lower bound (the sum of
+    the others), unknown for every queue makes it unknown (None, with the first reason)."""
     if not per_queue:
         return fallback
-    values: dict[str, float] = {}
+    values: dict[str, float | None] = {}
     figures: dict[str, Figure] = {}
-    for name in ("enqueued", "completed", "failed", "dead"):
+    for name in RATE_NAMES:
         parts = [getattr(r, name) for r in per_queue.values()]
         values[name] = sum(p for p in parts if p is not None)
         figs = [r.figures.get(name) for r in per_queue.values()]
         sources = sorted({f.source for f in figs if f is not None} or {COUNTERS})
-        if any(p is None for p in parts):
+        if all(p is None for p in parts):
+            values[name] = None
+            why = next((f.reason for f in figs if f is not None and f.reason), "not known for any queue")
+            figures[name] = Figure(UNKNOWN, None, "+".join(sources), reason=why)
+        elif any(p is None for p in parts):
             figures[name] = Figure(AT_LEAST, None, "+".join(sources))
         else:
             worst = max(
@@ -339,13 +430,21 @@ def throughput(
     now: datetime,
     stamped: frozenset[str] = frozenset(),
     rates_note: str | None = None,
+    no_source: str | None = None,
+    found: Sequence[Removal] = (),
 ) -> Throughput:
     """The Throughput of this poll: counters where they exist and suffice, the table's figures else,
-    and the framework's timestamps over both for the rates in `stamped` (monitor/finished.py)."""
+    and the framework's timestamps over both for the rates in `stamped` (monitor/finished.py).
+    `no_source`: why the queue's kind has no per-queue rate source at all (its rates are unknown
+    with that reason, never 0.0). `found`: the operator's removals the counters recorded, never
+    completions nor a foreign writer's deletes."""
     pg = pg_rates(window)
     own = counters.per_queue if counters is not None else None
-    derived = table_rates(window)
-    per_queue = finished_rates.overlay(merge(own, derived, bg, pg), finished_rates.rates(window, stamped))
+    derived = _discount(table_rates(window), found, window)
+    gone = _removed_per_s(found, window)
+    per_queue = finished_rates.overlay(
+        merge(own, derived, bg, pg, found, gone), finished_rates.rates(window, stamped)
+    )
     source = source_of(per_queue)
     if counters is not None:
         history, queue_history = counters.history, counters.queue_history
@@ -356,16 +455,27 @@ def throughput(
     window_s = (window[-1].at - window[0].at).total_seconds() if len(window) > 1 else None
     if counters is None and not per_queue:
         source = "table"
-    zero = Rates(0.0, 0.0, 0.0, 0.0)
     return Throughput(
         interval_s=float(rate_window_s) if source == "counters" or window_s is None else window_s,
         window_s=window_s,
-        total=totals(per_queue, counters.total if counters is not None else zero),
+        total=totals(per_queue, _no_queue(counters, window, no_source or rates_note)),
         per_queue=per_queue,
         history=history,
         queue_history=queue_history,
         source=source,
         table=pg,
-        foreign=foreign_writers(own, derived, pg),
-        rates_note=rates_note,
+        foreign=foreign_writers(own, derived, pg, gone),
+        rates_note=rates_note or no_source,
     )
+
+
+def _no_queue(counters: Throughput | None, window: Sequence[Activity], why: str | None) -> Rates:
+    """The totals when no queue has a rate: the counters' own (exact), a measured 0 (two polls that
+    followed the ids saw no job move), else unknown with the reason."""
+    if counters is not None:
+        return counters.total
+    if why is not None:
+        return unknown_rates(why)
+    if not [a for a in window[1:] if not a.first]:
+        return unknown_rates(TWO_POLLS)
+    return Rates(0.0, 0.0, 0.0, 0.0)

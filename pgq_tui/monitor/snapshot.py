@@ -131,7 +131,7 @@ class Lease:
 @dataclass(frozen=True)
 class LeaseList:
     rows: tuple[Lease, ...]
-    total: int  # true total (rows is capped for display)
+    total: int | None  # true total (rows is capped for display); None: not known (JSON null, "?")
     figure: Figure | None = None  # None: read by this poll; else a background scan's (stale) or unknown
 
 
@@ -151,7 +151,7 @@ class DeadJob:
 @dataclass(frozen=True)
 class DeadList:
     rows: tuple[DeadJob, ...]  # newest first, capped for display
-    total: int
+    total: int | None  # None: not known (the list has not landed, a count is unknown)
     figure: Figure | None = None  # None: read by this poll; else a background scan's (stale) or unknown
 
 

@@ -205,16 +205,31 @@ class AsyncJobQueue(QueueCore):
         return await self._batched("RETRY", ids)
 
     async def discard(self, ids: Iterable[int]) -> int:
-        """Delete dead (failed) jobs; jobs in any other state are left alone."""
-        return await self._batched("DISCARD", ids)
+        """Delete dead (failed) jobs; jobs in any other state are left alone. Counted as discarded
+        (never completed) in the counters table, in the same statement."""
+        chosen = sorted({int(i) for i in ids})
+        try:
+            return await self._batched(self._removal("DISCARD"), chosen)
+        except psycopg.errors.UndefinedColumn:  # the first batch failed: nothing was deleted
+            self._uncounted = True
+            return await self._batched(self._removal("DISCARD"), chosen)
 
     async def prune(self, older_than: float, *, batch: int = 5000) -> int:
-        """Delete kept `done` rows finished more than `older_than` seconds ago, one batch per transaction."""
+        """Delete kept `done` rows finished more than `older_than` seconds ago, one batch per
+        transaction, each counted as pruned in the counters table in the same statement."""
+        try:
+            return await self._prune(older_than, batch)
+        except psycopg.errors.UndefinedColumn:  # the first batch failed: nothing was deleted
+            self._uncounted = True
+            return await self._prune(older_than, batch)
+
+    async def _prune(self, older_than: float, batch: int) -> int:
         conn = await self.connection()
         total = 0
         while True:
             async with conn.cursor() as cur:
-                await cur.execute(self._q("PRUNE"), {"older_than": float(older_than), "batch": batch})
+                params = {"older_than": float(older_than), "batch": batch}
+                await cur.execute(self._q(self._removal("PRUNE")), params)
                 total += cur.rowcount
                 if cur.rowcount < batch:
                     return total

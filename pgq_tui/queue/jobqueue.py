@@ -91,6 +91,7 @@ class QueueCore:
             "lock_timeout_ms": lock_timeout_ms,
         }
         self._sql: dict[str, sql.Composed] = {}
+        self._uncounted = False  # the counters table predates `discarded`/`pruned`: plain deletes
 
     @property
     def qualified(self) -> str:
@@ -100,6 +101,10 @@ class QueueCore:
         if name not in self._sql:
             self._sql[name] = st.compose(getattr(st, name), self.table, self.schema)
         return self._sql[name]
+
+    def _removal(self, name: str) -> str:
+        """DISCARD or PRUNE, counted in the counters table unless it predates the columns."""
+        return f"{name}_UNCOUNTED" if self._uncounted else name
 
     def _params(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"channel": self.channel, **params}
@@ -328,15 +333,31 @@ class JobQueue(QueueCore):
         return self._batched("RETRY", ids)
 
     def discard(self, ids: Iterable[int]) -> int:
-        """Delete dead (failed) jobs; jobs in any other state are left alone."""
-        return self._batched("DISCARD", ids)
+        """Delete dead (failed) jobs; jobs in any other state are left alone. Counted as discarded
+        (never completed) in the counters table, in the same statement."""
+        chosen = _ids(ids)
+        try:
+            return self._batched(self._removal("DISCARD"), chosen)
+        except psycopg.errors.UndefinedColumn:  # the first batch failed: nothing was deleted
+            self._uncounted = True
+            return self._batched(self._removal("DISCARD"), chosen)
 
     def prune(self, older_than: float, *, batch: int = 5000) -> int:
-        """Delete kept `done` rows finished more than `older_than` seconds ago, one batch per transaction."""
+        """Delete kept `done` rows finished more than `older_than` seconds ago, one batch per
+        transaction, each counted as pruned in the counters table in the same statement."""
+        try:
+            return self._prune(older_than, batch)
+        except psycopg.errors.UndefinedColumn:  # the first batch failed: nothing was deleted
+            self._uncounted = True
+            return self._prune(older_than, batch)
+
+    def _prune(self, older_than: float, batch: int) -> int:
         total = 0
         while True:
             with self.conn.cursor() as cur:
-                cur.execute(self._q("PRUNE"), {"older_than": float(older_than), "batch": batch})
+                cur.execute(
+                    self._q(self._removal("PRUNE")), {"older_than": float(older_than), "batch": batch}
+                )
                 total += cur.rowcount
                 if cur.rowcount < batch:
                     return total

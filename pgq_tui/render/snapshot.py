@@ -59,11 +59,12 @@ def _queues(snap: Snapshot) -> Table:
 
 
 def _rate(per_s: float | None) -> str:
-    return "-" if per_s is None else f"{per_s:.1f}"
+    return "?" if per_s is None else f"{per_s:.1f}"  # unknown (its figure says why), never 0
 
 
 def _leases(title: str, leases: LeaseList) -> Table:
-    table = Table(title=f"{title} ({leases.total})", title_justify="left")
+    total = "?" if leases.total is None else leases.total  # not known yet: never 0
+    table = Table(title=f"{title} ({total})", title_justify="left")
     for col in ("id", "queue", "locked by", "attempt", "left", "holder"):
         table.add_column(col)
     for lease in leases.rows[:10]:

@@ -111,7 +111,10 @@ class PgqDialect:
             return statement.scan() if missing & set(needs) else statement
 
         unsupported: tuple[tuple[Capability, str], ...] = ()
-        if catalog.relation(*stats) is None:
+        counters = catalog.relation(*stats)
+        # the counters table counts the operator's removals (pgq-top init adds the columns)
+        removals = counters is not None and counters.column("discarded") is not None
+        if counters is None:
             unsupported = (
                 (
                     Capability.THROUGHPUT,
@@ -142,7 +145,9 @@ class PgqDialect:
             claim_probe=s("claim_probe", st.CLAIM_PROBE, ("id",)),
             activity=activity_statement("pgq.activity", jobs=jobs, id="id", queue_of_j="j.queue"),
             throughput=s(
-                "throughput", st.THROUGHPUT, ("queue", "bucket", "enqueued", "completed", "failed", "dead")
+                "throughput",
+                st.THROUGHPUT if removals else st.THROUGHPUT_UNCOUNTED,
+                ("queue", "bucket", "enqueued", "completed", "failed", "dead", "discarded", "pruned"),
             ),
             actions=(
                 ActionSpec(
@@ -188,7 +193,7 @@ class PgqDialect:
                     effect="the row is deleted",
                     guard="status = 'failed'",
                     preview=s("preview_dead", st.PREVIEW_DEAD, ("eligible", "alive")),
-                    statement=s("discard", st.DISCARD, ("id",)),
+                    statement=s("discard", st.DISCARD_COUNTED if removals else st.DISCARD, ("id",)),
                     destructive=True,
                 ),
             ),

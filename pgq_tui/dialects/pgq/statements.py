@@ -86,6 +86,10 @@ FROM {jobs} j WHERE j.id = %(id)s::bigint
 """
 
 THROUGHPUT = monitor_sql("throughput")
+# A counters table made before it counted the operator's removals (until `pgq-top init` adds them).
+THROUGHPUT_UNCOUNTED = THROUGHPUT.replace("sum(s.discarded)::bigint", "0::bigint").replace(
+    "sum(s.pruned)::bigint", "0::bigint"
+)
 
 _CHOSEN = """(%(ids)s::bigint[] IS NULL OR j.id = ANY(%(ids)s::bigint[]))
       AND (%(queue)s::text IS NULL OR j.queue = %(queue)s::text)"""
@@ -183,4 +187,16 @@ WITH {_CHOSEN_DEAD}
 DELETE FROM {{jobs}} j USING chosen
 WHERE j.id = chosen.id AND j.status = 'failed'
 RETURNING j.id
+"""
+
+# The same, counted in the counters table's `discarded` in the same statement (a counters table
+# made by pgq-top 0.x before it had the column gets the plain one): the monitors, this one or any
+# other, never take the discarded rows for completions or for a foreign writer's deletes.
+DISCARD_COUNTED = f"""
+WITH {_CHOSEN_DEAD}, gone AS (
+    DELETE FROM {{jobs}} j USING chosen
+    WHERE j.id = chosen.id AND j.status = 'failed'
+    RETURNING j.id, j.queue
+), counted AS ({queue_statements.count_removed("gone", "discarded")})
+SELECT id FROM gone
 """

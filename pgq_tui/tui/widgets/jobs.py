@@ -46,6 +46,9 @@ class _LeaseTable(PanelTable):
     def total(self, snap: Snapshot) -> int | None:
         return self._list(snap).total
 
+    def total_unknown(self, snap: Snapshot) -> bool:
+        return self._list(snap).total is None
+
     def subtitle_notes(self) -> list[str]:
         snap = self._snapshot
         note = list_note(self._list(snap).figure, snap.server.now) if snap is not None else None
@@ -127,7 +130,12 @@ class DeadTable(PanelTable):
     def total(self, snap: Snapshot) -> int | None:
         # A monitor that does not list dead jobs still counts them per queue: show "0 of N".
         # (None when the dead count was not taken: the rows shown, never "of 0")
+        if snap.dead.total is None:
+            return None
         return snap.dead.total or sum_known(snap.queues, "dead")
+
+    def total_unknown(self, snap: Snapshot) -> bool:
+        return snap.dead.total is None  # the list has not landed and a dead count is unknown
 
     def subtitle_notes(self) -> list[str]:
         snap = self._snapshot

@@ -64,6 +64,10 @@ class PanelTable(DataTable[Any]):
         """The true total when `rows` is capped for display (None: len(rows) is the total)."""
         return None
 
+    def total_unknown(self, snap: Snapshot) -> bool:
+        """The true total is not known (a list not landed yet): the title says "?", never 0."""
+        return False
+
     # -- rendering -------------------------------------------------------------------------------
     def on_mount(self) -> None:
         self._set_columns()
@@ -120,7 +124,10 @@ class PanelTable(DataTable[Any]):
         rows = list(self.build_rows(snap, filter_text))
         total = self.total(snap)
         self._render_rows(rows)
-        shown = f"{len(rows)}" if total is None or total == len(rows) else f"{len(rows)} of {total}"
+        if self.total_unknown(snap):
+            shown = f"{len(rows)} of ?" if rows else "?"
+        else:
+            shown = f"{len(rows)}" if total is None or total == len(rows) else f"{len(rows)} of {total}"
         set_border(self, title=f"{self.TITLE} ({shown})")
         self._update_subtitle()
 
