@@ -39,10 +39,13 @@ def foreign_writers(
     table: Mapping[str, Rates],
     pg: TableRates | None,
     removed_per_s: float = 0.0,
+    counted: Rates | None = None,
 ) -> str | None:
     """Why writers other than pgq_tui.queue are present (one sentence), or None: no sign of them
     (or no counters table to check). `removed_per_s`: the operator's removals (discard, prune) the
     counters recorded over the pg_stat window, deletes that are neither completions nor foreign.
+    `counted`: the counters' totals over that same window (rates.counted_over), which the table-wide
+    check compares with pg_stat; without it, the sum of the counters' per-queue rates.
 
     >>> a = {"a": Rates(0.0, 0.0, 0.0, 0.0)}
     >>> foreign_writers(a, {"a": Rates(1500.0, None, None)}, None)
@@ -67,6 +70,8 @@ def foreign_writers(
         return None
     enq = sum(r.enqueued or 0.0 for r in counters.values())
     done = sum(r.completed or 0.0 for r in counters.values())
+    if counted is not None:  # the same seconds as pg_stat's window: the larger of the two, never less
+        enq, done = max(enq, counted.enqueued or 0.0), max(done, counted.completed or 0.0)
     if exceeds(pg.inserted, enq, TABLE_SLACK):
         return (
             f"foreign writers present: the table gained {pg.inserted:.1f} rows/s (pg_stat), "

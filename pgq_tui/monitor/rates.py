@@ -297,13 +297,14 @@ def merge(
     pg: TableRates | None = None,
     found: Sequence[Removal] = (),
     removed_per_s: float = 0.0,
+    counted: Rates | None = None,
 ) -> dict[str, Rates]:
     """One Rates per queue: the counters table where it exists and accounts for what the table shows,
     else the table's own figure (with the background counts for deep queues' completions). With
     foreign writers present (monitor/foreign.py) a rate the table cannot derive yet is a lower bound
     from the counters when they saw some, else unknown (None): never the counters' 0."""
     out: dict[str, Rates] = {}
-    foreign = foreign_writers(counters, table, pg, removed_per_s) is not None
+    foreign = foreign_writers(counters, table, pg, removed_per_s, counted) is not None
     for q in sorted(set(counters or {}) | set(table)):
         t = table.get(q)
         c = (counters or {}).get(q, Rates(0.0, 0.0, 0.0, 0.0)) if counters is not None else None
@@ -392,6 +393,30 @@ def pg_rates(window: Sequence[Activity]) -> TableRates | None:
     return TableRates(dt, ins, upd, dele)
 
 
+def counted_over(history: Sequence[ThroughputPoint], pg: TableRates | None, now: datetime) -> Rates | None:
+    """The counters' own enqueued/s and completed/s over the seconds pg_stat's deltas cover (`pg`'s
+    window, ending at this poll), for the table-wide foreign-writer check: the counters' rates proper
+    average a fixed window (10 s) that a short pg_stat window (the first polls, a burst) does not
+    match, which made a burst by pgq's own workers look foreign. Buckets overlapping the window and
+    the second before it count (pg_stat lags by up to ~1 s): only ever more, never a false alarm.
+
+    >>> from datetime import datetime, timedelta, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> h = [ThroughputPoint(t + timedelta(seconds=i), 0, 100 * i, 0) for i in range(10)]
+    >>> counted_over(h, TableRates(2.0, 0, 0, 800), t + timedelta(seconds=10)).completed  # 7, 8, 9
+    1200.0
+    """
+    if pg is None or pg.interval_s <= 0:
+        return None
+    since = now - timedelta(seconds=pg.interval_s + 2.0)
+    inside = [p for p in history if since < p.at <= now]
+    return Rates(
+        sum(p.enqueued for p in inside) / pg.interval_s,
+        sum(p.completed for p in inside) / pg.interval_s,
+        None,
+    )
+
+
 def table_history(
     polls: Sequence[Activity], until: datetime, history_s: int, stamped: frozenset[str] = frozenset()
 ) -> tuple[tuple[ThroughputPoint, ...], dict[str, tuple[int, ...]]]:
@@ -442,8 +467,9 @@ def throughput(
     own = counters.per_queue if counters is not None else None
     derived = _discount(table_rates(window), found, window)
     gone = _removed_per_s(found, window)
+    counted = counted_over(counters.history, pg, now) if counters is not None else None
     per_queue = finished_rates.overlay(
-        merge(own, derived, bg, pg, found, gone), finished_rates.rates(window, stamped)
+        merge(own, derived, bg, pg, found, gone, counted), finished_rates.rates(window, stamped)
     )
     source = source_of(per_queue)
     if counters is not None:
@@ -464,7 +490,7 @@ def throughput(
         queue_history=queue_history,
         source=source,
         table=pg,
-        foreign=foreign_writers(own, derived, pg, gone),
+        foreign=foreign_writers(own, derived, pg, gone, counted),
         rates_note=rates_note or no_source,
     )
 
