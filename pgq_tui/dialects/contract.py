@@ -342,6 +342,32 @@ class Support:
 
 
 @dataclass(frozen=True)
+class SearchColumns:
+    """Which of the kind's columns serve which term of the search language (docs/search.md). The
+    engine (pgq_tui/search) composes the SQL; the dialect only declares. Expressions are constant SQL
+    on the job row `j` (composed by psycopg, never formatted with values); a term whose column is
+    None (or a document or state not listed) is refused, naming the term."""
+
+    jobs: tuple[str, str]  # (schema, table) of the job rows
+    states: tuple[tuple[str, str], ...]  # canonical word -> condition on j, e.g. "j.status = 'failed'"
+    id: str = "id"  # the primary key column
+    integer_ids: bool = True
+    order: str = "id"  # newest first by this column: the bounded scan reads the newest N by it
+    queue: str | None = "queue"  # column
+    error: str | None = None  # expression: the job's last error(s) as text
+    time: str | None = None  # expression: the timestamptz since:/before: compare
+    time_words: str = ""  # what that time is, in words (docs, --help)
+    documents: tuple[tuple[str, str], ...] = ()  # language document (args, meta, output) -> jsonb column
+    payload: str | None = None  # expression shown as the match's payload preview
+
+    def document(self, name: str) -> str | None:
+        return dict(self.documents).get(name)
+
+    def state(self, word: str) -> str | None:
+        return dict(self.states).get(word)
+
+
+@dataclass(frozen=True)
 class QueueModel:
     """Everything the engine needs to monitor and act on one detected queue."""
 
@@ -388,6 +414,8 @@ class QueueModel:
     # The stuck rule in a few words for one-line verdicts ("lease expired"); "" -> "stuck by the
     # queue's rule", with the full rule in stuck_rule.
     stuck_label: str = ""
+    # the search language's columns (pgq_tui/search); None: this kind cannot be searched yet
+    search: SearchColumns | None = None
 
     @property
     def kind(self) -> str:
