@@ -52,7 +52,7 @@ def test_parse_every_term() -> None:
     ("text", "named"),
     [
         ("state:dead colour:red", "'colour:red': unknown key 'colour'"),
-        ("state:gone", "'state:gone': unknown state 'gone'"),
+        ("state:Dead", "'state:Dead': a state is a word"),
         ("queue:~x", "'queue:~x': only error: takes ~"),
         ("since:soon", "'since:soon': want an age"),
         ("before:25:00", "'before:25:00': not a time of day"),
@@ -98,6 +98,10 @@ def test_pgq_sql_is_composed_with_identifiers_and_parameters() -> None:
     [
         ("meta.x:1", "'meta.x:1': pgq-top (pgq) has no meta document (it has: args)"),
         ("id:abc", "'id:abc': pgq-top (pgq) job ids are integers"),
+        (
+            "state:cancelled",
+            "pgq-top (pgq) has no cancelled jobs to search (it has: ready, scheduled, running",
+        ),
     ],
 )
 def test_a_term_the_kind_cannot_serve_is_refused(text: str, named: str) -> None:

@@ -359,6 +359,12 @@ class SearchColumns:
     time_words: str = ""  # what that time is, in words (docs, --help)
     documents: tuple[tuple[str, str], ...] = ()  # language document (args, meta, output) -> jsonb column
     payload: str | None = None  # expression shown as the match's payload preview
+    # `{name}` in the expressions -> a constant bound as a quoted literal (e.g. a rescue horizon)
+    literals: tuple[tuple[str, Any], ...] = ()
+
+    def fragment(self, text: str) -> sql.Composable:
+        """One of the expressions, its `{name}` literals bound (composed, never formatted)."""
+        return sql.SQL(text).format(**{k: sql.Literal(v) for k, v in self.literals})
 
     def document(self, name: str) -> str | None:
         return dict(self.documents).get(name)

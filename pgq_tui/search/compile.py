@@ -15,7 +15,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from pgq_tui.dialects.contract import QueueModel, SearchColumns
-from pgq_tui.search.query import STATES, Query, QueryError, Term
+from pgq_tui.search.query import Query, QueryError, Term
 
 # the bounded scan reads at most this many of the newest jobs unless told otherwise (--limit-scan)
 DEFAULT_SCAN = 100_000
@@ -69,19 +69,19 @@ def _condition(term: Term, cols: SearchColumns, param: str, title: str) -> tuple
     if term.key == "state":
         condition = cols.state(str(term.value))
         if condition is None:
-            known = ", ".join(w for w in STATES if cols.state(w) is not None)
+            known = ", ".join(w for w, _ in cols.states)
             raise _refuse(term, title, f"has no {term.value} jobs to search (it has: {known})")
-        return sql.SQL("({})").format(sql.SQL(condition)), None
+        return sql.SQL("({})").format(cols.fragment(condition)), None
     if term.key == "error":
         if cols.error is None:
             raise _refuse(term, title, "records no error text")
-        text = sql.SQL("position(lower({}::text) in lower({})) > 0").format(p, sql.SQL(cols.error))
+        text = sql.SQL("position(lower({}::text) in lower({})) > 0").format(p, cols.fragment(cols.error))
         return text, term.value
     if term.key in ("since", "before"):
         if cols.time is None:
             raise _refuse(term, title, "records no job time")
         op = sql.SQL(">=" if term.key == "since" else "<")
-        return sql.SQL("({}) {} {}").format(sql.SQL(cols.time), op, p), term.value
+        return sql.SQL("({}) {} {}").format(cols.fragment(cols.time), op, p), term.value
     document, path = term.path[0], term.path[1:]
     column = cols.document(document)
     if column is None:
@@ -120,14 +120,15 @@ def _source(c: Compiled, bounded: bool) -> sql.Composable:
 def state_case(cols: SearchColumns) -> sql.Composable:
     """The job's canonical state word, from the kind's conditions (NULL when none holds)."""
     whens = [
-        sql.SQL("WHEN {} THEN {}").format(sql.SQL(cond), sql.Literal(word)) for word, cond in cols.states
+        sql.SQL("WHEN {} THEN {}").format(cols.fragment(cond), sql.Literal(word))
+        for word, cond in cols.states
     ]
     return sql.SQL("CASE {} END").format(sql.SQL(" ").join(whens)) if whens else sql.SQL("NULL::text")
 
 
-def _expr(text: str | None, null: str) -> sql.Composable:
+def _expr(cols: SearchColumns, text: str | None, null: str) -> sql.Composable:
     """The kind's expression, or the typed NULL `null` where it has none."""
-    return sql.SQL("({})").format(sql.SQL(text)) if text else sql.SQL(null)
+    return sql.SQL("({})").format(cols.fragment(text)) if text else sql.SQL(null)
 
 
 def rows_statement(c: Compiled, bounded: bool) -> sql.Composed:
@@ -143,9 +144,9 @@ def rows_statement(c: Compiled, bounded: bool) -> sql.Composed:
         id=sql.Identifier(cols.id),
         queue=queue,
         state=state_case(cols),
-        time=_expr(cols.time, "NULL::timestamptz"),
-        error=_expr(cols.error, "NULL::text"),
-        payload=_expr(cols.payload, "NULL::text"),
+        time=_expr(cols, cols.time, "NULL::timestamptz"),
+        error=_expr(cols, cols.error, "NULL::text"),
+        payload=_expr(cols, cols.payload, "NULL::text"),
         source=_source(c, bounded),
         where=c.where,
         order=sql.Identifier(cols.order),
