@@ -361,10 +361,15 @@ class SearchColumns:
     payload: str | None = None  # expression shown as the match's payload preview
     # `{name}` in the expressions -> a constant bound as a quoted literal (e.g. a rescue horizon)
     literals: tuple[tuple[str, Any], ...] = ()
+    # `{name}` -> another relation an expression reads (e.g. a workers table), quoted as an identifier
+    idents: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def fragment(self, text: str) -> sql.Composable:
-        """One of the expressions, its `{name}` literals bound (composed, never formatted)."""
-        return sql.SQL(text).format(**{k: sql.Literal(v) for k, v in self.literals})
+        """One of the expressions, its `{name}` literals and identifiers bound (composed, never
+        formatted)."""
+        bound: dict[str, sql.Composable] = {k: sql.Literal(v) for k, v in self.literals}
+        bound.update({k: sql.Identifier(*v) for k, v in self.idents})
+        return sql.SQL(text).format(**bound)
 
     def document(self, name: str) -> str | None:
         return dict(self.documents).get(name)
