@@ -20,7 +20,7 @@ from pgq_tui.dialects.introspect import read_catalog
 from pgq_tui.search.query import parse
 from pgq_tui.search.run import search
 
-SEARCHABLE = ("pgq", "river", "oban", "procrastinate")
+SEARCHABLE = ("pgq", "river", "oban", "procrastinate", "graphile-worker")
 CASES = [pytest.param(c, id=c.id, marks=c.marks) for c in all_cases() if c.kind in SEARCHABLE]
 
 
@@ -58,3 +58,12 @@ def test_state_terms_find_exactly_the_truth(populated) -> None:
     assert sum(truth.values()) == sum(
         search(dsn, model, parse(f"state:{w}", now), limit_scan=None).matched for w, _ in model.search.states
     )
+
+
+def test_queue_terms_find_exactly_the_truth(populated) -> None:
+    case, dsn, conn, model = populated
+    now = datetime.now(timezone.utc)
+    per_queue = Counter(j.queue for j in case.truth(conn))
+    for queue, n in per_queue.items():
+        result = search(dsn, model, parse(f'queue:"{queue}"', now), limit_scan=None, rows=1000)
+        assert result.matched == n and {r["queue"] for r in result.rows} == {queue}, queue

@@ -354,6 +354,7 @@ class SearchColumns:
     integer_ids: bool = True
     order: str = "id"  # newest first by this column: the bounded scan reads the newest N by it
     queue: str | None = "queue"  # column
+    queue_expr: str | None = None  # expression instead, when the queue lives in another table
     error: str | None = None  # expression: the job's last error(s) as text
     time: str | None = None  # expression: the timestamptz since:/before: compare
     time_words: str = ""  # what that time is, in words (docs, --help)

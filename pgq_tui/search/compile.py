@@ -63,9 +63,9 @@ def _condition(term: Term, cols: SearchColumns, param: str, title: str) -> tuple
             raise _refuse(term, title, "job ids are integers")
         return sql.SQL("j.{} = {}").format(sql.Identifier(cols.id), p), term.value
     if term.key == "queue":
-        if cols.queue is None:
+        if cols.queue is None and cols.queue_expr is None:
             raise _refuse(term, title, "jobs have no queue")
-        return sql.SQL("j.{}::text = {}").format(sql.Identifier(cols.queue), p), term.value
+        return sql.SQL("{} = {}").format(queue_of(cols), p), term.value
     if term.key == "state":
         condition = cols.state(str(term.value))
         if condition is None:
@@ -117,6 +117,15 @@ def _source(c: Compiled, bounded: bool) -> sql.Composable:
     )
 
 
+def queue_of(cols: SearchColumns) -> sql.Composable:
+    """The job's queue as text: the kind's column, or its expression (a lookup)."""
+    if cols.queue_expr is not None:
+        return sql.SQL("({})::text").format(cols.fragment(cols.queue_expr))
+    if cols.queue is not None:
+        return sql.SQL("j.{}::text").format(sql.Identifier(cols.queue))
+    return sql.SQL("NULL::text")
+
+
 def state_case(cols: SearchColumns) -> sql.Composable:
     """The job's canonical state word, from the kind's conditions (NULL when none holds)."""
     whens = [
@@ -134,7 +143,7 @@ def _expr(cols: SearchColumns, text: str | None, null: str) -> sql.Composable:
 def rows_statement(c: Compiled, bounded: bool) -> sql.Composed:
     """Matches newest first, at most %(w_rows)s, each with `matched` (how many match in all)."""
     cols = c.columns
-    queue = sql.SQL("j.{}::text").format(sql.Identifier(cols.queue)) if cols.queue else sql.SQL("NULL::text")
+    queue = queue_of(cols)
     return sql.SQL(
         "SELECT j.{id} AS id, {queue} AS queue, {state} AS state, {time} AS at,"
         " left({error}, 300) AS error, left(({payload})::text, 200) AS payload,"
