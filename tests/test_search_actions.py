@@ -157,3 +157,21 @@ def test_the_audit_log_never_holds_a_password(name: str, hostile: str, secret: s
     log.write(hostile, "start", action="retry", where="state:dead", error=f"could not connect: {hostile}")
     text = (tmp_path / "audit.jsonl").read_text()
     assert secret not in text and json.loads(text)["target"] == target_of(hostile)
+
+
+def test_each_batch_names_its_write_in_application_name(
+    dsn: str, incident: dict[str, list[int]], tmp_path: Path
+) -> None:
+    model = pgq_model(dsn)
+    query = parse(REFUSED, datetime.now().astimezone())
+    found = search(dsn, model, query, all_ids=True)
+    inner, seen = still_matching(compile_query(query, model)), []
+
+    def recheck(conn: psycopg.Connection, ids):  # type: ignore[no-untyped-def]
+        seen.append(conn.execute("SELECT current_setting('application_name')").fetchone()[0])
+        return inner(conn, ids)
+
+    with Actions(dsn, model, audit=AuditLog(None), batch=10) as actions:
+        outcome = actions.execute(actions.plan(ActionKind.RETRY, found.ids), recheck=recheck)
+        after = actions.conn.execute("SELECT current_setting('application_name')").fetchone()[0]
+    assert outcome.changed == 30 and seen == ["pgq-top retry"] * 3 and after == "pgq-top actions"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -388,22 +389,29 @@ class Actions:
                 if left <= 0:
                     return
                 chunk = ids[start : start + self.batch]
-                if recheck is not None:
-                    with self._lock, self.conn.transaction():
-                        kept = recheck(self.conn, chunk)
-                        n = self._write(spec, params, kept, left) if kept else 0
-                else:
-                    n = self._write(spec, params, chunk, left)
+                with self._batch_transaction(plan.action):
+                    kept = recheck(self.conn, chunk) if recheck is not None else chunk
+                    n = self._write(spec, params, kept, left) if kept else 0
                 left -= n
                 yield n
             return
         while left > 0:
             size = min(self.batch, left)
-            n = len(self._rows(spec.statement, {**params, "ids": None, "batch": size}))
+            with self._batch_transaction(plan.action):
+                n = len(self._rows(spec.statement, {**params, "ids": None, "batch": size}))
             left -= n
             yield n
             if n < size:
                 return
+
+    @contextmanager
+    def _batch_transaction(self, action: str) -> Iterator[None]:
+        """One batch's transaction, named for its write: while it runs, pg_stat_activity and the
+        server's logs show application_name 'pgq-top <action>' (set_config local to the transaction:
+        nothing outlives it, through a pooler too)."""
+        with self._lock, self.conn.transaction():
+            self.conn.execute("SELECT set_config('application_name', %s, true)", [f"pgq-top {action}"])
+            yield
 
     def _write(self, spec: ActionSpec, params: dict[str, Any], chunk: list[JobId], left: int) -> int:
         return len(self._rows(spec.statement, {**params, "ids": chunk, "batch": min(left, len(chunk))}))
