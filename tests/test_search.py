@@ -149,6 +149,8 @@ def test_bounded_scan_says_what_it_searched(dsn: str, incident: dict[str, list[i
     assert result.scanned == 25 and not result.complete
     assert result.summary() == "newest 25 jobs searched (older ones were not); 11 match"
     assert set(result.ids) == set(incident["refused"][15:] + incident["card"])
+    exact = search(dsn, model, parse("state:dead", NOW), limit_scan=40)  # the bound is the table
+    assert exact.complete and exact.summary() == "all 40 jobs searched; 26 match"
     by_id = search(dsn, model, parse(f"id:{incident['refused'][0]}", NOW), limit_scan=25)
     assert by_id.matched == 1 and by_id.complete  # the primary key: no bound needed
 

@@ -173,9 +173,11 @@ def ids_statement(c: Compiled, bounded: bool) -> sql.Composed:
 
 
 def scanned_statement(c: Compiled) -> sql.Composed:
-    """How many rows the bounded scan reads (fewer than %(w_scan)s: it read the whole table)."""
+    """How many rows the bounded scan reads, counting one past %(w_scan)s: at most %(w_scan)s means
+    it read the whole table."""
     return sql.SQL(
-        "SELECT count(*) AS scanned FROM (SELECT 1 FROM {jobs} n ORDER BY n.{order} DESC LIMIT %(w_scan)s) x"
+        "SELECT count(*) AS scanned"
+        " FROM (SELECT 1 FROM {jobs} n ORDER BY n.{order} DESC LIMIT %(w_scan)s + 1) x"
     ).format(jobs=sql.Identifier(*c.columns.jobs), order=sql.Identifier(c.columns.order))
 
 

@@ -50,22 +50,18 @@ class Result:
     scanned: int | None  # rows the bounded scan read; None when unbounded (by id, or no bound)
     bound: int | None  # the bound asked for; None: unbounded
     as_of: datetime
-
-    @property
-    def complete(self) -> bool:
-        """Whether every job was searched (no bound, or the bound exceeded the table)."""
-        return self.bound is None or (self.scanned is not None and self.scanned < self.bound)
+    complete: bool  # every job was searched (no bound, or the table holds no more than the bound)
 
     def summary(self) -> str:
         """What was searched and how many match.
 
         >>> from datetime import timezone
         >>> at = datetime(2026, 1, 1, tzinfo=timezone.utc)
-        >>> Result("q", (), (), 312, 100_000, 100_000, at).summary()
+        >>> Result("q", (), (), 312, 100_000, 100_000, at, False).summary()
         'newest 100,000 jobs searched (older ones were not); 312 match'
-        >>> Result("q", (), (), 2, 4_210, 100_000, at).summary()
+        >>> Result("q", (), (), 2, 4_210, 100_000, at, True).summary()
         'all 4,210 jobs searched; 2 match'
-        >>> Result("q", (), (), 1, None, None, at).summary()
+        >>> Result("q", (), (), 1, None, None, at, True).summary()
         'every job searched; 1 match'
         """
         found = f"{self.matched:,} match"
@@ -118,10 +114,11 @@ def search(
         with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
             cur.execute("SELECT now() AS as_of")
             as_of = _one(cur)["as_of"]
-            scanned = None
+            scanned, complete = None, True
             if bounded:
                 cur.execute(scanned_statement(compiled), params)
-                scanned = int(_one(cur)["scanned"])
+                counted = int(_one(cur)["scanned"])  # one past the bound: are there older jobs?
+                scanned, complete = min(counted, params["w_scan"]), counted <= params["w_scan"]
             cur.execute(rows_statement(compiled, bounded), params)
             found = cur.fetchall()
             ids: Sequence[JobId] = ()
@@ -141,6 +138,7 @@ def search(
         scanned,
         limit_scan if bounded else None,
         as_of,
+        complete,
     )
 
 
