@@ -175,3 +175,31 @@ def test_each_batch_names_its_write_in_application_name(
         outcome = actions.execute(actions.plan(ActionKind.RETRY, found.ids), recheck=recheck)
         after = actions.conn.execute("SELECT current_setting('application_name')").fetchone()[0]
     assert outcome.changed == 30 and seen == ["pgq-top retry"] * 3 and after == "pgq-top actions"
+
+
+def test_an_interrupt_stops_between_batches_and_a_second_run_finishes(
+    dsn: str, incident: dict[str, list[int]], sql: psycopg.Connection, tmp_path: Path
+) -> None:
+    model = pgq_model(dsn)
+    query = parse(REFUSED, datetime.now().astimezone())
+    log = AuditLog(tmp_path / "audit.jsonl")
+
+    def interrupted(done: int, total: int) -> None:
+        if done >= 16:  # Ctrl-C after the second batch of 8
+            raise KeyboardInterrupt
+
+    found = search(dsn, model, query, all_ids=True)
+    with Actions(dsn, model, audit=log, batch=8) as actions:
+        plan = actions.plan(ActionKind.RETRY, found.ids)
+        recheck = still_matching(compile_query(query, model))
+        outcome = actions.execute(plan, where=REFUSED, recheck=recheck, progress=interrupted)
+    assert outcome.changed == 16 and outcome.exit_code == 130
+    assert outcome.message == "retried 16 of 30 dead jobs; stopped, the rest were left alone"
+    assert _statuses(sql) == {"pending": 12 + 16, "failed": 8 + 14}
+    end = _audit(tmp_path / "audit.jsonl")[-1]
+    assert end["changed"] == 16 and end["error"] == "stopped by the operator"
+    again = search(dsn, model, query, all_ids=True)
+    assert again.matched == 14
+    with Actions(dsn, model, audit=log, batch=8) as actions:
+        rest = actions.execute(actions.plan(ActionKind.RETRY, again.ids), recheck=recheck)
+    assert rest.changed == 14 and _statuses(sql) == {"pending": 42, "failed": 8}
