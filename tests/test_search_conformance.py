@@ -20,7 +20,7 @@ from pgq_tui.dialects.introspect import read_catalog
 from pgq_tui.search.query import parse
 from pgq_tui.search.run import search
 
-SEARCHABLE = ("pgq", "river", "oban", "procrastinate", "graphile-worker", "pgqueuer")
+SEARCHABLE = ("pgq", "river", "oban", "procrastinate", "graphile-worker", "pgqueuer", "solid-queue")
 CASES = [pytest.param(c, id=c.id, marks=c.marks) for c in all_cases() if c.kind in SEARCHABLE]
 
 
