@@ -18,9 +18,9 @@ from pgq_tui.actions import Actions
 from pgq_tui.audit import AuditLog
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import ActionKind
-from pgq_tui.search.compile import compile_query
 from pgq_tui.dialects.detect import detect
 from pgq_tui.dialects.introspect import read_catalog
+from pgq_tui.search.compile import compile_query
 from pgq_tui.search.query import parse
 from pgq_tui.search.run import search, still_matching
 
