@@ -33,6 +33,8 @@ SEARCHABLE = (
     "pgqueuer",
     "solid-queue",
     "pg-boss",
+    "seed-jobs",
+    "seed-job-queue",
 )
 CASES = [pytest.param(c, id=c.id, marks=c.marks) for c in all_cases() if c.kind in SEARCHABLE]
 

@@ -368,7 +368,11 @@ class SearchColumns:
     def fragment(self, text: str) -> sql.Composable:
         """One of the expressions, its `{name}` literals and identifiers bound (composed, never
         formatted)."""
-        bound: dict[str, sql.Composable] = {k: sql.Literal(v) for k, v in self.literals}
+        bound: dict[str, sql.Composable] = {
+            # a tuple is a list of values (`status IN ({v_dead})`), comma-separated literals
+            k: sql.SQL(", ").join(map(sql.Literal, v)) if isinstance(v, tuple) else sql.Literal(v)
+            for k, v in self.literals
+        }
         bound.update({k: sql.Identifier(*v) for k, v in self.idents})
         return sql.SQL(text).format(**bound)
 
