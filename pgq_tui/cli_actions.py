@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from datetime import datetime, timezone
 from typing import TextIO
 
@@ -96,13 +97,34 @@ def _confirm(plan: Plan) -> bool:
     return answer == "yes" if plan.destructive or plan.needs_second_confirmation else answer in ("y", "yes")
 
 
+def progress_line(verb: str, done: int, total: int, elapsed_s: float, width: int = 20) -> str:
+    """A terminal's progress line: bar, done of total, rate and ETA (the total is the plan's, so
+    approximate: jobs that changed meanwhile are skipped).
+
+    >>> progress_line("retried", 3_000, 40_000, 2.0)
+    '[#-------------------] retried 3,000 of ~40,000 · 1,500/s · ETA 25 s'
+    >>> progress_line("retried", 0, 10, 0.0)
+    '[--------------------] retried 0 of ~10'
+    """
+    filled = min(width, width * done // total) if total else width
+    line = f"[{'#' * filled}{'-' * (width - filled)}] {verb} {done:,} of ~{total:,}"
+    if done and elapsed_s > 0:
+        rate = done / elapsed_s
+        line += f" · {rate:,.0f}/s · ETA {max(0.0, (total - done) / rate):.0f} s"
+    return line
+
+
 def _progress(verb: str) -> Progress:
-    """Per batch on stderr: "retried 3,000 of ~40,000", overwritten in place on a terminal."""
-    tty = sys.stderr.isatty()
+    """Per batch on stderr: a bar with rate and ETA, redrawn in place on a terminal; elsewhere one
+    plain line per batch ("pgq-top: retried 3,000 of ~40,000")."""
+    tty, started = sys.stderr.isatty(), time.monotonic()
 
     def show(done: int, total: int) -> None:
-        line = f"pgq-top: {verb} {done:,} of ~{total:,}"
-        sys.stderr.write(f"\r{line}\x1b[K" if tty else line + "\n")
+        if tty:
+            line = progress_line(verb, done, total, time.monotonic() - started)
+            sys.stderr.write(f"\r{line}\x1b[K")
+        else:
+            sys.stderr.write(f"pgq-top: {verb} {done:,} of ~{total:,}\n")
         sys.stderr.flush()
 
     return show

@@ -12,7 +12,10 @@ import psycopg
 import pytest
 from actions_support import pgq_model
 
+import pgq_tui.audit as audit_module
+import pgq_tui.cli_actions as cli_actions_module
 import pgq_tui.search.compile as compile_module
+import pgq_tui.search.flags as flags_module
 import pgq_tui.search.query as query_module
 import pgq_tui.search.run as run_module
 from pgq_tui.dialects.catalog import Catalog
@@ -26,7 +29,9 @@ from pgq_tui.search.run import search
 NOW = datetime(2026, 12, 2, 5, 0, tzinfo=timezone.utc)
 
 
-@pytest.mark.parametrize("module", [query_module, compile_module, run_module])
+@pytest.mark.parametrize(
+    "module", [query_module, compile_module, run_module, flags_module, audit_module, cli_actions_module]
+)
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]
     assert result.failed == 0 and result.attempted > 0
