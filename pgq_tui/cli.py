@@ -216,6 +216,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub, _common)
 
+    from pgq_tui.commands.jobs import add_parser as add_jobs_parser
+
+    add_jobs_parser(sub, _common)
+
     from pgq_tui.check.command import add_arguments as add_check_arguments
 
     check = sub.add_parser(
@@ -430,6 +434,12 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
     return run_dashboard(args, thresholds_from(args))
 
 
+def _cmd_jobs(args: argparse.Namespace) -> int:
+    from pgq_tui.commands.jobs import run_jobs
+
+    return run_jobs(args)
+
+
 def _cmd_action(args: argparse.Namespace) -> int:
     from pgq_tui.cli_actions import run_action
 
@@ -450,6 +460,7 @@ COMMANDS = {
     "retry": _cmd_action,
     "discard": _cmd_action,
     "cancel": _cmd_action,
+    "jobs": _cmd_jobs,
     None: _cmd_dashboard,
 }
 MULTI_TARGET = ("snapshot", "check", "why", "record", None)

@@ -54,6 +54,19 @@ def _stop_live_framework_workers() -> Iterator[None]:
         cases.stop_live_workers()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _audit_log_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every write a test makes is audited (pgq_tui/audit.py): into a file of the run's, never into
+    the user's ~/.local/state. Set in os.environ so spawned pgq-top processes inherit it."""
+    before = os.environ.get("PGQ_TOP_AUDIT_LOG")
+    os.environ["PGQ_TOP_AUDIT_LOG"] = str(tmp_path_factory.mktemp("audit") / "audit.jsonl")
+    yield
+    if before is None:
+        os.environ.pop("PGQ_TOP_AUDIT_LOG", None)
+    else:
+        os.environ["PGQ_TOP_AUDIT_LOG"] = before
+
+
 @pytest.fixture(scope="session")
 def server_dsn() -> Iterator[str]:
     """A superuser DSN to the test server's maintenance database."""

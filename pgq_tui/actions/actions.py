@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -37,16 +38,20 @@ from pgq_tui.actions.job_plans import NOUN, action_kind, job_plan, plan_action, 
 from pgq_tui.actions.model import ACTIONS, ActionOutcome, Plan, plural
 from pgq_tui.actions.sessions import GONE, SIGNAL_WAIT_MS, signal_plan
 from pgq_tui.actions.tune import TUNE, tune_plan, tune_refusal, tune_title
+from pgq_tui.audit import AuditLog, ids_fields
 from pgq_tui.db.connect import Session
 from pgq_tui.dialects.contract import ActionKind, ActionSpec, JobId, QueueModel, Statement
 from pgq_tui.dialects.introspect import DEFAULTS
-from pgq_tui.errors import EXIT_ERROR, describe
+from pgq_tui.errors import EXIT_ERROR, PgqError, describe
 from pgq_tui.monitor.advice import Advice
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.queue.jobqueue import BATCH
+from pgq_tui.search.run import Recheck
 
 APPLICATION_NAME = "pgq-top actions"
 SIGNALS = ("cancel", "terminate")
+# progress of a running action, after each batch: (changed so far, planned)
+Progress = Callable[[int, int], None]
 
 _VERB = {
     "requeue": "requeued",
@@ -73,8 +78,12 @@ class Actions:
         statement_timeout_ms: int = 15_000,
         lock_timeout_ms: int = 2_000,
         batch: int = BATCH,
+        audit: AuditLog | None = None,
     ) -> None:
         self.model = model
+        self.conninfo = conninfo
+        # every write is recorded (pgq_tui/audit.py); the default follows $PGQ_TOP_AUDIT_LOG / XDG
+        self.audit = audit if audit is not None else AuditLog.from_environment()
         self.read_only = read_only
         self.lock_timeout_ms = lock_timeout_ms
         self.batch = batch
@@ -291,8 +300,47 @@ class Actions:
         return self._planned(TUNE, tune_title(advice), text, (), build)
 
     # -- execution ------------------------------------------------------------------------------
-    def execute(self, plan: Plan) -> ActionOutcome:
-        """Run a plan; never raises. `changed` counts what really changed, even when a batch failed."""
+    def execute(
+        self,
+        plan: Plan,
+        *,
+        where: str | None = None,
+        recheck: Recheck | None = None,
+        progress: Progress | None = None,
+    ) -> ActionOutcome:
+        """Run a plan; never raises. `changed` counts what really changed, even when a batch failed.
+
+        `where` and `recheck` come with a plan over a search's matches: each batch then takes only
+        the chosen ids that still match (`recheck`, locked in the batch's own transaction) before
+        the action's guard is re-checked. `progress` hears after each batch. Every run is recorded
+        in the audit log, before and after; one that cannot be recorded does not run. Ctrl-C stops
+        it between batches: the outcome says how many changed."""
+        if self.read_only or plan.refused or plan.action not in ACTIONS:
+            return self._execute(plan, recheck, progress)
+        fields = {
+            "kind": self.model.kind,
+            "action": plan.action,
+            "where": where,
+            "queue": plan.queue,
+            **ids_fields(plan.targets),
+            "planned": plan.count,
+        }
+        try:
+            self.audit.write(self.conninfo, "start", **fields)
+        except PgqError as exc:
+            reason = str(exc)
+            return ActionOutcome(plan.action, plan.count, 0, f"not run: {reason}", error=reason)
+        outcome = self._execute(plan, recheck, progress)
+        end = {**fields, "changed": outcome.changed, "outcome": outcome.message, "error": outcome.error}
+        try:
+            self.audit.write(self.conninfo, "end", **end)
+        except PgqError as exc:  # it ran: say so, and that the record of it is missing
+            return ActionOutcome(
+                outcome.action, outcome.requested, outcome.changed, outcome.message, str(exc), EXIT_ERROR
+            )
+        return outcome
+
+    def _execute(self, plan: Plan, recheck: Recheck | None, progress: Progress | None) -> ActionOutcome:
         requested = plan.count
         if plan.action not in ACTIONS:
             return ActionOutcome(
@@ -313,16 +361,22 @@ class Actions:
             if spec is None:
                 missing = f"{self.model.title} has no {plan.action} action"
                 return ActionOutcome(plan.action, requested, 0, f"not run: {missing}", error=missing)
-            noun, batches = NOUN.get(spec.applies_to, "job"), self._job_batches(spec, plan)
+            noun, batches = NOUN.get(spec.applies_to, "job"), self._job_batches(spec, plan, recheck)
             verb = spec.done or verb
-        changed, error, code = 0, None, EXIT_ERROR
+        changed, error, code, stopped = 0, None, EXIT_ERROR, False
         try:
             for n in batches:
                 changed += n
+                if progress is not None:
+                    progress(changed, requested)
+        except KeyboardInterrupt:  # between batches, or a batch cancelled and rolled back
+            stopped, error, code = True, "stopped by the operator", 130
         except Exception as exc:  # the UI shows a line, never a traceback
             error, code = self._explain(exc, plan.action), describe(exc).exit_code
         message = f"{verb} {changed} of {plural(requested, noun)}"
-        if error:
+        if stopped:
+            message += "; stopped, the rest were left alone"
+        elif error:
             message += " before an error"
         elif gone:
             message += f": pid {', '.join(map(str, gone))}: {GONE}, left alone"
@@ -334,8 +388,9 @@ class Actions:
             )
         return ActionOutcome(plan.action, requested, changed, message, error, code)
 
-    def _job_batches(self, spec: ActionSpec, plan: Plan) -> Iterator[int]:
-        """The guarded statement in batches (each its own transaction), at most `plan.count` rows."""
+    def _job_batches(self, spec: ActionSpec, plan: Plan, recheck: Recheck | None = None) -> Iterator[int]:
+        """The guarded statement in batches (each its own transaction), at most `plan.count` rows;
+        with `recheck`, each batch first keeps (and locks) the chosen ids that still match."""
         left = plan.count
         params = {"queue": plan.queue, "before": plan.expired_before}
         if plan.targets:
@@ -344,17 +399,32 @@ class Actions:
                 if left <= 0:
                     return
                 chunk = ids[start : start + self.batch]
-                n = len(self._rows(spec.statement, {**params, "ids": chunk, "batch": min(left, len(chunk))}))
+                with self._batch_transaction(plan.action):
+                    kept = recheck(self.conn, chunk) if recheck is not None else chunk
+                    n = self._write(spec, params, kept, left) if kept else 0
                 left -= n
                 yield n
             return
         while left > 0:
             size = min(self.batch, left)
-            n = len(self._rows(spec.statement, {**params, "ids": None, "batch": size}))
+            with self._batch_transaction(plan.action):
+                n = len(self._rows(spec.statement, {**params, "ids": None, "batch": size}))
             left -= n
             yield n
             if n < size:
                 return
+
+    @contextmanager
+    def _batch_transaction(self, action: str) -> Iterator[None]:
+        """One batch's transaction, named for its write: while it runs, pg_stat_activity and the
+        server's logs show application_name 'pgq-top <action>' (set_config local to the transaction:
+        nothing outlives it, through a pooler too)."""
+        with self._lock, self.conn.transaction():
+            self.conn.execute("SELECT set_config('application_name', %s, true)", [f"pgq-top {action}"])
+            yield
+
+    def _write(self, spec: ActionSpec, params: dict[str, Any], chunk: list[JobId], left: int) -> int:
+        return len(self._rows(spec.statement, {**params, "ids": chunk, "batch": min(left, len(chunk))}))
 
     def _signal_batches(self, plan: Plan, gone: list[int]) -> Iterator[int]:
         """One pid per statement (signals cannot be rolled back), guarded by its planned backend_start:

@@ -364,6 +364,48 @@ class Support:
 
 
 @dataclass(frozen=True)
+class SearchColumns:
+    """Which of the kind's columns serve which term of the search language (docs/search.md). The
+    engine (pgq_tui/search) composes the SQL; the dialect only declares. Expressions are constant SQL
+    on the job row `j` (composed by psycopg, never formatted with values); a term whose column is
+    None (or a document or state not listed) is refused, naming the term."""
+
+    jobs: tuple[str, str]  # (schema, table) of the job rows
+    states: tuple[tuple[str, str], ...]  # canonical word -> condition on j, e.g. "j.status = 'failed'"
+    id: str = "id"  # the primary key column
+    integer_ids: bool = True
+    order: str = "id"  # newest first by this column: the bounded scan reads the newest N by it
+    queue: str | None = "queue"  # column
+    queue_expr: str | None = None  # expression instead, when the queue lives in another table
+    error: str | None = None  # expression: the job's last error(s) as text
+    time: str | None = None  # expression: the timestamptz since:/before: compare
+    time_words: str = ""  # what that time is, in words (docs, --help)
+    documents: tuple[tuple[str, str], ...] = ()  # language document (args, meta, output) -> jsonb column
+    payload: str | None = None  # expression shown as the match's payload preview
+    # `{name}` in the expressions -> a constant bound as a quoted literal (e.g. a rescue horizon)
+    literals: tuple[tuple[str, Any], ...] = ()
+    # `{name}` -> another relation an expression reads (e.g. a workers table), quoted as an identifier
+    idents: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def fragment(self, text: str) -> sql.Composable:
+        """One of the expressions, its `{name}` literals and identifiers bound (composed, never
+        formatted)."""
+        bound: dict[str, sql.Composable] = {
+            # a tuple is a list of values (`status IN ({v_dead})`), comma-separated literals
+            k: sql.SQL(", ").join(map(sql.Literal, v)) if isinstance(v, tuple) else sql.Literal(v)
+            for k, v in self.literals
+        }
+        bound.update({k: sql.Identifier(*v) for k, v in self.idents})
+        return sql.SQL(text).format(**bound)
+
+    def document(self, name: str) -> str | None:
+        return dict(self.documents).get(name)
+
+    def state(self, word: str) -> str | None:
+        return dict(self.states).get(word)
+
+
+@dataclass(frozen=True)
 class QueueModel:
     """Everything the engine needs to monitor and act on one detected queue."""
 
@@ -414,6 +456,8 @@ class QueueModel:
     # tier is picked from their total size, and table health shows the worst of them (most dead tuples,
     # then the biggest), not the first by name. Empty: the main relation alone.
     sized_together: tuple[tuple[str, str], ...] = ()
+    # the search language's columns (pgq_tui/search); None: this kind cannot be searched yet
+    search: SearchColumns | None = None
 
     @property
     def kind(self) -> str:

@@ -16,6 +16,7 @@ from pgq_tui.dialects.contract import (
     IndexAdvice,
     Match,
     QueueModel,
+    SearchColumns,
 )
 from pgq_tui.dialects.guarded import with_parts
 from pgq_tui.dialects.kit import Sql, discard, found, index_advice, requeue, retry, state_words
@@ -154,6 +155,7 @@ class GraphileDialect:
                 (Capability.THROUGHPUT, "Graphile Worker keeps no counters"),
             ),
             relations=((schema, "_private_jobs"),),
+            search=_search(idents["jobs"], idents["tasks"]),
         )
 
 
@@ -164,3 +166,27 @@ def _advice(cap: Capability, schema: str, name: str, definition: str, what: str)
     )
     states = ("running", "stuck") if cap == Capability.LEASES else ("dead",)
     return index_advice(cap, name, (schema, "_private_jobs"), definition, why, states)
+
+
+def _search(jobs: tuple[str, str], tasks: tuple[str, str]) -> SearchColumns:
+    """The search language on Graphile Worker's jobs: the payload is its args, the queue its task
+    identifier; Graphile keeps no finished jobs, so there is no state:done (docs/search.md)."""
+    waiting = "j.locked_at IS NULL AND j.attempts < j.max_attempts"
+    return SearchColumns(
+        jobs=jobs,
+        states=(
+            ("ready", f"{waiting} AND j.run_at <= now()"),
+            ("scheduled", f"{waiting} AND j.run_at > now()"),
+            ("running", "j.locked_at >= now() - interval '4 hours'"),
+            ("stuck", "j.locked_at < now() - interval '4 hours'"),
+            ("dead", "j.locked_at IS NULL AND j.attempts >= j.max_attempts"),
+        ),
+        queue=None,
+        queue_expr="SELECT t.identifier FROM {tasks} t WHERE t.id = j.task_id",
+        error="j.last_error",
+        time="j.updated_at",
+        time_words="updated_at (the last attempt's failure, or the insert)",
+        documents=(("args", "payload"),),
+        payload="j.payload",
+        idents=(("tasks", tasks),),
+    )

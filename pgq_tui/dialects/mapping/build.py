@@ -27,6 +27,7 @@ from pgq_tui.dialects.contract import (
     ActionSpec,
     Capability,
     IndexAdvice,
+    SearchColumns,
     State,
     Statement,
 )
@@ -130,6 +131,33 @@ class Builder:
         parts = self.parts(state) or ["false"]
         either = parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
         return f"{self.in_state(self.group(state))} AND {either}"
+
+    def search(self) -> SearchColumns:
+        """The search language on the mapped table, by its roles (docs/search.md): a jsonb payload
+        serves args., the error and finished_at roles error: and since:/before:."""
+        states = [(s, self.condition(s)) for s in ("ready", "scheduled", "running", "stuck") if self.parts(s)]
+        states += [(k, self.in_state(k)) for k in ("dead", "done") if k in self.spec.states]
+        states += [(label, f"{{c_status}} IN ({{v_x{i}}})") for i, label in enumerate(self.spec.extra)]
+        id_column = self.rel.column(self.spec.columns["id"])
+        payload = self.rel.column(self.spec.columns["payload"]) if self.has("payload") else None
+        return SearchColumns(
+            jobs=(self.rel.schema, self.rel.name),
+            states=tuple(states),
+            id=self.spec.columns["id"],
+            integer_ids=id_column is not None and id_column.type in ("bigint", "integer", "smallint"),
+            order=self.spec.columns["id"],
+            queue=self.spec.columns.get("queue"),
+            queue_expr=None if self.has("queue") else "{queue_name}",
+            error="{c_error}::text" if self.has("error") else None,
+            time="{c_finished_at}::timestamptz" if self.has("finished_at") else None,
+            time_words="the finished_at column" if self.has("finished_at") else "",
+            documents=(("args", self.spec.columns["payload"]),)
+            if payload and payload.type == "jsonb"
+            else (),
+            payload="{c_payload}::text" if self.has("payload") else None,
+            literals=tuple(self.literals.items()),
+            idents=tuple(self.idents.items()),
+        )
 
     @property
     def preview_text(self) -> str:

@@ -134,6 +134,7 @@ class MappingDialect:
             advice=tuple(advice.values()),
             unsupported=tuple(unsupported),
             relations=((rel.schema, rel.name),),
+            search=b.search(),
         )
 
 

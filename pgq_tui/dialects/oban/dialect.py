@@ -21,6 +21,7 @@ from pgq_tui.dialects.contract import (
     Capability,
     Match,
     QueueModel,
+    SearchColumns,
     State,
 )
 from pgq_tui.dialects.guarded import guarded, preview
@@ -157,7 +158,13 @@ class ObanDialect:
             counts=(
                 counted_per_state(  # sql/count_states.sql after dialects/sql/counted.sql
                     s.count(
-                        "count_states", "ready", "scheduled", "suspended", "dead", "done", "cancelled",
+                        "count_states",
+                        "ready",
+                        "scheduled",
+                        "suspended",
+                        "dead",
+                        "done",
+                        "cancelled",
                         OLDEST_READY,
                     )
                 ),
@@ -203,4 +210,33 @@ class ObanDialect:
             extra_states=extras,
             unsupported=((Capability.THROUGHPUT, "Oban keeps no counters"),),
             relations=((schema, match.table),),
+            search=_search((schema, match.table), float(horizon), labels),
         )
+
+
+def _search(jobs: tuple[str, str], rescue_after_s: float, labels: tuple[str, ...]) -> SearchColumns:
+    """The search language on oban_jobs: args, meta, the errors array; its timestamps are UTC
+    without a zone (docs/search.md)."""
+    fresh = "j.attempted_at >= (now() AT TIME ZONE 'UTC') - make_interval(secs => {rescue_after_s})"
+    states: tuple[tuple[str, str], ...] = (
+        ("ready", "j.state = 'available'"),
+        ("scheduled", "j.state IN ('scheduled', 'retryable')"),
+        ("running", f"j.state = 'executing' AND {fresh}"),
+        ("stuck", f"j.state = 'executing' AND (j.attempted_at IS NULL OR NOT ({fresh}))"),
+        ("dead", "j.state = 'discarded'"),
+        ("done", "j.state = 'completed'"),
+        ("cancelled", "j.state = 'cancelled'"),
+    )
+    if "suspended" in labels:  # v14: an enum label the older schemas lack
+        states += (("suspended", "j.state = 'suspended'"),)
+    return SearchColumns(
+        jobs=jobs,
+        states=states,
+        error="j.errors::text",
+        time="coalesce(j.discarded_at, j.completed_at, j.cancelled_at, j.attempted_at, j.inserted_at)"
+        " AT TIME ZONE 'UTC'",
+        time_words="discarded_at, completed_at or cancelled_at, else attempted_at, else inserted_at",
+        documents=(("args", "args"), ("meta", "meta")),
+        payload="j.args",
+        literals=(("rescue_after_s", rescue_after_s),),
+    )

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from psycopg import sql
 
 from pgq_tui.dialects.catalog import Relation
-from pgq_tui.dialects.contract import ActionSpec, Capability, IndexAdvice, Statement
+from pgq_tui.dialects.contract import ActionSpec, Capability, IndexAdvice, SearchColumns, Statement
 from pgq_tui.dialects.kit import Sql, discard, partitioned_index, retry
 from pgq_tui.dialects.sqlfiles import body, sql_file
 
@@ -108,4 +108,32 @@ def dead_actions(s: Sql, retry_effect: str) -> tuple[ActionSpec, ...]:
     return (
         retry(s, "retry (boss.retry)", retry_effect, failed, "preview_failed"),
         discard(s, "delete (boss.deleteJob)", "the rows are deleted", failed, "preview_failed"),
+    )
+
+
+def search_columns(s: BossSql, schema: str) -> SearchColumns:
+    """The search language on pg-boss's job table (both layouts): data is the args, output the
+    output (and, for a failure, the error). Ids are uuids: the bounded scan takes the newest by
+    created_on, which no pg-boss index orders, so it reads the table within its statement_timeout."""
+    stuck = re.sub(r"--[^\n]*", "", s.text("stuck")).strip()  # the dialect's own rule, comments dropped
+    waiting = "j.state IN ('created', 'retry')"
+    return SearchColumns(
+        jobs=(schema, "job"),
+        states=(
+            ("ready", f"{waiting} AND j.start_after < now()"),
+            ("scheduled", f"{waiting} AND j.start_after >= now()"),
+            ("running", f"j.state = 'active' AND NOT ({stuck})"),
+            ("stuck", stuck),
+            ("dead", "j.state = 'failed'"),
+            ("done", "j.state = 'completed'"),
+            ("cancelled", "j.state = 'cancelled'"),
+        ),
+        integer_ids=False,
+        order="created_on",
+        queue="name",
+        error="j.output::text",
+        time="coalesce(j.completed_on, j.started_on, j.created_on)",
+        time_words="completed_on (done or failed), else started_on, else created_on",
+        documents=(("args", "data"), ("output", "output")),
+        payload="j.data",
     )

@@ -19,6 +19,7 @@ from pgq_tui.dialects.contract import (
     IndexAdvice,
     Match,
     QueueModel,
+    SearchColumns,
     State,
     Statement,
 )
@@ -205,7 +206,28 @@ class PgqDialect:
             required_columns=MONITORED_COLUMNS,
             setup_hint="pgq-top init --dsn DSN creates it, or adds the missing columns",
             stuck_label="lease expired",
+            search=_search(jobs),
         )
+
+
+def _search(jobs: tuple[str, str]) -> SearchColumns:
+    """The search language on pgq-top's table: the payload is the job's args (docs/search.md)."""
+    return SearchColumns(
+        jobs=jobs,
+        states=(
+            ("ready", "j.status = 'pending' AND j.run_at <= now()"),
+            ("scheduled", "j.status = 'pending' AND j.run_at > now()"),
+            ("running", "j.status = 'running' AND j.locked_until >= now()"),
+            ("stuck", "j.status = 'running' AND j.locked_until < now()"),
+            ("dead", "j.status = 'failed'"),
+            ("done", "j.status = 'done'"),
+        ),
+        error="j.last_error",
+        time="coalesce(j.finished_at, j.created_at)",
+        time_words="finished_at (failed or done), else created_at",
+        documents=(("args", "payload"),),
+        payload="j.payload",
+    )
 
 
 def _missing_indexes(rel: Relation, table: str) -> tuple[IndexAdvice, ...]:

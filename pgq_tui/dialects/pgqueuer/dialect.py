@@ -22,6 +22,7 @@ from pgq_tui.dialects.contract import (
     Capability,
     Match,
     QueueModel,
+    SearchColumns,
 )
 from pgq_tui.dialects.guarded import guarded, preview, with_parts
 from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
@@ -109,9 +110,7 @@ class PgqueuerDialect:
             if has_failed_index
             else s.count("count_failed_scan", "dead").scan(),
         )
-        dead = (
-            over_queues(s.dead(), **failed_queues) if has_failed_index else s.dead("dead_scan").scan()
-        )
+        dead = over_queues(s.dead(), **failed_queues) if has_failed_index else s.dead("dead_scan").scan()
         advice = (
             ()
             if has_failed_index
@@ -186,6 +185,7 @@ class PgqueuerDialect:
                 (Capability.THROUGHPUT, "not read from pgqueuer_statistics yet"),
             ),
             relations=((schema, table),),
+            search=_search(idents["jobs"], idents["log"], float(timeout)),
         )
 
 
@@ -196,3 +196,29 @@ def _enum_of(catalog: Catalog, schema: str, type_name: str) -> tuple[str, ...] |
         if e.schema == schema or "." in type_name:
             return e.labels
     return None
+
+
+def _search(jobs: tuple[str, str], log: tuple[str, str], heartbeat_timeout_s: float) -> SearchColumns:
+    """The search language on pgqueuer's jobs: the entrypoint is the queue, the error the last
+    logged exception, headers its meta. Its payload is bytes, not JSON, so args. is refused; it
+    deletes finished jobs, so there is no state:done (docs/search.md)."""
+    stale = "j.heartbeat < now() - make_interval(secs => {heartbeat_timeout_s})"
+    return SearchColumns(
+        jobs=jobs,
+        states=(
+            ("ready", "j.status = 'queued' AND j.execute_after < now()"),
+            ("scheduled", "j.status = 'queued' AND j.execute_after >= now()"),
+            ("running", f"j.status = 'picked' AND NOT ({stale})"),
+            ("stuck", f"j.status = 'picked' AND {stale}"),
+            ("dead", "j.status = 'failed'"),
+        ),
+        queue="entrypoint",
+        error="SELECT string_agg(l.traceback::text, ' ') FROM {log} l"
+        " WHERE l.job_id = j.id AND l.traceback IS NOT NULL",
+        time="j.updated",
+        time_words="updated (the last status change)",
+        documents=(("meta", "headers"),),
+        payload="CASE WHEN octet_length(j.payload) <= 65536 THEN convert_from(j.payload, 'UTF8') END",
+        literals=(("heartbeat_timeout_s", heartbeat_timeout_s),),
+        idents=(("log", log),),
+    )

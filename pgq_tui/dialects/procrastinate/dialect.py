@@ -22,6 +22,7 @@ from pgq_tui.dialects.contract import (
     IndexAdvice,
     Match,
     QueueModel,
+    SearchColumns,
 )
 from pgq_tui.dialects.guarded import guarded, preview
 from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
@@ -212,4 +213,30 @@ class ProcrastinateDialect:
             advice=tuple(advice),
             unsupported=((Capability.THROUGHPUT, "procrastinate keeps no counters"),),
             relations=((schema, "procrastinate_jobs"),),
+            search=_search(idents["jobs"], idents["workers"], float(stalled)),
         )
+
+
+def _search(jobs: tuple[str, str], workers: tuple[str, str], stalled_after_s: float) -> SearchColumns:
+    """The search language on procrastinate_jobs: its args. procrastinate keeps no error text and
+    no job time in the jobs table, so error: and since:/before: are refused (docs/search.md)."""
+    alive = (
+        "j.worker_id IS NOT NULL AND EXISTS (SELECT 1 FROM {workers} w WHERE w.id = j.worker_id"
+        " AND w.last_heartbeat >= now() - make_interval(secs => {stalled_after_s}))"
+    )
+    return SearchColumns(
+        jobs=jobs,
+        states=(
+            ("ready", "j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now())"),
+            ("scheduled", "j.status = 'todo' AND j.scheduled_at > now()"),
+            ("running", f"j.status = 'doing' AND {alive}"),
+            ("stuck", f"j.status = 'doing' AND NOT ({alive})"),
+            ("dead", "j.status = 'failed'"),
+            ("done", "j.status = 'succeeded'"),
+        ),
+        queue="queue_name",
+        documents=(("args", "args"),),
+        payload="j.args",
+        literals=(("stalled_after_s", stalled_after_s),),
+        idents=(("workers", workers),),
+    )

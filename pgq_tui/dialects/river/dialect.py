@@ -20,6 +20,7 @@ from pgq_tui.dialects.contract import (
     Capability,
     Match,
     QueueModel,
+    SearchColumns,
     State,
 )
 from pgq_tui.dialects.guarded import guarded, preview
@@ -187,4 +188,32 @@ class RiverDialect:
             extra_states=("cancelled", "pending"),
             unsupported=((Capability.THROUGHPUT, "River keeps no counters"),),
             relations=((schema, match.table),),
+            search=_search((schema, match.table), float(horizon)),
         )
+
+
+def _search(jobs: tuple[str, str], rescue_after_s: float) -> SearchColumns:
+    """The search language on river_job: args, metadata, the errors array (docs/search.md)."""
+    fresh = "j.attempted_at >= now() - make_interval(secs => {rescue_after_s})"
+    return SearchColumns(
+        jobs=jobs,
+        states=(
+            ("ready", "j.state = 'available' AND j.scheduled_at <= now()"),
+            (
+                "scheduled",
+                "j.state IN ('scheduled', 'retryable') OR (j.state = 'available' AND j.scheduled_at > now())",
+            ),
+            ("running", f"j.state = 'running' AND {fresh}"),
+            ("stuck", f"j.state = 'running' AND (j.attempted_at IS NULL OR NOT ({fresh}))"),
+            ("dead", "j.state = 'discarded'"),
+            ("done", "j.state = 'completed'"),
+            ("cancelled", "j.state = 'cancelled'"),
+            ("pending", "j.state = 'pending'"),
+        ),
+        error="j.errors::text",
+        time="coalesce(j.finalized_at, j.attempted_at, j.created_at)",
+        time_words="finalized_at, else attempted_at, else created_at",
+        documents=(("args", "args"), ("meta", "metadata")),
+        payload="j.args",
+        literals=(("rescue_after_s", rescue_after_s),),
+    )

@@ -24,6 +24,7 @@ from pgq_tui.dialects.contract import (
     IndexAdvice,
     Match,
     QueueModel,
+    SearchColumns,
     State,
 )
 from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
@@ -174,6 +175,7 @@ class SolidQueueDialect:
             advice=advice,
             unsupported=((Capability.THROUGHPUT, "Solid Queue keeps no counters"),),
             relations=tuple((schema, PREFIX + suffix) for suffix in TABLES if suffix != "processes"),
+            search=_search(idents, float(threshold)),
         )
 
 
@@ -194,3 +196,37 @@ def _missing_indexes(catalog: Catalog, schema: str) -> tuple[IndexAdvice, ...]:
                 )
             )
     return tuple(out)
+
+
+def _search(idents: dict[str, tuple[str, str]], alive_threshold_s: float) -> SearchColumns:
+    """The search language on Solid Queue: a job's state is the execution table that holds it, its
+    error the failed execution's. `arguments` is text, not jsonb, so args. is refused (docs/search.md)."""
+    alive = (
+        "EXISTS (SELECT 1 FROM {processes} p WHERE p.id = c.process_id"
+        " AND p.last_heartbeat_at > (now() AT TIME ZONE 'UTC') - make_interval(secs => {alive_threshold_s}))"
+    )
+    claimed = "EXISTS (SELECT 1 FROM {claimed} c WHERE c.job_id = j.id AND "
+
+    def held(table: str) -> str:
+        return f"j.finished_at IS NULL AND EXISTS (SELECT 1 FROM {{{table}}} x WHERE x.job_id = j.id)"
+
+    return SearchColumns(
+        jobs=idents["jobs"],
+        states=(
+            ("done", "j.finished_at IS NOT NULL"),
+            ("ready", held("ready")),
+            ("scheduled", held("scheduled")),
+            ("running", f"j.finished_at IS NULL AND {claimed}{alive})"),
+            ("stuck", f"j.finished_at IS NULL AND {claimed}NOT {alive})"),
+            ("dead", held("failed")),
+            ("blocked", held("blocked")),
+        ),
+        queue="queue_name",
+        error="SELECT f.error FROM {failed} f WHERE f.job_id = j.id",
+        time="coalesce(j.finished_at, (SELECT f.created_at FROM {failed} f WHERE f.job_id = j.id),"
+        " j.created_at) AT TIME ZONE 'UTC'",
+        time_words="finished_at, else the failure's created_at, else created_at (UTC)",
+        payload="j.arguments",
+        literals=(("alive_threshold_s", alive_threshold_s),),
+        idents=tuple((k, v) for k, v in sorted(idents.items()) if k != "jobs"),
+    )

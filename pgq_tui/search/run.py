@@ -1,0 +1,161 @@
+"""Running a search: never a surprise full scan (docs/search.md).
+
+Unless the query names an id (the primary key finds it) or the caller asks for no bound
+(`limit_scan` None), the search reads only the newest `limit_scan` jobs by the kind's order column,
+and the result says so ("newest 100,000 jobs; 312 match"), or that the scan read the whole table.
+It runs on its own short-lived connection (autocommit, read-only, `statement_timeout`), in one
+REPEATABLE READ transaction so the scanned count and the matches see the same rows, and closes the
+connection afterwards: no transaction stays open. Ctrl-C cancels the running statement (psycopg).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from pgq_tui.db.connect import connect
+from pgq_tui.dialects.contract import JobId, QueueModel
+from pgq_tui.errors import describe
+from pgq_tui.search.compile import (
+    DEFAULT_SCAN,
+    Compiled,
+    compile_query,
+    ids_statement,
+    recheck_statement,
+    rows_statement,
+    scanned_statement,
+)
+from pgq_tui.search.query import Query
+
+APPLICATION_NAME = "pgq-top search"
+STATEMENT_TIMEOUT_MS = 30_000
+ROWS = 100  # matches listed by default (all are counted)
+# A bulk action's per-batch recheck: of these chosen ids, those that still match, locked
+Recheck = Callable[[psycopg.Connection, Sequence[JobId]], list[JobId]]
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a search found and exactly what it searched."""
+
+    query: str
+    rows: tuple[dict[str, Any], ...]  # id, queue, state, at, error, payload (newest first)
+    ids: tuple[JobId, ...]  # every match's id (filled for a bulk action, else ())
+    matched: int
+    scanned: int | None  # rows the bounded scan read; None when unbounded (by id, or no bound)
+    bound: int | None  # the bound asked for; None: unbounded
+    as_of: datetime
+    complete: bool  # every job was searched (no bound, or the table holds no more than the bound)
+
+    def summary(self) -> str:
+        """What was searched and how many match.
+
+        >>> from datetime import timezone
+        >>> at = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> Result("q", (), (), 312, 100_000, 100_000, at, False).summary()
+        'newest 100,000 jobs searched (older ones were not); 312 match'
+        >>> Result("q", (), (), 2, 4_210, 100_000, at, True).summary()
+        'all 4,210 jobs searched; 2 match'
+        >>> Result("q", (), (), 1, None, None, at, True).summary()
+        'every job searched; 1 match'
+        """
+        found = f"{self.matched:,} match"
+        if self.bound is None:
+            return f"every job searched; {found}"
+        if self.complete:
+            return f"all {self.scanned:,} jobs searched; {found}"
+        return f"newest {self.scanned:,} jobs searched (older ones were not); {found}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "matched": self.matched,
+            "scanned": self.scanned,
+            "bound": self.bound,
+            "complete": self.complete,
+            "summary": self.summary(),
+            "as_of": self.as_of.isoformat(),
+            "jobs": [
+                {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in r.items() if k != "matched"}
+                for r in self.rows
+            ],
+        }
+
+
+def search(
+    conninfo: str,
+    model: QueueModel,
+    query: Query,
+    *,
+    limit_scan: int | None = DEFAULT_SCAN,
+    rows: int = ROWS,
+    all_ids: bool = False,
+    statement_timeout_ms: int = STATEMENT_TIMEOUT_MS,
+) -> Result:
+    """Run `query` on `model`'s jobs (raises QueryError for a term the kind cannot serve, PgqError
+    with one line for a failed or timed-out read)."""
+    compiled = compile_query(query, model)
+    bounded = limit_scan is not None and not compiled.by_id
+    params = {**compiled.params, "w_scan": limit_scan, "w_rows": rows}
+    conn = connect(
+        conninfo,
+        application_name=APPLICATION_NAME,
+        statement_timeout_ms=statement_timeout_ms,
+        idle_in_transaction_timeout_ms=statement_timeout_ms,
+        read_only=True,
+    )
+    try:
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+            cur.execute("SELECT now() AS as_of")
+            as_of = _one(cur)["as_of"]
+            scanned, complete = None, True
+            if bounded:
+                cur.execute(scanned_statement(compiled), params)
+                counted = int(_one(cur)["scanned"])  # one past the bound: are there older jobs?
+                scanned, complete = min(counted, params["w_scan"]), counted <= params["w_scan"]
+            cur.execute(rows_statement(compiled, bounded), params)
+            found = cur.fetchall()
+            ids: Sequence[JobId] = ()
+            if all_ids:
+                cur.execute(ids_statement(compiled, bounded), params)
+                ids = [r["id"] for r in cur.fetchall()]
+    except psycopg.Error as exc:
+        raise describe(exc, table=".".join(compiled.columns.jobs)) from None
+    finally:
+        conn.close()
+    matched = int(found[0]["matched"]) if found else 0
+    return Result(
+        query.text,
+        tuple(found),
+        tuple(ids),
+        matched,
+        scanned,
+        limit_scan if bounded else None,
+        as_of,
+        complete,
+    )
+
+
+def _one(cur: psycopg.Cursor[dict[str, Any]]) -> dict[str, Any]:
+    row = cur.fetchone()
+    assert row is not None
+    return row
+
+
+def still_matching(compiled: Compiled) -> Recheck:
+    """A recheck for a bulk action's batch: the chosen ids that still match, locked (run inside the
+    batch's transaction, on the action's connection)."""
+    statement = recheck_statement(compiled)
+
+    def recheck(conn: psycopg.Connection, ids: Sequence[JobId]) -> list[JobId]:
+        with conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(statement, {**compiled.params, "w_ids": list(ids)})
+            return [r["id"] for r in cur.fetchall()]
+
+    return recheck

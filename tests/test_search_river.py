@@ -1,0 +1,56 @@
+"""Search and a bulk retry on River's stock schema (River's own migrator and Python client), #32."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+import pytest
+from dialect_cases.river import claim, insert, install_schema
+
+from pgq_tui.cli import main
+
+SCHEMA = "river_jobs"
+# River's errored transition for a job out of attempts, with an error text of the test's choosing
+DISCARD = """
+UPDATE river_job SET state = 'discarded', finalized_at = now(),
+    errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt, 'error', %s::text,
+                                                     'trace', ''))
+WHERE id = ANY(%s) AND state = 'running'
+"""
+
+
+@pytest.fixture
+def river(empty_dsn: str):
+    install_schema(empty_dsn, SCHEMA, 6)
+    with psycopg.connect(empty_dsn, autocommit=True, options=f"-c search_path={SCHEMA}") as conn:
+        yield empty_dsn, conn
+
+
+def test_river_search_and_retry_where(river, capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    dsn, conn = river
+    insert(dsn, SCHEMA, "payments", 30, max_attempts=1)
+    refused = claim(conn, "payments", 20)
+    card = claim(conn, "payments", 6)
+    conn.execute(DISCARD, ("dial tcp: connection refused", refused))
+    conn.execute(DISCARD, ("invalid card", card))
+    pins = ["--dsn", dsn, "--kind", "river"]
+    where = 'error:~"Connection Refused" state:dead'
+    assert main(["jobs", *pins, "--where", where, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["matched"] == 20 and doc["complete"] and {j["state"] for j in doc["jobs"]} == {"dead"}
+    assert main(["jobs", *pins, "--where", "args.n:3 state:dead"]) == 0
+    assert "all 30 jobs searched; 1 match" in capsys.readouterr().out
+    assert main(["jobs", *pins, "--where", "state:ready"]) == 0
+    assert "4 match" in capsys.readouterr().out
+    log = tmp_path / "audit.jsonl"
+    assert main(["retry", *pins, "--where", where, "--yes", "--batch", "8", "--audit-log", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "retried 20 of 20 dead jobs" in out
+    states = dict(conn.execute("SELECT state::text, count(*) FROM river_job GROUP BY 1").fetchall())
+    assert states == {"available": 24, "discarded": 6}  # the card errors stay dead
+    back = conn.execute(
+        "SELECT count(*) FROM river_job WHERE state = 'available' AND id = ANY(%s)", (refused,)
+    )
+    assert back.fetchone() == (20,)
+    assert [json.loads(line).get("changed") for line in log.read_text().splitlines()] == [None, 20]
