@@ -40,12 +40,14 @@ def foreign_writers(
     pg: TableRates | None,
     removed_per_s: float = 0.0,
     counted: Rates | None = None,
+    scale: float = 1.0,
 ) -> str | None:
     """Why writers other than pgq_tui.queue are present (one sentence), or None: no sign of them
     (or no counters table to check). `removed_per_s`: the operator's removals (discard, prune) the
     counters recorded over the pg_stat window, deletes that are neither completions nor foreign.
     `counted`: the counters' totals over that same window (rates.counted_over), which the table-wide
-    check compares with pg_stat; without it, the sum of the counters' per-queue rates.
+    check compares with pg_stat; without it, the sum of the counters' per-queue rates. `scale`: the
+    per-queue counters' rates are judged times this (rates.comparable: the table's window is shorter).
 
     >>> a = {"a": Rates(0.0, 0.0, 0.0, 0.0)}
     >>> foreign_writers(a, {"a": Rates(1500.0, None, None)}, None)
@@ -61,7 +63,7 @@ def foreign_writers(
         c = counters.get(q, Rates(0.0, 0.0, 0.0, 0.0))
         for name in NAMES:
             tv, cv = getattr(table[q], name), getattr(c, name)
-            if exceeds(tv, cv):
+            if exceeds(tv, cv * scale if cv is not None else None):
                 return (
                     f"foreign writers present: the table shows {tv:.1f} {name}/s on {q}, "
                     f"the counters {cv or 0.0:.1f}/s"

@@ -298,13 +298,14 @@ def merge(
     found: Sequence[Removal] = (),
     removed_per_s: float = 0.0,
     counted: Rates | None = None,
+    scale: float = 1.0,
 ) -> dict[str, Rates]:
     """One Rates per queue: the counters table where it exists and accounts for what the table shows,
     else the table's own figure (with the background counts for deep queues' completions). With
     foreign writers present (monitor/foreign.py) a rate the table cannot derive yet is a lower bound
     from the counters when they saw some, else unknown (None): never the counters' 0."""
     out: dict[str, Rates] = {}
-    foreign = foreign_writers(counters, table, pg, removed_per_s, counted) is not None
+    foreign = foreign_writers(counters, table, pg, removed_per_s, counted, scale) is not None
     for q in sorted(set(counters or {}) | set(table)):
         t = table.get(q)
         c = (counters or {}).get(q, Rates(0.0, 0.0, 0.0, 0.0)) if counters is not None else None
@@ -326,7 +327,7 @@ def merge(
                     figures[name] = Figure(AT_LEAST, None, COUNTERS)
                 else:
                     figures[name] = Figure(UNKNOWN, None, FOREIGN, reason=FOREIGN_WHY)
-            elif cv is not None and not exceeds(tv, cv):
+            elif cv is not None and not exceeds(tv, cv * scale):
                 values[name], figures[name] = cv, Figure(EXACT, None, COUNTERS)
             else:
                 values[name] = tv
@@ -391,6 +392,20 @@ def pg_rates(window: Sequence[Activity]) -> TableRates | None:
         return None
     ins, upd, dele = (health.rate(max(0, b - a), dt) for a, b in zip(first.pg, last.pg, strict=True))
     return TableRates(dt, ins, upd, dele)
+
+
+def comparable(counters_window_s: float | None, table_window_s: float | None) -> float:
+    """What a counters' rate (its events over `counters_window_s`, 10 s) is multiplied by before a
+    table-derived rate over a shorter window (the first polls) is judged against it: the counters'
+    events all inside the shorter window, their highest possible rate there. So a burst by pgq's
+    own workers never reads as foreign writers because the windows differ; 1 once they match.
+
+    >>> comparable(10.0, 2.5), comparable(10.0, 12.0), comparable(None, 2.0), comparable(10.0, None)
+    (4.0, 1.0, 1.0, 1.0)
+    """
+    if not counters_window_s or not table_window_s or table_window_s <= 0:
+        return 1.0
+    return max(1.0, counters_window_s / table_window_s)
 
 
 def counted_over(history: Sequence[ThroughputPoint], pg: TableRates | None, now: datetime) -> Rates | None:
@@ -468,8 +483,10 @@ def throughput(
     derived = _discount(table_rates(window), found, window)
     gone = _removed_per_s(found, window)
     counted = counted_over(counters.history, pg, now) if counters is not None else None
+    window_s = (window[-1].at - window[0].at).total_seconds() if len(window) > 1 else None
+    scale = comparable(counters.interval_s if counters is not None else None, window_s)
     per_queue = finished_rates.overlay(
-        merge(own, derived, bg, pg, found, gone, counted), finished_rates.rates(window, stamped)
+        merge(own, derived, bg, pg, found, gone, counted, scale), finished_rates.rates(window, stamped)
     )
     source = source_of(per_queue)
     if counters is not None:
@@ -478,7 +495,6 @@ def throughput(
             history, queue_history = table_history(polls, now.replace(microsecond=0), history_s, stamped)
     else:
         history, queue_history = table_history(polls, now.replace(microsecond=0), history_s, stamped)
-    window_s = (window[-1].at - window[0].at).total_seconds() if len(window) > 1 else None
     if counters is None and not per_queue:
         source = "table"
     return Throughput(
@@ -490,7 +506,7 @@ def throughput(
         queue_history=queue_history,
         source=source,
         table=pg,
-        foreign=foreign_writers(own, derived, pg, gone, counted),
+        foreign=foreign_writers(own, derived, pg, gone, counted, scale),
         rates_note=rates_note or no_source,
     )
 
