@@ -101,13 +101,20 @@ def test_the_age_is_unknown_until_the_background_pass_then_stale_and_true(
         assert (age.level, age.value) == (rules.UNKNOWN, None) and "unknown" in age.message
         assert _age_metrics(first) == []
         said = [v.message for v in health.verdicts(first)]
-        assert any(m.startswith("oldest ready age unknown") for m in said), said
+        assert any("oldest ready age unknown" in m for m in said), said  # with the counts owed too
         # a one-shot command past its --wait says so, in the same place
         assert settle.past_wait(first, 0.0).unknown[AGE] == "background count not finished within 0 s"
         row = fleet_row(FleetEntry(Target("q", empty_dsn), snapshot=first, polls=1, ok_at=0.0), 0.0)
         assert AGE in row.unknown and row.oldest_ready_s is None and row.level != "ok"  # the fleet: "?"
         assert all(q[AGE] is None for q in first.to_dict()["queues"])
         assert first.to_dict()["unknown"][AGE] == first.unknown[AGE]
+        # the counts are scans too: unknown for every queue, listed or not (no queue may be listed
+        # yet, and an empty list must not sum to 0), so check's perfdata say U, never 0
+        for name in ("ready", "running", "stuck"):
+            assert "has not landed" in first.unknown[name], (name, first.unknown)
+            assert settle.past_wait(first, 0.0).unknown[name] == "background count not finished within 0 s"
+        perf = {m.label: m.value for m in rules.measures(first)}
+        assert perf["ready"] is None and perf["running"] is None and perf["stuck"] is None, perf
 
         assert monitor.settle(30.0)
         snap = monitor.collect()

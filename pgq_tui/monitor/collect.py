@@ -358,10 +358,13 @@ class Monitor:
             # at least half the cap: a name the counter already counts stays wanted (its hysteresis)
             self._near = counting.over_cap(reads, model, max(1, cap1 // 2)) - uncapped
         self._counter.want(self._over, tier.deferred, self._near)
-        if bg is not None:  # a deferred figure whose scan failed before it ever landed: why, per figure
-            for name in deferred - bg.groups:
-                if name in bg.failed:
-                    unknown.setdefault(name, bg.failed[name])
+        # a deferred figure no pass has landed yet is unknown for every queue, listed or not (before
+        # the first pass no queue may be listed at all: its counts must not sum to 0), with why: its
+        # scan's failure, or not landed yet
+        for name in deferred - (bg.groups if bg is not None else frozenset()):
+            unknown.setdefault(
+                name, bg.failed.get(name, counting.NOT_LANDED) if bg is not None else counting.NOT_LANDED
+            )
         leases, stuck = self._leases(errors, queues, bg)
         dead = DeadList((), 0)
         if model.dead is not None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from pgq_tui.dialects.contract import OLDEST_READY
 from pgq_tui.monitor.counting import BACKGROUND, BACKGROUND_SCAN, FAILED, NOT_LANDED
 from pgq_tui.monitor.snapshot import AT_LEAST, UNKNOWN, Figure, QueueStats, Snapshot
 
@@ -78,7 +77,6 @@ def past_wait(snap: Snapshot, waited_s: float) -> Snapshot:
         }
         return dataclasses.replace(q, figures=figures) if figures != q.figures else q
 
-    unknown = dict(snap.unknown)
-    if unknown.get(OLDEST_READY) == NOT_LANDED:  # the oldest ready age owed by a background scan
-        unknown[OLDEST_READY] = why
+    # a figure owed by a background scan (a count, the oldest ready age) that has not landed yet
+    unknown = {name: why if reason == NOT_LANDED else reason for name, reason in snap.unknown.items()}
     return dataclasses.replace(snap, queues=tuple(mark(q) for q in snap.queues), unknown=unknown)
