@@ -123,23 +123,12 @@ def stalled(history: History, t: Thresholds) -> list[Finding]:
             seen = held(history, idle) or 0.0
             if seen < t.stalled_after_s:
                 continue
-            out.append(
-                Finding(
-                    id=f"stalled:{q.queue}",
-                    rule="stalled",
-                    level=WARN,
-                    short=f"queue {q.queue}: nothing claimed for {fmt_age(seen)}, latency unknown",
-                    text=f"queue {q.queue} looks stalled: for {fmt_age(seen)} none of its jobs has run or "
-                    f"completed while {fmt_count(q.ready)} are ready; latency unknown ({unknown})",
-                    evidence=(f"{fmt_count(q.ready)} ready, 0 running, {rates}",),
-                    fix=Fix(
-                        f"start a worker for queue {q.queue} (or find why the workers do not claim)",
-                        line="start a worker",
-                    ),
-                    causes=("lock:", "crashed"),
-                    held_s=seen,
-                )
+            short = f"queue {q.queue}: nothing claimed for {fmt_age(seen)}, latency unknown"
+            text = (
+                f"queue {q.queue} looks stalled: for {fmt_age(seen)} none of its jobs has run or "
+                f"completed while {fmt_count(q.ready)} are ready; latency unknown ({unknown})"
             )
+            out.append(_stalled_finding(q, WARN, short, text, rates, seen))
             continue
         age = q.oldest_ready_age_s
         if age is None or age < t.stalled_after_s:
@@ -149,24 +138,32 @@ def stalled(history: History, t: Thresholds) -> list[Finding]:
         if figure is not None and figure.accuracy == STALE and figure.as_of is not None:
             ago = max(0.0, (snap.server.now - figure.as_of).total_seconds())
             stale = f" (as of a background scan {fmt_age(ago)} ago)"
-        out.append(
-            Finding(
-                id=f"stalled:{q.queue}",
-                rule="stalled",
-                level=CRIT if age >= 10 * max(t.stalled_after_s, 1.0) else WARN,
-                short=f"queue {q.queue}: nothing claimed for {fmt_age(age)}",
-                text=f"queue {q.queue} is stalled: its oldest ready job has waited {fmt_age(age)}{stale}, "
-                f"none of its jobs is running and none completes: no live worker claims from it",
-                evidence=(f"{fmt_count(q.ready)} ready, 0 running, {rates}",),
-                fix=Fix(
-                    f"start a worker for queue {q.queue} (or find why the workers do not claim)",
-                    line="start a worker",
-                ),
-                causes=("lock:", "crashed"),
-                held_s=age,
-            )
+        level = CRIT if age >= 10 * max(t.stalled_after_s, 1.0) else WARN
+        short = f"queue {q.queue}: nothing claimed for {fmt_age(age)}"
+        text = (
+            f"queue {q.queue} is stalled: its oldest ready job has waited {fmt_age(age)}{stale}, "
+            f"none of its jobs is running and none completes: no live worker claims from it"
         )
+        out.append(_stalled_finding(q, level, short, text, rates, age))
     return out
+
+
+def _stalled_finding(q: QueueStats, level: str, short: str, text: str, rates: str, held_s: float) -> Finding:
+    """The stalled finding, its age measured or unknown (the evidence, fix and causes are the same)."""
+    return Finding(
+        id=f"stalled:{q.queue}",
+        rule="stalled",
+        level=level,
+        short=short,
+        text=text,
+        evidence=(f"{fmt_count(q.ready)} ready, 0 running, {rates}",),
+        fix=Fix(
+            f"start a worker for queue {q.queue} (or find why the workers do not claim)",
+            line="start a worker",
+        ),
+        causes=("lock:", "crashed"),
+        held_s=held_s,
+    )
 
 
 def crashed(history: History, t: Thresholds) -> list[Finding]:
