@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
 from actions_support import pgq_model
 
 from pgq_tui.detection import single_queue
@@ -35,3 +36,15 @@ def empty_throughput(rate_window_s: int) -> Throughput:
     """No jobs counted yet (for Snapshots built by hand)."""
     zero = Rates(0.0, 0.0, 0.0, 0.0)
     return Throughput(interval_s=float(rate_window_s), total=zero, per_queue={}, history=(), queue_history={})
+
+
+def slow_scans(dsn: str, rows: int = 100_000) -> None:
+    """Keep `rows` done jobs in the seed `jobs` table, so that each of its scans takes several ms: a
+    background statement_timeout of 1 ms is then missed by every scan (each background statement runs
+    on its own, and a scan of a small table can finish within 1 ms)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO jobs (queue, payload, status)"
+            " SELECT 'mail', '{}', 'done' FROM generate_series(1, %s)",
+            [rows],
+        )

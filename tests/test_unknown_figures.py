@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 from dialect_cases import seed
-from monitor_support import empty_throughput
+from monitor_support import empty_throughput, slow_scans
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from rich.text import Text
@@ -125,11 +125,7 @@ def _settled_past_budget(dsn: str, wait_s: float) -> Snapshot:
     background statement_timeout of 1 ms, which no scan meets (each background statement runs on its
     own, so every scan must miss it: 100k kept done rows make each take several ms): the figures no
     index serves are never taken."""
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(
-            "INSERT INTO jobs (queue, payload, status)"
-            " SELECT 'mail', '{}', 'done' FROM generate_series(1, 100000)"
-        )
+    slow_scans(dsn)
     (target,) = find_queues(dsn)
     with open_monitor(dsn, target.model, read_only=True, scan_pages=0, count_budget_ms=1) as monitor:
         monitor.collect()
@@ -213,8 +209,10 @@ def test_on_the_stock_table_check_counts_what_no_index_serves(
 async def test_screen_shows_a_question_mark_and_never_healthy(stock_seed: str) -> None:
     from pgq_tui.tui.app import PgqTopApp
 
+    slow_scans(stock_seed)
     (target,) = find_queues(stock_seed)
-    # background scans that never finish (scan_pages=0, a 1 ms budget): those figures stay unknown
+    # background scans that never finish (scan_pages=0, a 1 ms budget, scans of several ms): those
+    # figures stay unknown
     monitor = Monitor(stock_seed, target.model, read_only=True, scan_pages=0, count_budget_ms=1)
     app = PgqTopApp(monitor, target=target.label, interval=1.0, read_only=True)
     try:

@@ -13,7 +13,7 @@ from io import StringIO
 
 import psycopg
 from dialect_cases import seed
-from monitor_support import pgq_monitor
+from monitor_support import pgq_monitor, slow_scans
 from rich.console import Console
 
 from pgq_tui.detection import find_queues
@@ -76,6 +76,7 @@ async def test_the_panels_title_says_question_mark_before_the_list_lands(empty_d
     from pgq_tui.tui.app import PgqTopApp
 
     dsn = _stock(empty_dsn)
+    slow_scans(dsn)  # a scan within 1 ms would land the lists before the screen shows them
     (target,) = find_queues(dsn)
     monitor = Monitor(dsn, target.model, read_only=True, scan_pages=0, count_budget_ms=1)
     app = PgqTopApp(monitor, target=target.label, interval=1.0, read_only=True)
