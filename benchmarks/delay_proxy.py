@@ -1,5 +1,6 @@
 """A TCP proxy on loopback that delays each direction by half a round-trip time and counts round trips
-(a client->server chunk after the server last spoke starts a new one): an SSH tunnel or a bastion in
+(the client speaking again after the server said ReadyForQuery starts a new one; a connection's
+start-up and authentication count as one): an SSH tunnel or a bastion in
 another region, on one machine. Used by benchmarks/bench_roundtrips.py and tests/test_monitor_roundtrips.py.
 
 It can also play a link that dies silently (a NAT or a tunnel that lost its state): `black_hole()`
@@ -11,8 +12,13 @@ swallows each new connection once its client has sent that many chunks (used by 
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
+
+# ReadyForQuery: 'Z', length 5, the transaction status (idle, in a transaction, failed one). The server
+# sends it only when it waits for the client; a data row carrying these six bytes would be a stray hit.
+_READY_FOR_QUERY = re.compile(rb"Z\x00\x00\x00\x05[ITE]")
 
 
 class DelayProxy:
@@ -21,8 +27,13 @@ class DelayProxy:
     def __init__(self, upstream: dict[str, str]) -> None:
         self.upstream = upstream
         self.one_way_s = 0.0
+        # round trips: the times a client spoke again after the server said ReadyForQuery, i.e.
+        # after it had waited for an answer. Counting "client speaks after the server spoke" instead
+        # counted one pipeline twice whenever the client flushed it in two chunks and the server
+        # answered the first before the second arrived (a loaded machine: 3 round trips for 2).
         self.round_trips = 0
-        self._last = "server"  # who spoke last on the current connection
+        self._answered: dict[int, bool] = {}  # connection -> the server said ReadyForQuery since it spoke
+        self._tail: dict[int, bytes] = {}  # connection -> the server's last bytes (a message split in two)
         self.port = 0
         self.hole_after: int | None = None  # swallow each new connection after this many client chunks
         self._next_id = 0
@@ -59,8 +70,8 @@ class DelayProxy:
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await self._open_upstream()
-        self._last = "server"
         cid, self._next_id = self._next_id, self._next_id + 1
+        self._answered[cid] = True  # the startup message is the connection's first round trip
         self._live.add(cid)
         if self._hole_new:
             self._holed.add(cid)
@@ -70,6 +81,8 @@ class DelayProxy:
             )
         finally:
             self._live.discard(cid)
+            self._answered.pop(cid, None)
+            self._tail.pop(cid, None)
 
     async def _pipe(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, side: str, cid: int) -> None:
         queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
@@ -97,9 +110,14 @@ class DelayProxy:
                         self._holed.add(cid)
                 if cid in self._holed:
                     continue  # a dead link: the bytes vanish, nothing closes
-                if side == "client" and self._last == "server":
+                if side == "client" and self._answered.get(cid):
                     self.round_trips += 1
-                self._last = side
+                    self._answered[cid] = False
+                elif side == "server":
+                    seen = self._tail.get(cid, b"") + data
+                    self._tail[cid] = seen[-5:]
+                    if _READY_FOR_QUERY.search(seen):
+                        self._answered[cid] = True
                 queue.put_nowait((time.monotonic() + self.one_way_s, data))
         except ConnectionError:
             pass

@@ -4,7 +4,6 @@ the r / R keys requeueing stuck jobs through the mapping's guarded SQL."""
 from __future__ import annotations
 
 import io
-import time
 
 import psycopg
 from dialect_cases.seed import (
@@ -16,6 +15,7 @@ from dialect_cases.seed import (
     seed_jobs_populate,
 )
 from rich.console import Console
+from tui_support import settle
 
 from pgq_tui.actions import Actions
 from pgq_tui.detection import find_queues
@@ -23,15 +23,6 @@ from pgq_tui.monitor.collect import Monitor
 from pgq_tui.tui.app import PgqTopApp
 from pgq_tui.tui.screens.confirm import ConfirmScreen
 from pgq_tui.tui.screens.queue import extra_states
-
-
-async def settle(pilot, app: PgqTopApp, polls: int = 1, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    target = app.received + polls
-    deadline = time.monotonic() + timeout
-    while app.received < target:
-        assert time.monotonic() < deadline, "no snapshot arrived"
-        await pilot.pause(0.05)
-    await pilot.pause()
 
 
 def _app(dsn: str) -> tuple[PgqTopApp, Monitor, Actions]:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import psycopg
+import tui_support
 
 from pgq_tui.demo.embedded import FAST_UNSAFE_SETTINGS, EmbeddedPostgres
 from pgq_tui.queue import JobQueue
@@ -89,8 +90,7 @@ async def test_dashboard_and_pool_ride_out_a_real_server_restart() -> None:
         try:
             with WorkerPool(config, concurrency=2, reap_interval=0.5):
                 async with app.run_test(size=(120, 40)) as pilot:
-                    while app.received < 1:
-                        await pilot.pause(0.1)
+                    await tui_support.settle(pilot, app, timeout=20)
                     loop = asyncio.get_running_loop()
                     restart = loop.run_in_executor(None, lambda: server.restart(down_for_s=3.0))
                     deadline = time.monotonic() + 20

@@ -13,6 +13,7 @@ from actions_support import pgq_actions, pgq_model
 from monitor_support import pgq_monitor
 from psycopg.conninfo import make_conninfo
 from rich.console import Console
+from tui_support import settle
 
 from pgq_tui.actions import Actions
 from pgq_tui.errors import PgqError
@@ -36,16 +37,6 @@ def plain(renderable: object, width: int = 120) -> str:
 
 def cells(table: PanelTable) -> list[list[str]]:
     return [[str(getattr(c, "plain", c)) for c in table.get_row_at(i)] for i in range(table.row_count)]
-
-
-async def settle(pilot, app: PgqTopApp, polls: int = 1, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    """Wait until `polls` more snapshots have been rendered."""
-    target = app.received + polls
-    deadline = time.monotonic() + timeout
-    while app.received < target:
-        assert time.monotonic() < deadline, "no snapshot arrived"
-        await pilot.pause(0.05)
-    await pilot.pause()
 
 
 @asynccontextmanager

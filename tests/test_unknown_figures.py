@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 
 import psycopg
 import pytest
+import tui_support
 from dialect_cases import seed
 from monitor_support import empty_throughput, slow_scans
 from prometheus_client import CollectorRegistry, generate_latest
@@ -217,11 +217,7 @@ async def test_screen_shows_a_question_mark_and_never_healthy(stock_seed: str) -
     app = PgqTopApp(monitor, target=target.label, interval=1.0, read_only=True)
     try:
         async with app.run_test(size=(160, 48)) as pilot:
-            deadline = time.monotonic() + 10
-            while app.received < 1:
-                assert time.monotonic() < deadline, "no snapshot arrived"
-                await pilot.pause(0.05)
-            await pilot.pause()
+            await tui_support.settle(pilot, app)
             table = app.panel("queues")
             row = table.get_row("q:mail")
             cells = {

@@ -8,10 +8,10 @@ meets keeps it so."""
 from __future__ import annotations
 
 import json
-import time
 from io import StringIO
 
 import psycopg
+import tui_support
 from dialect_cases import seed
 from monitor_support import pgq_monitor, slow_scans
 from rich.console import Console
@@ -82,11 +82,7 @@ async def test_the_panels_title_says_question_mark_before_the_list_lands(empty_d
     app = PgqTopApp(monitor, target=target.label, interval=1.0, read_only=True)
     try:
         async with app.run_test(size=(160, 48)) as pilot:
-            deadline = time.monotonic() + 10
-            while app.received < 1:
-                assert time.monotonic() < deadline, "no snapshot arrived"
-                await pilot.pause(0.05)
-            await pilot.pause()
+            await tui_support.settle(pilot, app)
             for panel, title in (("stuck", "2 Stuck jobs"), ("leases", "3 Leases")):
                 shown = app.panel(panel).border_title
                 shown = getattr(shown, "plain", str(shown))
