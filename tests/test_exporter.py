@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -101,26 +101,38 @@ def flow(own_server: tuple[EmbeddedPostgres, str]) -> Iterator[threading.Event]:
     _, dsn = own_server
     stop = threading.Event()
 
-    def produce() -> None:
-        with JobQueue(dsn) as q:
-            while not stop.wait(0.05):
-                q.enqueue("emails", [{"n": 1}] * 8)
-                q.enqueue("reports", [{"n": 2}] * 2, max_attempts=1)
+    def produce(q: JobQueue) -> None:
+        while not stop.wait(0.05):
+            q.enqueue("emails", [{"n": 1}] * 8)
+            q.enqueue("reports", [{"n": 2}] * 2, max_attempts=1)
 
-    def consume() -> None:
-        with JobQueue(dsn) as q:
-            n = 0
-            while not stop.wait(0.02):
-                for job in q.claim("emails", limit=5):
-                    q.complete([job])
-                for job in q.claim("reports", limit=2, lease=0.5 if n % 7 == 0 else 30):
-                    n += 1
-                    if n % 3 == 0:
-                        q.fail(job, "boom")  # max_attempts=1: dead
-                    elif n % 7 != 0:
-                        q.complete([job])  # the n % 7 == 0 ones are left to expire: stuck
+    def consume(q: JobQueue) -> None:
+        n = 0
+        while not stop.wait(0.02):
+            for job in q.claim("emails", limit=5):
+                q.complete([job])
+            for job in q.claim("reports", limit=2, lease=0.5 if n % 7 == 0 else 30):
+                n += 1
+                if n % 3 == 0:
+                    q.fail(job, "boom")  # max_attempts=1: dead
+                elif n % 7 != 0:
+                    q.complete([job])  # the n % 7 == 0 ones are left to expire: stuck
 
-    threads = [threading.Thread(target=fn, daemon=True) for fn in (produce, consume)]
+    def through_restarts(work: Callable[[JobQueue], None]) -> Callable[[], None]:
+        """Run `work` on a fresh connection again whenever the server goes away under it (the
+        restart test stops the server), as a real worker would: no thread dies of it."""
+
+        def run() -> None:
+            while not stop.is_set():
+                try:
+                    with JobQueue(dsn) as q:
+                        work(q)
+                except psycopg.OperationalError:
+                    stop.wait(0.2)
+
+        return run
+
+    threads = [threading.Thread(target=through_restarts(fn), daemon=True) for fn in (produce, consume)]
     for t in threads:
         t.start()
     yield stop
