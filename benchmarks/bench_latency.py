@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import signal
@@ -151,7 +152,10 @@ def idle_cost(
     """(claims, probes, transactions) per idle worker per minute; with workers=0, the database's
     own transactions per minute (autovacuum visits it every naptime), to subtract."""
     cfg = WorkerConfig(dsn, ("idle",), **config)  # type: ignore[arg-type]
-    with psycopg.connect(dsn, autocommit=True) as conn, WorkerPool(cfg, concurrency=workers, reap_interval=0):
+    # the pool as `pgq-top worker` runs it: its reaper included (reap_interval's default), none at all
+    # for the baseline
+    pool = WorkerPool(cfg, concurrency=workers) if workers else contextlib.nullcontext()
+    with psycopg.connect(dsn, autocommit=True) as conn, pool:
 
         def counters() -> tuple[int, int, int]:
             conn.execute("SELECT pg_stat_clear_snapshot()")

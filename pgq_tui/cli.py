@@ -159,7 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep", action="store_true", help="keep finished jobs as 'done' instead of deleting"
     )
     worker.add_argument(
-        "--reap-interval", type=float, default=5.0, help="seconds between reaper runs (0: off)"
+        "--reap-interval",
+        type=float,
+        default=5.0,
+        help="the fewest seconds between reaper passes (0: off); idle, it waits for the next lease"
+        " to expire, at most one lease",
     )
     worker.add_argument(
         "--poll",

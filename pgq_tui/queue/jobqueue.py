@@ -321,6 +321,22 @@ class JobQueue(QueueCore):
             self.wake([""])
         return total
 
+    def reap_next(self, *, batch: int = BATCH) -> tuple[int, float | None]:
+        """reap(), and the seconds until the next running job's lease expires (None: none runs),
+        read in the same statement: what the pool's reaper sleeps on."""
+        total = pending = 0
+        while True:
+            rows = self._rows("REAP_NEXT", {"batch": batch, "before": None})
+            reaped = [r for r in rows if r["id"] is not None]
+            total += len(reaped)
+            pending += sum(r["status"] == "pending" for r in reaped)
+            if len(reaped) < batch:
+                break
+        if pending:
+            self.wake([""])
+        (due,) = [r["next_due_s"] for r in rows if r["id"] is None]
+        return total, due
+
     def _batched(self, name: str, ids: Iterable[int]) -> int:
         return sum(len(self._rows(name, params)) for params in self._batches(ids))
 

@@ -20,6 +20,7 @@ import psycopg
 
 from pgq_tui.errors import PgqError
 from pgq_tui.queue.jobqueue import JobQueue, make_worker_id
+from pgq_tui.queue.reaping import PRUNE_EVERY_S, next_pass_in
 from pgq_tui.queue.supervise import (
     REASON_BYTES,
     RestartPolicy,
@@ -284,11 +285,17 @@ class WorkerPool:
             self.config.schema,
             worker_id=make_worker_id("pgq-reaper"),
         )
+        wait, pruned_at = self.reap_interval, 0.0
         try:
-            while not self._stop_reaper.wait(self.reap_interval):
+            while not self._stop_reaper.wait(wait):
+                wait = self.reap_interval
                 try:
-                    self.reaped += q.reap()
-                    q.prune_stats()
+                    reaped, next_due_s = q.reap_next()
+                    self.reaped += reaped
+                    wait = next_pass_in(reaped, next_due_s, self.reap_interval, self.config.lease)
+                    if time.monotonic() - pruned_at >= PRUNE_EVERY_S:
+                        q.prune_stats()
+                        pruned_at = time.monotonic()
                 except (psycopg.Error, PgqError):
                     q.close()  # reconnect next round
         finally:
