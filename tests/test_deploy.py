@@ -5,10 +5,12 @@ the Nagios/Icinga definitions use only flags `pgq-top check` has."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -214,3 +216,136 @@ def test_every_metric_the_rules_and_the_dashboard_name_is_served(served: set[str
     used = set().union(*(metric_names(e) for e in rule_exprs().values()))
     assert {"pgq_stuck_jobs", "pgq_oldest_ready_job_age_seconds", "pgq_jobs", "pgq_collect_errors_total",
             "pgq_background_count_lag_seconds", "pgq_up"} <= used  # fmt: skip
+
+
+# --- systemd ---------------------------------------------------------------------------------------
+
+UNITS = sorted((DEPLOY / "systemd").glob("*.service"))
+INSTALLED_AT = "/usr/local/bin/pgq-top"
+
+
+def pgq_top_binary() -> str:
+    """This environment's pgq-top: `verify` wants ExecStart to name an executable that exists."""
+    here = Path(sys.executable).parent / "pgq-top"
+    found = str(here) if here.exists() else shutil.which("pgq-top")
+    assert found, "pgq-top is not installed in this environment (pip install -e .)"
+    return found
+
+
+def exec_start(unit: Path) -> list[str]:
+    (line,) = [x for x in unit.read_text().splitlines() if x.startswith("ExecStart=")]
+    return shlex.split(line.removeprefix("ExecStart="))
+
+
+@pytest.mark.parametrize("unit", UNITS, ids=lambda u: u.name)
+def test_the_units_start_pgq_top_with_real_flags_and_no_secret(unit: Path) -> None:
+    from pgq_tui.cli import build_parser
+
+    argv = exec_start(unit)
+    assert argv[0] == INSTALLED_AT
+    # the flags parse (argparse exits 2 on an unknown one); ${STATE_DIRECTORY} is systemd's to fill
+    args = build_parser().parse_args([a.replace("${STATE_DIRECTORY}", "/var/lib/pgq-top") for a in argv[1:]])
+    assert args.command in {"exporter", "record"}
+    text = unit.read_text()
+    assert "EnvironmentFile=/etc/pgq-top/pgq-top.env" in text
+    assert "--dsn" not in argv and "password" not in text.lower().replace("its password", "")
+    for hardening in (
+        "DynamicUser=yes",
+        "ProtectSystem=strict",
+        "NoNewPrivileges=yes",
+        "CapabilityBoundingSet=\n",
+    ):
+        assert hardening in text
+
+
+@pytest.mark.parametrize("unit", UNITS, ids=lambda u: u.name)
+def test_the_units_pass_systemd_analyze_verify_and_security(unit: Path, tmp_path: Path) -> None:
+    tool = shutil.which("systemd-analyze") or (
+        "/usr/bin/systemd-analyze" if os.path.exists("/usr/bin/systemd-analyze") else None
+    )
+    if tool is None:
+        pytest.skip("systemd-analyze is not installed (Debian's systemd package)")
+    copy = tmp_path / unit.name
+    copy.write_text(unit.read_text().replace(f"ExecStart={INSTALLED_AT} ", f"ExecStart={pgq_top_binary()} "))
+    verify = subprocess.run([tool, "verify", str(copy)], capture_output=True, text=True, timeout=60)
+    out = verify.stdout + verify.stderr
+    if verify.returncode != 0 and re.search(r"not been booted|Failed to (initialize|create) manager", out):
+        pytest.skip(f"systemd-analyze cannot run here: {out.strip().splitlines()[0]}")
+    assert verify.returncode == 0, out
+    # warnings (an unknown or misspelt key is only a warning, exit 0) name the file: there must be none
+    assert unit.name not in out and str(copy) not in out, out
+    # systemd's own exposure score: 0 (locked down) to 10 (unprotected); these score 1.2, "OK"
+    security = subprocess.run(
+        [tool, "security", "--offline=yes", "--threshold=20", str(copy)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert security.returncode == 0, security.stdout[-2000:] + security.stderr
+    score = re.search(r"Overall exposure level for \S+: ([\d.]+)", security.stdout)
+    assert score and float(score.group(1)) <= 2.0, security.stdout[-500:]
+
+
+# --- Nagios and Icinga -----------------------------------------------------------------------------
+
+NAGIOS = DEPLOY / "nagios" / "pgq-top.cfg"
+ICINGA = DEPLOY / "nagios" / "pgq-top.conf"
+
+
+def check_options() -> set[str]:
+    from pgq_tui.cli import build_parser
+
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return {opt for action in sub.choices["check"]._actions for opt in action.option_strings}
+
+
+def nagios_command_lines() -> dict[str, str]:
+    blocks = re.findall(r"command_name\s+(\S+)\s*\n\s*command_line\s+(.+)", NAGIOS.read_text())
+    return dict(blocks)
+
+
+def icinga_arguments() -> list[tuple[str, str]]:
+    text = re.sub(r"(?m)^\s*//.*$", "", ICINGA.read_text())
+    return re.findall(r'"(--[a-z-]+)" = (?:\{\s*value = )?"([^"]*)"', text)
+
+
+def test_the_nagios_and_icinga_definitions_use_only_flags_check_has() -> None:
+    options = check_options()
+    lines = nagios_command_lines()
+    assert set(lines) == {"check_pgq_top", "check_pgq_top_kind"}
+    used = {f for line in lines.values() for f in re.findall(r"(?<![\w-])--[a-z][a-z-]*", line)}
+    used |= {flag for flag, _ in icinga_arguments()}
+    assert len(used) > 10 and used <= options, sorted(used - options)
+    assert all(line.startswith(f"{INSTALLED_AT} check ") for line in lines.values())
+
+
+def test_the_nagios_and_icinga_commands_run_against_a_server(dsn: str) -> None:
+    """Each definition, its macros filled in as Nagios and Icinga would, checks a real database: OK."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    server = conninfo_to_dict(dsn)
+    with JobQueue(dsn) as q:
+        q.enqueue("emails", [{"n": 1}])
+    nagios = {"$HOSTADDRESS$": str(server["host"]), "$_HOSTPGPORT$": str(server.get("port", 5432)),
+              "$ARG1$": str(server["dbname"]), "$ARG2$": str(server.get("user", "postgres"))}  # fmt: skip
+    runs = []
+    for name, line in nagios_command_lines().items():
+        thresholds = {"$ARG3$": "0", "$ARG4$": "50", "$ARG5$": "300", "$ARG6$": "600", "$ARG7$": "0"}
+        args = {**nagios, **({"$ARG3$": "pgq"} if name == "check_pgq_top_kind" else thresholds)}
+        args.setdefault("$ARG8$", "off")
+        for macro, value in args.items():
+            line = line.replace(macro, value)
+        assert "$" not in line, line
+        runs.append(shlex.split(line))
+    icinga = {"address": nagios["$HOSTADDRESS$"], "pgq_port": nagios["$_HOSTPGPORT$"],
+              "pgq_database": nagios["$ARG1$"], "pgq_user": nagios["$ARG2$"], "pgq_timeout": "20",
+              "pgq_stuck_crit": "50", "pgq_host": nagios["$HOSTADDRESS$"]}  # fmt: skip
+    argv = [INSTALLED_AT, "check"]
+    for flag, value in icinga_arguments():
+        filled = re.sub(r"\$(\w+)\$", lambda m: icinga.get(m.group(1), m.group(0)), value)
+        if "$" not in filled:  # Icinga leaves out an argument whose variable is unset
+            argv += [flag, filled]
+    runs.append(argv)
+    for cmd in runs:
+        done = subprocess.run([pgq_top_binary(), *cmd[1:]], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and done.stdout.startswith("PGQ OK"), (cmd, done.stdout, done.stderr)
