@@ -263,6 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=5.0,
         help="seconds between two collects; closer scrapes get the last snapshot (default: 5)",
     )
+    from pgq_tui.exporter.tls import add_arguments as add_tls_arguments
+
+    add_tls_arguments(exporter)
 
     adv = sub.add_parser("advise", help="measure the queue's churn, then recommend autovacuum settings")
     _common(adv, suppress=True)
