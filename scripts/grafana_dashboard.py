@@ -3,7 +3,7 @@
     python scripts/grafana_dashboard.py [--out deploy/grafana/pgq-top.json]
 
 The panels are listed here rather than edited in the JSON, so the layout stays regular and a reviewer
-reads the queries in one place; tests/test_opkit.py checks the committed JSON is this script's output
+reads the queries in one place; tests/test_deploy.py checks the committed JSON is this script's output
 and that every metric a panel names is one a real exporter serves. Import the JSON in Grafana
 (Dashboards > New > Import): it asks for the Prometheus data source (`DS_PROMETHEUS`).
 """
