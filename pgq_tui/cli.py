@@ -267,11 +267,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=5.0,
         help="seconds between two collects; closer scrapes get the last snapshot (default: 5)",
     )
+    from pgq_tui.exporter.tls import add_arguments as add_tls_arguments
+
+    add_tls_arguments(exporter)
 
     adv = sub.add_parser("advise", help="measure the queue's churn, then recommend autovacuum settings")
     _common(adv, suppress=True)
     adv.add_argument("--seconds", type=float, default=15.0, help="how long to measure (default: 15)")
     adv.add_argument("--json", action="store_true", help="print JSON")
+    from pgq_tui.commands.completion import add_parser as add_completion_parser
+
+    add_completion_parser(sub)
     for command in sub.choices.values():
         _read_only(command, suppress=True)
     return parser
@@ -444,6 +450,12 @@ def _cmd_jobs(args: argparse.Namespace) -> int:
     return run_jobs(args)
 
 
+def _cmd_completion(args: argparse.Namespace) -> int:
+    from pgq_tui.commands.completion import run_completion
+
+    return run_completion(build_parser(), args.shell)
+
+
 def _cmd_action(args: argparse.Namespace) -> int:
     from pgq_tui.cli_actions import run_action
 
@@ -465,6 +477,7 @@ COMMANDS = {
     "discard": _cmd_action,
     "cancel": _cmd_action,
     "jobs": _cmd_jobs,
+    "completion": _cmd_completion,
     None: _cmd_dashboard,
 }
 MULTI_TARGET = ("snapshot", "check", "why", "record", None)

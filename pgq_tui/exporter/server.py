@@ -16,6 +16,7 @@ from prometheus_client.registry import Collector
 from pgq_tui.errors import EXIT_OK, EXIT_USAGE, PgqError
 from pgq_tui.exporter.cache import SnapshotCache
 from pgq_tui.exporter.metrics import families
+from pgq_tui.exporter.tls import Tls, from_args, serve_tls
 
 DEFAULT_LISTEN = "127.0.0.1:9187"
 
@@ -44,12 +45,15 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
-def serve(cache: SnapshotCache, listen: str) -> tuple[WSGIServer, threading.Thread]:
-    """Start serving in a background thread; returns (server, thread). `server.shutdown()` stops it."""
+def serve(cache: SnapshotCache, listen: str, tls: Tls | None = None) -> tuple[WSGIServer, threading.Thread]:
+    """Start serving in a background thread; returns (server, thread). `server.shutdown()` stops it.
+    With `tls`, over HTTPS (pgq_tui/exporter/tls.py)."""
     host, port = parse_listen(listen)
     registry = CollectorRegistry(auto_describe=False)
     registry.register(SnapshotCollector(cache))
     try:
+        if tls is not None:
+            return serve_tls(host, port, registry, tls)
         return start_http_server(port, host, registry)
     except OSError as exc:
         raise PgqError(f"cannot listen on {listen}: {exc.strerror or exc}", EXIT_USAGE) from None
@@ -61,16 +65,17 @@ def run_exporter(args: argparse.Namespace) -> int:
     from pgq_tui.fleet.poll import TargetWatch
 
     (target,) = args.target_list
+    tls = from_args(args)  # a wrong TLS flag: one line before anything connects
     watch = TargetWatch(target)
     cache = SnapshotCache(watch, min_interval_s=args.min_interval)
     cache.get()  # detect now, so the line below can say which queues (a database down: pgq_up 0)
-    server, thread = serve(cache, args.listen)
+    server, thread = serve(cache, args.listen, tls)
     host, port = server.server_address[:2]
     found = ", ".join(f"{q.kind} {q.relation}" for q in watch.queues)
     print(
         f"pgq-top exporter: serving {found or 'no queue yet (' + str(cache.get().error) + ')'} on "
-        f"{target.name} at http://{host!s}:{port}/metrics (one collect per {args.min_interval:g} s at "
-        "most); Ctrl-C stops",
+        f"{target.name} at {'https' if tls else 'http'}://{host!s}:{port}/metrics (one collect per "
+        f"{args.min_interval:g} s at most); Ctrl-C stops",
         file=sys.stderr,
         flush=True,
     )
