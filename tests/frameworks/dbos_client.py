@@ -111,3 +111,143 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# -- the test side: the scenario of issue 34, ground truth in plain SQL ------------------------------
+QUEUES3 = ("alpha", "beta", "gamma")
+ENQUEUED = {"alpha": 20, "beta": 18, "gamma": 12}  # 50 left waiting: no executor listens to them
+PENDING_KILLED = 5  # hold workflows on gamma, PENDING on exec-a when it is killed
+DEAD = 3  # doomed workflows on beta: exec-d killed under them until DBOS dead-letters them
+DONE, FAILED = 4, 2  # fast and failing workflows on alpha, run by exec-d
+
+
+class Dbos:
+    """DBOS's own pieces: its migrations (an executor's launch), its DBOSClient, its executors."""
+
+    kind = "dbos"
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self.env = {"PGQ_FRAMEWORK_DSN": dsn}
+
+    @staticmethod
+    def version() -> str:
+        from .harness import require_python_client
+
+        return require_python_client("dbos")
+
+    def install(self) -> None:
+        from .harness import TESTS_DIR, python_argv, run_client
+
+        run_client(python_argv(__name__, "migrate"), env={**self.env, "PYTHONPATH": str(TESTS_DIR)})
+
+    def executor(self, procs: Any, executor_id: str, queues: tuple[str, ...], *, fixed: bool) -> Any:
+        from .harness import python_argv
+
+        return procs.start(
+            f"dbos-{executor_id}",
+            python_argv(__name__, "executor"),
+            ready="READY",
+            PGQ_DBOS_EXECUTOR=executor_id,
+            PGQ_TEST_QUEUES=",".join(queues),
+            PGQ_TEST_FIXED="1" if fixed else "0",
+            **self.env,
+        )
+
+    def enqueue(self, jobs: list[tuple[str, str, tuple[Any, ...]]]) -> list[str]:
+        """(queue, workflow name, args) each enqueued with DBOSClient.enqueue, as a web app would."""
+        from dbos import DBOSClient
+
+        client = DBOSClient(system_database_url=system_database_url(self.dsn), application_name=APP_NAME)
+        try:
+            return [
+                client.enqueue({"queue_name": q, "workflow_name": name}, *args).get_workflow_id()
+                for q, name, args in jobs
+            ]
+        finally:
+            client.destroy()
+
+    def truth(self, conn: psycopg.Connection | None = None) -> list[tuple[Any, str, str]]:
+        """Each workflow's (id, queue, state) by a plain scan, from DBOS's statuses and pgq-top's
+        stated stuck rule (PENDING with no session of its executor nor of any DBOS executor)."""
+        from .harness import truth_rows
+
+        return truth_rows(
+            self.dsn,
+            """
+            SELECT w.workflow_uuid, coalesce(w.queue_name, '(no queue)'),
+                   CASE w.status
+                     WHEN 'ENQUEUED' THEN 'ready'
+                     WHEN 'DELAYED' THEN 'scheduled'
+                     WHEN 'PENDING' THEN CASE
+                         WHEN EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = current_database()
+                                      AND a.application_name IN (w.executor_id, 'dbos_transact'))
+                         THEN 'running' ELSE 'stuck' END
+                     WHEN 'MAX_RECOVERY_ATTEMPTS_EXCEEDED' THEN 'dead'
+                     WHEN 'SUCCESS' THEN 'done'
+                     WHEN 'ERROR' THEN 'failed'
+                     WHEN 'CANCELLED' THEN 'cancelled'
+                   END
+            FROM dbos.workflow_status w ORDER BY 1
+            """,
+            conn,
+        )
+
+    def statuses(self) -> dict[str, str]:
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            rows = conn.execute("SELECT workflow_uuid, status FROM dbos.workflow_status").fetchall()
+        return {str(i): str(s) for i, s in rows}
+
+    def executors_gone(self) -> bool:
+        """No session of a DBOS executor is left on the server (a killed one's backends exit once
+        they see the closed socket)."""
+        from .harness import scalar
+
+        return not scalar(
+            self.dsn,
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND application_name = 'dbos_transact'",
+        )
+
+
+def populate(fw: Dbos, procs: Any) -> dict[str, list[str]]:
+    """Issue 34's scenario with DBOS's own executors, killed with kill -9; returns the ids by role.
+
+    exec-d runs alpha (fast: SUCCESS, failing: ERROR) and beta (doomed); it is killed under the doomed
+    workflows and relaunched with the same executor id and version until DBOS's own recovery
+    dead-letters them (MAX_RECOVERY_ATTEMPTS_EXCEEDED). exec-a claims the hold workflows of gamma and
+    is killed (PENDING on an executor that is gone). Then 50 more are enqueued on the three queues,
+    which no executor serves (ENQUEUED)."""
+    from .harness import phases, wait_for
+
+    fast = fw.enqueue([("alpha", WORK, (f"fast-{i}", "fast")) for i in range(DONE)])
+    failing = fw.enqueue([("alpha", WORK, (f"fail-{i}", "fail")) for i in range(FAILED)])
+    doomed = fw.enqueue([("beta", DOOMED, (f"doomed-{i}",)) for i in range(DEAD)])
+    status = fw.statuses
+    for attempt in range(1, DOOMED_MAX_RECOVERY + 2):
+        d = fw.executor(procs, "exec-d", ("alpha", "beta"), fixed=False)
+        wait_for(
+            f"the doomed workflows to start (attempt {attempt})",
+            lambda n=attempt: all(phases(fw.dsn, f"doomed-{i}").count("start") == n for i in range(DEAD)),
+            timeout=60,
+        )
+        wait_for("alpha to finish", lambda: all(status()[w] in ("SUCCESS", "ERROR") for w in fast + failing))
+        d.kill9()
+    d = fw.executor(procs, "exec-d", ("alpha", "beta"), fixed=False)
+    wait_for(
+        "DBOS to dead-letter the doomed workflows",
+        lambda: all(status()[w] == "MAX_RECOVERY_ATTEMPTS_EXCEEDED" for w in doomed),
+        timeout=60,
+    )
+    d.kill9()
+    held = fw.enqueue([("gamma", WORK, (f"hold-{i}", "hold")) for i in range(PENDING_KILLED)])
+    a = fw.executor(procs, "exec-a", ("gamma",), fixed=False)
+    wait_for(
+        "exec-a to start the hold workflows",
+        lambda: all(phases(fw.dsn, f"hold-{i}") == ["start"] for i in range(PENDING_KILLED)),
+        timeout=60,
+    )
+    a.kill9()
+    ready = fw.enqueue([(q, WORK, (f"ready-{q}-{i}", "fast")) for q, n in ENQUEUED.items() for i in range(n)])
+    wait_for("the killed executors' sessions to end", fw.executors_gone)
+    return {"fast": fast, "failing": failing, "doomed": doomed, "held": held, "ready": ready}
