@@ -6,9 +6,10 @@ the queues in PGQ_TEST_QUEUES only (DBOS.listen_queues; DBOS always serves its i
 `migrate` launches once and exits: DBOS's own migrations build the `dbos` schema. Workflows are
 enqueued from outside with DBOS's own DBOSClient, as a web app would.
 
-The workflows: `work(key, mode)`, fast (returns), fail (raises: ERROR) or hold (hangs until
-PGQ_TEST_FIXED=1); `doomed(key)` hangs likewise, with max_recovery_attempts=DOOMED_MAX_RECOVERY, so
-an executor killed under it and relaunched twice dead-letters it (MAX_RECOVERY_ATTEMPTS_EXCEEDED).
+The workflows: `work(key, mode)`, fast (returns), fail (raises: ERROR), slow (hangs until
+PGQ_TEST_FIXED=1) or hold (hangs); `doomed(key)` hangs like slow, with max_recovery_attempts =
+DOOMED_MAX_RECOVERY, so an executor killed under it and relaunched twice dead-letters it
+(MAX_RECOVERY_ATTEMPTS_EXCEEDED).
 """
 
 from __future__ import annotations
@@ -60,6 +61,14 @@ def launch(executor_id: str, queues: list[str]) -> Any:
             "executor_id": executor_id,
             "application_version": APP_VERSION,
             "log_level": "WARNING",
+            # PGQ_DBOS_NAME_SESSIONS=1: the system-database sessions carry the executor id as their
+            # application_name (DBOS's default is 'dbos_transact' for every executor), as an operator
+            # does to let pgq-top tell which executor is connected (docs/dialects.md)
+            **(
+                {"db_engine_kwargs": {"connect_args": {"application_name": executor_id}}}
+                if os.environ.get("PGQ_DBOS_NAME_SESSIONS") == "1"
+                else {}
+            ),
         }
     )
 
@@ -67,8 +76,10 @@ def launch(executor_id: str, queues: list[str]) -> Any:
     def work(key: str, mode: str) -> str:
         wid = str(DBOS.workflow_id)
         record(key, wid, "start")
-        if mode == "hold":
+        if mode == "slow":
             _hang_unless_fixed()
+        if mode == "hold":  # a live executor's workflow: it runs as long as the executor
+            time.sleep(3600)
         if mode == "fail":
             record(key, wid, "fail")
             raise RuntimeError(f"always fails: {key}")
@@ -240,7 +251,7 @@ def populate(fw: Dbos, procs: Any) -> dict[str, list[str]]:
         timeout=60,
     )
     d.kill9()
-    held = fw.enqueue([("gamma", WORK, (f"hold-{i}", "hold")) for i in range(PENDING_KILLED)])
+    held = fw.enqueue([("gamma", WORK, (f"hold-{i}", "slow")) for i in range(PENDING_KILLED)])
     a = fw.executor(procs, "exec-a", ("gamma",), fixed=False)
     wait_for(
         "exec-a to start the hold workflows",
@@ -251,3 +262,53 @@ def populate(fw: Dbos, procs: Any) -> dict[str, list[str]]:
     ready = fw.enqueue([(q, WORK, (f"ready-{q}-{i}", "fast")) for q, n in ENQUEUED.items() for i in range(n)])
     wait_for("the killed executors' sessions to end", fw.executors_gone)
     return {"fast": fast, "failing": failing, "doomed": doomed, "held": held, "ready": ready}
+
+
+_started = iter(range(1, 1_000_000))
+
+
+class DbosWorkers(Dbos):
+    """The acceptance-flow driver (frameworks/acceptance.py) for the conformance case: each worker is
+    an executor of its own id whose sessions carry that id as their application_name (the way an
+    operator lets pgq-top tell executors apart), so the live holder's workflow is running (alive by
+    name) while the killed executor's is stuck. `fail` ends in ERROR, DBOS's `failed`: DBOS
+    dead-letters only after crashes (the issue-34 scenario above makes those)."""
+
+    def start_worker(
+        self, procs: Any, *, fixed: bool, queues: Any = None, lifetime_s: float | None = None
+    ) -> Any:
+        from .harness import QUEUES, python_argv, worker_env
+
+        executor_id = f"exec-{next(_started)}"
+        return procs.start(
+            f"dbos-{executor_id}",
+            python_argv(__name__, "executor"),
+            ready="READY",
+            PGQ_DBOS_EXECUTOR=executor_id,
+            PGQ_DBOS_NAME_SESSIONS="1",
+            **worker_env(fixed=fixed, queues=queues or QUEUES, lifetime_s=lifetime_s),
+            **self.env,
+        )
+
+    def enqueue(self, queue: str, key: str, *, in_seconds: int | None = None) -> str:  # type: ignore[override]
+        from dbos import DBOSClient
+
+        client = DBOSClient(system_database_url=system_database_url(self.dsn), application_name=APP_NAME)
+        options: dict[str, Any] = {"queue_name": queue, "workflow_name": WORK}
+        if in_seconds is not None:
+            options["delay_seconds"] = float(in_seconds)  # DELAYED until then
+        try:
+            return str(client.enqueue(options, key, queue).get_workflow_id())  # type: ignore[arg-type]
+        finally:
+            client.destroy()
+
+    def is_dead(self, job_id: str) -> bool:
+        return self.statuses().get(job_id) == "ERROR"
+
+    def make_stuck(self, job_id: str) -> None:
+        from .harness import wait_for
+
+        wait_for(
+            "the killed executor's workflow to be stuck by pgq-top's rule",
+            lambda: {str(i): s for i, _, s in self.truth()}.get(job_id) == "stuck",
+        )

@@ -26,6 +26,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from pgq_tui.cli import main
+from pgq_tui.detection import single_queue
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
 
 from .dbos_client import DEAD, ENQUEUED, PENDING_KILLED, Dbos, populate
@@ -116,7 +117,9 @@ def test_snapshot_counts_equal_ground_truth_on_the_stock_schema(dbos_world, caps
     assert {r["id"] for r in snap["dead"]["rows"]} == set(ids["doomed"])
 
 
-def test_a_live_executor_makes_its_pending_workflows_running_not_stuck(dbos_world) -> None:
+def test_a_live_executor_makes_its_pending_workflows_running_not_stuck(
+    dbos_world, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The stated rule, the other way: while a DBOS executor is connected ('dbos_transact'
     sessions), pgq-top cannot tell whose PENDING workflows are orphaned, so none is stuck. Here a
     session named as DBOS names its own stands in for one, briefly."""
@@ -125,8 +128,6 @@ def test_a_live_executor_makes_its_pending_workflows_running_not_stuck(dbos_worl
         want = truth(fw)
         assert want[("gamma", "running")] == PENDING_KILLED and want[("gamma", "stuck")] == 0
         with psycopg.connect(fw.dsn, autocommit=True) as conn:
-            from pgq_tui.detection import single_queue
-
             model = single_queue(fw.dsn, kind="dbos").model
             (row,) = [
                 r
@@ -134,6 +135,13 @@ def test_a_live_executor_makes_its_pending_workflows_running_not_stuck(dbos_worl
                 if r[0] == "gamma"
             ]
     assert tuple(row) == ("gamma", PENDING_KILLED, 0)
+    # unless the user sets dbos_stuck_after: not connected by name and not updated for that long
+    monkeypatch.setenv("PGQ_TOP_DBOS_STUCK_AFTER", "0.5")
+    with psycopg.connect(fw.dsn, application_name="dbos_transact"), psycopg.connect(fw.dsn) as conn:
+        model = single_queue(fw.dsn, kind="dbos").model
+        assert "older than 0.5 s" in model.stuck_rule
+        rows = conn.execute(model.counts[1].compose(), {"cap1": None}).fetchall()
+    assert [tuple(r) for r in rows if r[0] == "gamma"] == [("gamma", 0, PENDING_KILLED)]
 
 
 def test_check_reports_the_stuck_figure(dbos_world, capsys) -> None:
