@@ -1,7 +1,8 @@
-"""The framework dialects' poll cost against table size: Graphile Worker, pg-boss, procrastinate, pgqueuer.
+"""The framework dialects' poll cost against table size: Graphile Worker, pg-boss, procrastinate, pgqueuer,
+DBOS.
 
     python benchmarks/bench_framework_poll.py [--dsn DSN] [--sizes 10000,5000000] [--runs 15]
-                                              [--only graphile-worker,pg-boss,procrastinate,pgqueuer]
+                                              [--only graphile-worker,pg-boss,procrastinate,pgqueuer,dbos]
                                               [--count-cap N]
 
 Per framework and size, a fresh database: the schema installed with the framework's own tool (the
@@ -46,6 +47,7 @@ from psycopg.conninfo import make_conninfo
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from frameworks.cases import follow_index_advice
+from frameworks.dbos_client import Dbos
 from frameworks.fills import fill
 from frameworks.graphile_client import Graphile
 from frameworks.harness import create_runs_table
@@ -63,6 +65,7 @@ FROM graphile_worker._private_jobs GROUP BY 1, 2, 3"""
 PGBOSS_SCAN = "SELECT name, state, count(*) FROM pgboss.job GROUP BY 1, 2"
 PROCRASTINATE_SCAN = "SELECT queue_name, status, count(*) FROM procrastinate_jobs GROUP BY 1, 2"
 PGQUEUER_SCAN = "SELECT entrypoint, status, count(*) FROM pgqueuer GROUP BY 1, 2"
+DBOS_SCAN = "SELECT queue_name, status, count(*) FROM dbos.workflow_status GROUP BY 1, 2"
 
 K = TypeVar("K")
 
@@ -71,6 +74,7 @@ FRAMEWORKS: dict[str, tuple[Callable[[str], object], str]] = {
     "pg-boss": (PgBoss, PGBOSS_SCAN),
     "procrastinate": (Procrastinate, PROCRASTINATE_SCAN),
     "pgqueuer": (Pgqueuer, PGQUEUER_SCAN),
+    "dbos": (Dbos, DBOS_SCAN),  # its stock schema: the dialect advises no index
 }
 
 
