@@ -10,9 +10,9 @@ from dialect_cases import TruthJob
 
 
 def _backdate(conn: psycopg.Connection, job: TruthJob, age: float) -> None:
-    """A ready (ENQUEUED) workflow is ready since its updated_at (epoch ms)."""
+    """A ready (ENQUEUED) workflow waits since its created_at (epoch ms), its place in DBOS's queue."""
     done = conn.execute(
-        "UPDATE dbos.workflow_status SET updated_at = (extract(epoch FROM now()) * 1000)::bigint"
+        "UPDATE dbos.workflow_status SET created_at = (extract(epoch FROM now()) * 1000)::bigint"
         " - (%s * 1000)::bigint WHERE workflow_uuid = %s AND status = 'ENQUEUED'",
         (age, job.id),
     )
