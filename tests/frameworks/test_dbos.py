@@ -185,6 +185,33 @@ def test_the_exporter_exports_the_counts(dbos_world) -> None:
     assert got.get("pgq_stuck_jobs", **who) == PENDING_KILLED
 
 
+async def test_the_dashboard_labels_the_stuck_figure_with_the_rule(dbos_world) -> None:
+    """On screen: the queues' counts, the 5 stuck workflows, and the verdict naming pgq-top's rule."""
+    from test_dialect_tui import settle
+    from test_tui_app import cells, plain
+
+    from pgq_tui.actions import Actions
+    from pgq_tui.monitor.collect import Monitor
+    from pgq_tui.tui.app import PgqTopApp
+
+    fw, ids, _ = dbos_world
+    target = single_queue(fw.dsn, kind="dbos")
+    monitor = Monitor(fw.dsn, target.model, read_only=True)
+    actions = Actions(fw.dsn, target.model, read_only=True)
+    app = PgqTopApp(monitor, actions=actions, target=target.label, interval=1.0, read_only=True)
+    try:
+        async with app.run_test(size=(200, 50)) as pilot:
+            await settle(pilot, app)
+            rows = {r[0]: r for r in cells(app.panel("queues"))}
+            assert rows["gamma"][1] == "12" and rows["gamma"][4] == "5", rows["gamma"]  # ready, stuck
+            assert sorted(r[1] for r in cells(app.panel("stuck"))) == sorted(ids["held"])
+            verdict = plain(app.query_one("#verdict").content, width=200)
+            assert "PENDING, executor not connected (pgq-top's rule, DBOS has no heartbeat)" in verdict
+    finally:
+        actions.close()
+        monitor.close()
+
+
 def test_cancel_is_refused_for_finished_workflows_and_resume_recovers_exactly_the_stuck(
     dbos_world, capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
