@@ -26,6 +26,7 @@ EXPECTED = {
     "pgqueuer_heartbeat_timeout": ("pgqueuer", 30.0, "PGQ_TOP_STALLED_AFTER"),
     "solid_queue_alive_threshold": ("solid-queue", 300.0, "PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD"),
     "dead_reads": ("pgmq", 5, "PGQ_TOP_PGMQ_DEAD_READS"),
+    "dbos_stuck_after": ("dbos", 0, "PGQ_TOP_DBOS_STUCK_AFTER"),  # 0: unset, pgq-top's own rule only
 }
 
 

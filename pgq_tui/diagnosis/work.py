@@ -185,7 +185,9 @@ def crashed(history: History, t: Thresholds) -> list[Finding]:
             id="crashed",
             rule="crashed",
             level=CRIT,
-            short=f"{fmt_count(n)} stuck jobs, their workers gone",
+            # the dialect's rule in its few words: gone is its rule's verdict (DBOS's is pgq-top's own)
+            short=f"{fmt_count(n)} stuck jobs, their workers gone"
+            + (f": {snap.stuck_label}" if snap.stuck_label else ""),
             text=f"workers crashed: {fmt_count(n)} jobs are stuck ({snap.stuck_label or 'lease expired'}) "
             f"and their holders are gone, the oldest for {fmt_age(since)}",
             evidence=(f"holders gone: {shown}",) if shown else (),

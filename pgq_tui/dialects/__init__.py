@@ -80,7 +80,8 @@ Modules: `contract` (the types), `catalog` (the one catalog read), `detect` (mat
 `registry` (the built-in dialects), `pgq/` (pgq-top's own table), `mapping/` (home-grown tables
 described by a TOML mapping, with the two seed shapes shipped), `river/` (tested with River's own Go
 migrator and worker), `oban/`, `solid_queue/` (frameworks whose workers do not install here: their SQL
-transitions, tested on their own migrations' schemas).
+transitions, tested on their own migrations' schemas), `dbos/` (DBOS Transact's workflow_status, tested
+with its own PyPI client and executors).
 """
 
 from pgq_tui.dialects.catalog import Catalog, VersionMarker

@@ -130,6 +130,30 @@ SELECT (CASE WHEN b < 90 THEN 'completed' WHEN b < 96 THEN 'available' WHEN b < 
 FROM {SERIES}
 """
 
+# DBOS 3.4 (columns of dbos.workflow_status as its migrations leave them): 90% SUCCESS (queue_name kept),
+# 6% ENQUEUED, 2% DELAYED, 1% PENDING on an executor no session names (so stuck by pgq-top's rule while
+# no DBOS executor is connected), 1% finished badly: ERROR, or dead-lettered with queue_name cleared as
+# DBOS's own dead_letter_workflows does. Times in epoch ms.
+DBOS = f"""
+INSERT INTO dbos.workflow_status (workflow_uuid, status, name, executor_id, application_version,
+                                  application_name, queue_name, priority, recovery_attempts, created_at,
+                                  updated_at, started_at_epoch_ms, completed_at, delay_until_epoch_ms,
+                                  error)
+SELECT gen_random_uuid()::text,
+       CASE WHEN b < 90 THEN 'SUCCESS' WHEN b < 96 THEN 'ENQUEUED' WHEN b < 98 THEN 'DELAYED'
+            WHEN b = 98 THEN 'PENDING' WHEN mod(g / 100, 2) = 0 THEN 'ERROR'
+            ELSE 'MAX_RECOVERY_ATTEMPTS_EXCEEDED' END,
+       'work', CASE WHEN b < 90 OR b >= 98 THEN 'bench-executor' END, 'bench-v1', 'bench',
+       CASE WHEN b = 99 AND mod(g / 100, 2) = 1 THEN NULL ELSE q END, 0,
+       CASE WHEN b = 99 AND mod(g / 100, 2) = 1 THEN 101 WHEN b < 90 OR b >= 98 THEN 1 ELSE 0 END,
+       e.now_ms - 600000 + g, e.now_ms - 60000,
+       CASE WHEN b = 98 THEN e.now_ms - 60000 END,
+       CASE WHEN b < 90 OR b = 99 THEN e.now_ms - 60000 END,
+       CASE WHEN b BETWEEN 96 AND 97 THEN e.now_ms + 3600000 END,
+       CASE WHEN b = 99 AND mod(g / 100, 2) = 0 THEN 'boom' END
+FROM {SERIES}, (SELECT (extract(epoch FROM now()) * 1000)::bigint AS now_ms) e
+"""
+
 FILLS = {
     "graphile-worker": GRAPHILE,
     "pg-boss": PGBOSS,
@@ -139,6 +163,7 @@ FILLS = {
     "procrastinate": PROCRASTINATE,
     "pgqueuer": PGQUEUER,
     "river": RIVER,
+    "dbos": DBOS,
 }
 
 

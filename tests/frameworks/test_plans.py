@@ -24,6 +24,7 @@ from pgq_tui.dialects.detect import detect
 from pgq_tui.dialects.introspect import read_catalog
 
 from .cases import follow_index_advice
+from .dbos_client import Dbos
 from .graphile_client import Graphile, Graphile18
 from .harness import create_runs_table
 from .pgboss_client import PgBoss, PgBoss11, PgBoss12, PgBoss1212
@@ -42,6 +43,7 @@ FRAMEWORKS = [
     pytest.param(Procrastinate, "procrastinate", 1, id="procrastinate"),
     pytest.param(Pgqueuer, "pgqueuer", 1, id="pgqueuer"),
     pytest.param(River, "river", 1, id="river"),
+    pytest.param(Dbos, "dbos", "a-workflow-id", id="dbos"),
 ]
 # Relations that grow with the job count (a seq scan on a queue or task list is fine: a row per queue).
 BIG = (
@@ -53,6 +55,9 @@ BIG = (
     "pgqueuer",
     "pgqueuer_log",
     "river_job",
+    "workflow_status",
+    "workflow_input",
+    "workflow_output",
 )
 
 
@@ -120,7 +125,7 @@ def test_every_poll_walks_an_index_before_and_after_the_advice(installed, empty_
     # following the advice turns its scans into index walks (procrastinate's kept succeeded jobs
     # are counted by a scan whatever the indexes: their count grows with the table)
     assert after.advice == ()
-    assert {s.name for s in after.scans} <= {"procrastinate.count_done_scan"}
+    assert {s.name for s in after.scans} <= {"procrastinate.count_done_scan", "dbos.count_done_scan"}
     assert len({s.name for s in before.scans}) > len(after.scans) or before.advice == ()
     for statement in reads(after):
         if statement.indexed:
