@@ -220,6 +220,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_jobs_parser(sub, _common)
 
+    from pgq_tui.commands.schedules import add_parser as add_schedules_parser
+
+    add_schedules_parser(sub, _common)
+
     from pgq_tui.check.command import add_arguments as add_check_arguments
 
     check = sub.add_parser(
@@ -440,6 +444,12 @@ def _cmd_jobs(args: argparse.Namespace) -> int:
     return run_jobs(args)
 
 
+def _cmd_schedules(args: argparse.Namespace) -> int:
+    from pgq_tui.commands.schedules import run_schedules
+
+    return run_schedules(args)
+
+
 def _cmd_action(args: argparse.Namespace) -> int:
     from pgq_tui.cli_actions import run_action
 
@@ -461,6 +471,7 @@ COMMANDS = {
     "discard": _cmd_action,
     "cancel": _cmd_action,
     "jobs": _cmd_jobs,
+    "schedules": _cmd_schedules,
     None: _cmd_dashboard,
 }
 MULTI_TARGET = ("snapshot", "check", "why", "record", None)
