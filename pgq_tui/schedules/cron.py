@@ -67,7 +67,19 @@ class Cron:
         >>> c.period_s(datetime(2026, 1, 1, 0, 30, tzinfo=timezone.utc))
         900.0
         """
-        return (occurrence - self.prev_before(occurrence)).total_seconds()
+        return elapsed(self.prev_before(occurrence), occurrence)
+
+
+def elapsed(start: datetime, end: datetime) -> float:
+    """Real seconds from `start` to `end`. Python subtracts two datetimes of the same tzinfo by
+    their wall clocks (an autumn DST day would be 24h, not 25h): both are taken to UTC first.
+
+    >>> from zoneinfo import ZoneInfo
+    >>> berlin = ZoneInfo("Europe/Berlin")
+    >>> elapsed(datetime(2026, 10, 24, 9, tzinfo=berlin), datetime(2026, 10, 25, 9, tzinfo=berlin))
+    90000.0
+    """
+    return (end.astimezone(timezone.utc) - start.astimezone(timezone.utc)).total_seconds()
 
 
 class CronError(ValueError):
@@ -102,12 +114,18 @@ def fields_of(expression: str, *, seconds_first: bool = False) -> str:
 def parse(expression: str, zone_name: str | None, *, seconds_first: bool = False) -> Cron:
     """Parse `expression` in zone `zone_name`; CronError says why it cannot be read.
 
+    >>> parse("0 9 * * * America/New_York", None).zone_name
+    'America/New_York'
     >>> try:
     ...     parse("every hour", None)
     ... except CronError as exc:
     ...     print(exc)
     not a cron expression: 'every hour'
     """
+    words_ = expression.split()
+    if len(words_) in (6, 7) and ("/" in words_[-1] or words_[-1] in ("UTC", "Z")):
+        # Fugit's form, a zone after the fields ("0 9 * * * America/New_York"): the zone is the line's
+        zone_name, expression = words_[-1], " ".join(words_[:-1])
     tz = zone(zone_name)
     fields = fields_of(expression, seconds_first=seconds_first)
     if len(fields.split(" ")) not in (5, 6) or not croniter.is_valid(fields):

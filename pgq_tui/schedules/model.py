@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pgq_tui.schedules.cron import Cron, CronError, parse, span, words
+from pgq_tui.schedules.cron import Cron, CronError, elapsed, parse, span, words
 from pgq_tui.schedules.words import age
 
 # The canonical row a dialect's schedule statement returns, column for column (dialects.contract):
@@ -82,7 +82,7 @@ class Schedule:
 
     def ago_s(self) -> float | None:
         """Seconds since the last run (None: never ran, or unknown)."""
-        return None if self.last_run is None else (self.as_of - self.last_run).total_seconds()
+        return None if self.last_run is None else elapsed(self.last_run, self.as_of)
 
     def late_line(self) -> str:
         """ "schedule nightly-report last ran 26h ago, due every 24h" (the diagnosis's words)."""
@@ -94,7 +94,7 @@ class Schedule:
         return f"schedule {self.name} never ran{since}{every}"
 
     def since_created(self) -> float:
-        return 0.0 if self.created_at is None else (self.as_of - self.created_at).total_seconds()
+        return 0.0 if self.created_at is None else elapsed(self.created_at, self.as_of)
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ def evaluate(
             reasons["due"] = "no run and no creation time recorded: nothing to count from"
         else:
             due = cron.next_after(base)
-            overdue = max(0.0, (now - due).total_seconds())
+            overdue = max(0.0, elapsed(due, now))
             period = cron.period_s(due)
     else:
         for name in ("next_run", "due", "overdue_s", "period_s"):
@@ -181,7 +181,7 @@ def evaluate(
     return Schedule(
         name=str(row["name"]),
         expression=None if text is None else str(text),
-        timezone=row.get("timezone"),
+        timezone=cron.zone_name if cron is not None else row.get("timezone"),
         queue=row.get("queue"),
         words=said,
         last_run=last,
