@@ -1,0 +1,126 @@
+"""Schedules on the frameworks' own clients: pg-boss 12's Node client schedules a job every minute
+(its cron pass on), `pgq-top schedules` lists it with the right next run; once the client stops,
+`why` reports it late within two periods and `check --schedule-late` goes WARNING (a real wait, no
+backdating). pgqueuer's own scheduler registers its schedule, read with pgqueuer's next_run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from dialect_support import cli
+
+from .harness import NODE_DIR, Processes, scalar, wait_for
+from .pgboss_client import PgBoss12
+from .pgqueuer_client import Pgqueuer, connect
+
+NAME = "every-minute"
+LATE_S = 20  # --schedule-late: past the due minute by this much
+
+
+def _minute_after(t: datetime) -> datetime:
+    return t.astimezone(timezone.utc).replace(second=0, microsecond=0) + timedelta(minutes=1)
+
+
+def _schedules(capsys: pytest.CaptureFixture[str], dsn: str) -> dict:
+    code, out, err = cli(capsys, "schedules", "--dsn", dsn, "--json", "--schedule-late", str(LATE_S))
+    assert (code, err) == (0, ""), err
+    return json.loads(out)
+
+
+def test_pgboss12_schedule_listed_then_late_once_its_client_stops(
+    framework_dsn: str, processes: Processes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    PgBoss12.version()
+    boss = PgBoss12(framework_dsn)
+    boss.install()
+    client = processes.start(
+        "pgboss-cron",
+        [boss.node, str(NODE_DIR / "pgboss.js"), "cron", json.dumps({"name": NAME, "cron": "* * * * *"})],
+        ready="READY",
+        **boss.env,
+    )
+    doc = _schedules(capsys, framework_dsn)
+    (s,) = doc["schedules"]
+    as_of = datetime.fromisoformat(doc["as_of"])
+    assert (s["name"], s["expression"], s["timezone"], s["words"]) == (
+        NAME,
+        "* * * * *",
+        "UTC",
+        "Every minute",
+    )
+    assert datetime.fromisoformat(s["next_run"]) == _minute_after(as_of)
+    assert s["period_s"] == 60 and s["late"] is False
+    # the cron pass forwards the minute's occurrence, the send-it handler sends the job
+    sent = "SELECT count(*) FROM pgboss.job WHERE name = %s"
+    wait_for("the schedule's first job", lambda: scalar(framework_dsn, sent, (NAME,)) or None, timeout=90)
+    doc = _schedules(capsys, framework_dsn)
+    (s,) = doc["schedules"]
+    assert s["last_run"] is not None and s["late"] is False and s["jobs"], s
+    assert any(j["link"] == "exact" for j in s["jobs"])  # 12.38's last_job_id
+    assert doc["scheduler"]["pass_age_s"] < 30
+    client.stop()
+    stopped = time.monotonic()
+
+    def late() -> dict | None:
+        code, out, _ = cli(
+            capsys, "why", "--dsn", framework_dsn, "--window", "0.5", "--interval", "0.5",
+            "--schedule-late", str(LATE_S), "--json",
+        )  # fmt: skip
+        doc = json.loads(out)
+        chains = [c for q in doc["queues"] for c in q["chains"] if c["links"][0]["rule"] == "schedule_late"]
+        return {"code": code, "chain": chains[0]} if chains else None
+
+    found = wait_for("why to report the schedule late", late, timeout=150, every=5)
+    assert time.monotonic() - stopped <= 120  # within two periods of the stop
+    assert found["code"] == 1
+    line = found["chain"]["links"][0]["short"]
+    assert line.startswith(f"schedule {NAME} last ran ") and line.endswith(" ago, due every 1m"), line
+    code, out, _ = cli(capsys, "check", "--dsn", framework_dsn, "--schedule-late", str(LATE_S))
+    assert code == 1 and "WARNING" in out.split("|")[0], out
+    assert f"schedule {NAME} last ran" in out
+    doc = _schedules(capsys, framework_dsn)
+    assert doc["schedules"][0]["late"] is True
+
+
+async def register_schedule(dsn: str, entrypoint: str, expression: str) -> None:
+    """pgqueuer's SchedulerManager: the schedule decorator, then the insert its run() starts with."""
+    from pgqueuer.db import AsyncpgDriver
+    from pgqueuer.queries import Queries
+    from pgqueuer.sm import SchedulerManager
+
+    conn = await connect(dsn)
+    try:
+        sm = SchedulerManager(Queries(AsyncpgDriver(conn)))
+
+        async def nightly(schedule: object) -> None:
+            return None
+
+        sm.schedule(entrypoint, expression)(nightly)
+        await sm.queries.insert_schedule({k: v.next_in() for k, v in sm.registry.items()})
+    finally:
+        await conn.close()
+
+
+def test_pgqueuer_schedule_with_its_own_next_run(
+    framework_dsn: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client = Pgqueuer(framework_dsn)
+    client.version()
+    client.install()
+    asyncio.run(register_schedule(framework_dsn, "reports.nightly", "0 2 * * *"))
+    code, out, err = cli(capsys, "schedules", "--dsn", framework_dsn, "--kind", "pgqueuer", "--json")
+    assert (code, err) == (0, ""), err
+    doc = json.loads(out)
+    (s,) = doc["schedules"]
+    stored = scalar(framework_dsn, "SELECT next_run FROM pgqueuer_schedules")
+    assert s["queue"] == "reports.nightly" and s["expression"] == "0 2 * * *"
+    assert datetime.fromisoformat(s["next_run"]) == stored and s["next_source"] == "framework"
+    now = datetime.fromisoformat(doc["as_of"])
+    two = now.astimezone(timezone.utc).replace(hour=2, minute=0, second=0, microsecond=0)
+    due = two if two > now else two + timedelta(days=1)  # pgqueuer's croniter, in UTC
+    assert abs((stored - due).total_seconds()) <= 1  # pgqueuer stores NOW() + delay, to the second
+    assert s["late"] is False and s["jobs"] == [] and "makes no job row" in doc["links"]
