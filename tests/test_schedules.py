@@ -171,3 +171,37 @@ def test_solid_queue_recurring_tasks_with_their_next_run_and_jobs(
     assert by["words"]["next_run"] is None and "not a cron expression" in by["words"]["reasons"]["next_run"]
     code, out, err = cli(capsys, "schedules", "--dsn", empty_dsn, "--kind", "solid-queue")
     assert code == 0 and "hourly_report" in out and "Every hour" in out and "in " in out
+
+
+def test_oban_cron_jobs_by_their_meta(empty_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Oban.Cron writes each occurrence's job with meta cron, cron_expr, cron_name, cron_tz
+    (lib/oban/cron.ex): the newest one per cron_name gives the schedule; a plain job is not one."""
+    from dialect_cases.oban import connect, install_schema
+    from dialect_cases.oban import insert as insert_jobs
+
+    install_schema(empty_dsn, "public")
+    with connect(empty_dsn, "public") as conn:
+        insert_jobs(conn, "default", 3)  # not cron jobs
+        conn.execute(
+            """
+            INSERT INTO oban_jobs (state, queue, worker, args, meta, inserted_at, scheduled_at)
+            SELECT 'completed', 'reports', 'MyApp.Nightly', '{}',
+                   jsonb_build_object('cron', true, 'cron_expr', '@daily', 'cron_name', 'MyApp.Nightly',
+                                      'cron_tz', 'America/Chicago'),
+                   t, t
+            FROM (SELECT timezone('UTC', now()) - make_interval(days => d) AS t
+                  FROM generate_series(1, 3) d) x
+            """
+        )
+    code, out, err = cli(capsys, "schedules", "--dsn", empty_dsn, "--kind", "oban", "--json")
+    assert (code, err) == (0, ""), err
+    doc = json.loads(out)
+    (s,) = doc["schedules"]
+    assert (s["name"], s["expression"], s["timezone"], s["queue"]) == (
+        "MyApp.Nightly", "@daily", "America/Chicago", "reports"
+    )  # fmt: skip
+    now = datetime.fromisoformat(doc["as_of"])
+    assert abs((now - datetime.fromisoformat(s["last_run"])).total_seconds() - 86400) < 60
+    chicago = datetime.fromisoformat(s["next_run"]).astimezone(ZoneInfo("America/Chicago"))
+    assert (chicago.hour, chicago.minute) == (0, 0) and s["period_s"] == 86400
+    assert [j["state"] for j in s["jobs"]] == ["done"] * 3 and {j["link"] for j in s["jobs"]} == {"exact"}

@@ -47,7 +47,7 @@ from pgq_tui.monitor import counting, finished, panels, pipeline, queries, rates
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
 from pgq_tui.monitor.bloat import BloatReport
 from pgq_tui.monitor.bloatwatch import BloatWatch
-from pgq_tui.monitor.schedules import INTERVAL_S
+from pgq_tui.monitor.schedules import INTERVAL_S, SCAN_TOO_LARGE
 from pgq_tui.monitor.schedules import read as read_schedules
 from pgq_tui.monitor.snapshot import (
     UNKNOWN,
@@ -444,6 +444,14 @@ class Monitor:
         last = self._schedules
         if last is not None and last.as_of is not None and (now - last.as_of).total_seconds() < INTERVAL_S:
             return last
+        source = self.model.schedules
+        pages = self.tier.pages
+        if source is not None and not source.statement.indexed and (pages is None or pages > self.scan_pages):
+            # read by a scan (Oban's meta), and the table is too large to scan in the poll
+            self._schedules = ScheduleReport(
+                self.model.kind, True, as_of=now, reason=SCAN_TOO_LARGE, links=source.links
+            )
+            return self._schedules
         self._schedules = read_schedules(self._run_params, self.model, now, crontab=self.crontab)
         return self._schedules
 

@@ -23,6 +23,10 @@ from pgq_tui.schedules.model import ScheduleReport, evaluate, made_jobs
 Run = Callable[[Statement, dict[str, Any]], list[dict[str, Any]]]
 JOB_ROWS = 5  # jobs listed per schedule
 INTERVAL_S = 15.0  # the dashboard reads schedules at most this often (they change once a period)
+SCAN_TOO_LARGE = (
+    "the schedules are found by a scan of the jobs table, too large to scan in the poll:"
+    " `pgq-top schedules` reads them"
+)
 
 
 def unsupported(model: QueueModel) -> ScheduleReport:

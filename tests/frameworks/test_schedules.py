@@ -124,3 +124,38 @@ def test_pgqueuer_schedule_with_its_own_next_run(
     due = two if two > now else two + timedelta(days=1)  # pgqueuer's croniter, in UTC
     assert abs((stored - due).total_seconds()) <= 1  # pgqueuer stores NOW() + delay, to the second
     assert s["late"] is False and s["jobs"] == [] and "makes no job row" in doc["links"]
+
+
+def test_procrastinate_periodic_defers_give_the_last_run_and_the_job(
+    framework_dsn: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """procrastinate's own PeriodicDeferrer defers the minute's occurrence (as its worker does): the
+    last run is that minute, the job is linked exactly; the expression stays in the app's code."""
+    import procrastinate
+    from procrastinate.periodic import PeriodicDeferrer
+
+    from .procrastinate_client import Procrastinate
+
+    Procrastinate(framework_dsn).install()
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=framework_dsn))
+
+    @app.periodic(cron="* * * * *")
+    @app.task(name="tick")
+    def tick(timestamp: int) -> None:
+        return None
+
+    async def defer() -> int:
+        async with app.open_async():
+            deferrer = PeriodicDeferrer(registry=app.periodic_registry, max_delay=600)
+            jobs = list(deferrer.get_previous_tasks(at=time.time()))
+            await deferrer.defer_jobs(jobs)
+            return jobs[0][1]
+
+    at = asyncio.run(defer())
+    code, out, err = cli(capsys, "schedules", "--dsn", framework_dsn, "--kind", "procrastinate", "--json")
+    assert (code, err) == (0, ""), err
+    (s,) = json.loads(out)["schedules"]
+    assert s["name"] == "tick" and datetime.fromisoformat(s["last_run"]).timestamp() == at
+    assert s["expression"] is None and "@app.periodic" in s["reasons"]["expression"]
+    assert s["next_run"] is None and s["late"] is None  # unknown, never "not late"
+    assert [(j["state"], j["link"]) for j in s["jobs"]] == [("ready", "exact")]
