@@ -159,3 +159,47 @@ def test_procrastinate_periodic_defers_give_the_last_run_and_the_job(
     assert s["expression"] is None and "@app.periodic" in s["reasons"]["expression"]
     assert s["next_run"] is None and s["late"] is None  # unknown, never "not late"
     assert [(j["state"], j["link"]) for j in s["jobs"]] == [("ready", "exact")]
+
+
+def test_graphile_known_crontabs_with_the_crontab_file(
+    framework_dsn: str, processes: Processes, capsys: pytest.CaptureFixture[str], tmp_path
+) -> None:
+    """Graphile Worker's own runner registers its crontab in _private_known_crontabs: the database
+    holds the identifier and the last execution only; `--crontab FILE` supplies the expression."""
+    from .graphile_client import Graphile
+    from .harness import worker_env
+
+    g = Graphile(framework_dsn)
+    g.version()
+    g.install()
+    line = "*/5 * * * * fast ?id=five-minutes {}"
+    processes.start(
+        "graphile-cron",
+        [g.node, str(NODE_DIR / "graphile.js"), "worker"],
+        ready="READY",
+        **worker_env(fixed=True, queues=["fast"]),
+        PGQ_TEST_CRONTAB=line,
+        **g.env,
+    )
+    known = "SELECT count(*) FROM graphile_worker._private_known_crontabs"
+    wait_for("graphile to register its crontab", lambda: scalar(framework_dsn, known) or None)
+    argv = ("schedules", "--dsn", framework_dsn, "--kind", "graphile-worker", "--json")
+    code, out, err = cli(capsys, *argv)
+    assert (code, err) == (0, ""), err
+    (s,) = json.loads(out)["schedules"]
+    assert s["name"] == "five-minutes" and s["expression"] is None and s["next_run"] is None
+    assert "--crontab FILE" in s["reasons"]["expression"]
+    crontab = tmp_path / "crontab"
+    crontab.write_text(f"# the app's crontab\n{line}\n")
+    code, out, err = cli(capsys, *argv, "--crontab", str(crontab))
+    assert (code, err) == (0, ""), err
+    doc = json.loads(out)
+    (s,) = doc["schedules"]
+    as_of = datetime.fromisoformat(doc["as_of"]).astimezone(timezone.utc)
+    five = as_of.replace(minute=as_of.minute - as_of.minute % 5, second=0, microsecond=0) + timedelta(
+        minutes=5
+    )
+    assert s["expression"] == "*/5 * * * *" and datetime.fromisoformat(s["next_run"]) == five
+    assert s["words"] == "Every 5 minutes" and s["period_s"] == 300
+    code, _, err = cli(capsys, *argv, "--crontab", str(tmp_path / "missing"))
+    assert code == 2 and err.startswith("pgq-top: error: --crontab ") and "Traceback" not in err
