@@ -205,3 +205,14 @@ def test_oban_cron_jobs_by_their_meta(empty_dsn: str, capsys: pytest.CaptureFixt
     chicago = datetime.fromisoformat(s["next_run"]).astimezone(ZoneInfo("America/Chicago"))
     assert (chicago.hour, chicago.minute) == (0, 0) and s["period_s"] == 86400
     assert [j["state"] for j in s["jobs"]] == ["done"] * 3 and {j["link"] for j in s["jobs"]} == {"exact"}
+
+
+def test_a_snapshot_keeps_its_schedules_through_json() -> None:
+    """Recordings and `snapshot --json` carry the report; replay and `why --from` read it back."""
+    now = datetime(2026, 12, 2, 4, 0, tzinfo=UTC)
+    job = model.MadeJob("7", "done", "completed", now - timedelta(hours=2), now, "exact")
+    s = evaluate(row("0 2 * * *", "Europe/Berlin", now - timedelta(hours=26)), now, jobs=[job])
+    report = ScheduleReport("pg-boss", True, (s,), now, links="x", pass_at=now, pass_name="cron pass")
+    back = Snapshot.from_dict(json.loads(json.dumps(_snap(report).to_dict())))
+    assert back.schedules == report
+    assert late_schedules([back], Thresholds(schedule_late_s=60))[0].short == s.late_line()
