@@ -121,6 +121,11 @@ def parse(expression: str, zone_name: str | None, *, seconds_first: bool = False
     ... except CronError as exc:
     ...     print(exc)
     not a cron expression: 'every hour'
+    >>> try:
+    ...     parse("FREQ=DAILY;BYHOUR=2", None)
+    ... except CronError as exc:
+    ...     print(exc)
+    an RFC 5545 recurrence rule, not a cron expression: 'FREQ=DAILY;BYHOUR=2'
     """
     words_ = expression.split()
     if len(words_) in (6, 7) and ("/" in words_[-1] or words_[-1] in ("UTC", "Z")):
@@ -128,6 +133,8 @@ def parse(expression: str, zone_name: str | None, *, seconds_first: bool = False
         zone_name, expression = words_[-1], " ".join(words_[:-1])
     tz = zone(zone_name)
     fields = fields_of(expression, seconds_first=seconds_first)
+    if "FREQ=" in expression.upper():
+        raise CronError(f"an RFC 5545 recurrence rule, not a cron expression: {expression!r}")
     if len(fields.split(" ")) not in (5, 6) or not croniter.is_valid(fields):
         raise CronError(f"not a cron expression: {expression!r}")
     return Cron(expression, fields, tz, zone_name or "UTC")

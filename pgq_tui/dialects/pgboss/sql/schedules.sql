@@ -18,7 +18,7 @@ WITH sent AS MATERIALIZED (
 )
 SELECT CASE WHEN coalesce(to_jsonb(s) ->> 'key', '') = '' THEN s.name
             ELSE s.name || ':' || (to_jsonb(s) ->> 'key') END AS name,
-       CASE WHEN coalesce(to_jsonb(s) ->> 'kind', 'cron') = 'cron' THEN s.cron END AS expression,
+       s.cron AS expression,  -- a 12.x `rrule` row holds an RFC 5545 rule here, read as such
        coalesce(s.timezone, 'UTC') AS timezone,
        s.name AS queue,
        greatest(sent.created_on, last_job.created_on) AS last_run,
