@@ -11,17 +11,8 @@ from pgq_tui.schedules.cron import span
 from pgq_tui.schedules.model import LINK_WORDS, Schedule, ScheduleReport
 from pgq_tui.schedules.words import age
 
-HEADERS = (
-    "schedule",
-    "expression",
-    "in words",
-    "zone",
-    "last run",
-    "next run",
-    "every",
-    "late",
-    "recent jobs",
-)
+HEADERS = ("schedule", "cron (zone)", "in words", "last run", "next run", "every", "late", "jobs")
+LATE_COLUMN = HEADERS.index("late")
 
 
 def _iso(t: datetime | None) -> str | None:
@@ -109,9 +100,8 @@ def cells(s: Schedule, threshold_s: float) -> tuple[str, ...]:
     late_cell = "?" if late is None else (f"LATE {age(s.overdue_s or 0.0)}" if late else "no")
     return (
         s.name,
-        s.expression or "?",
+        f"{s.expression or '?'} ({s.timezone or 'UTC'})",
         s.words or "?",
-        s.timezone or "UTC",
         _when(s.last_run, s.as_of, s.reasons.get("last_run")),
         _when(s.next_run, s.as_of, s.reasons.get("next_run")),
         "?" if s.period_s is None else span(s.period_s),

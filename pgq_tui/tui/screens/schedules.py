@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from pgq_tui.schedules.model import ScheduleReport
-from pgq_tui.schedules.view import HEADERS, cells, notes
+from pgq_tui.schedules.view import HEADERS, LATE_COLUMN, cells, notes
 from pgq_tui.schedules.words import age
 from pgq_tui.tui.format import safe
 from pgq_tui.tui.screens import QUIT
@@ -38,7 +38,7 @@ def schedules_renderable(report: ScheduleReport | None, threshold_s: float) -> G
             row = cells(s, threshold_s)
             late = s.late(threshold_s)
             style = "bold red" if late else "yellow" if late is None else ""
-            table.add_row(*(safe(c, style=style if i == 7 else "") for i, c in enumerate(row)))
+            table.add_row(*(safe(c, style=style if i == LATE_COLUMN else "") for i, c in enumerate(row)))
         parts.append(table)
     parts.append(Text(""))
     if report.as_of is not None:
