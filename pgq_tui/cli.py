@@ -124,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--record", metavar="FILE", default=None, help="append every poll the dashboard makes to FILE"
     )
+    parser.add_argument(
+        "--crontab",
+        metavar="FILE",
+        default=None,
+        help="Graphile Worker's crontab file: the schedules' expressions (docs/schedules.md)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     init = sub.add_parser(
@@ -513,7 +519,9 @@ def _resolve_targets(args: argparse.Namespace) -> None:
 
 # The dashboard's own flags: before a subcommand that does not use them they would be dropped silently
 # (or overridden by the subcommand's flag of the same name), so they are refused there.
-_DASHBOARD_ONLY = ("--interval", "--count-cap", "--probe-interval", "--record", "--demo", "--demo-dir")
+_DASHBOARD_ONLY = (
+    "--interval", "--count-cap", "--probe-interval", "--record", "--demo", "--demo-dir", "--crontab"
+)  # fmt: skip
 
 
 def _dropped_flags(parser: argparse.ArgumentParser, argv: Sequence[str], command: str) -> None:
