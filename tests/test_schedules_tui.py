@@ -73,3 +73,27 @@ async def test_a_late_schedule_on_the_health_line_and_the_schedules_screen(empty
             assert not isinstance(app.screen, SchedulesScreen)
     finally:
         monitor.close()
+
+
+def test_the_exporter_serves_each_schedules_figures_and_leaves_unknown_ones_out(empty_dsn: str) -> None:
+    from pgq_tui.exporter.schedules import schedule_families
+    from pgq_tui.fleet.poll import QueueOutcome
+    from pgq_tui.targets import Target
+
+    _tasks(empty_dsn)
+    (target,) = find_queues(empty_dsn, kind="solid-queue")
+    with Monitor(empty_dsn, target.model) as monitor:
+        snap = monitor.collect()
+    outcome = QueueOutcome(Target(name="t", dsn=empty_dsn), target, snap)
+    got = {
+        (f.name, s.labels["schedule"]): s.value
+        for f in schedule_families([(outcome, snap)])
+        for s in f.samples
+    }
+    report = snap.schedules
+    assert report is not None
+    hourly = next(s for s in report.schedules if s.name == "hourly_report")
+    assert got[("pgq_schedule_overdue_seconds", "hourly_report")] == hourly.overdue_s > 7200
+    assert got[("pgq_schedule_last_run_timestamp_seconds", "hourly_report")] == hourly.last_run.timestamp()
+    assert ("pgq_schedule_last_run_timestamp_seconds", HOSTILE) not in got  # never ran: absent, not 0
+    assert ("pgq_schedule_next_run_timestamp_seconds", HOSTILE) in got

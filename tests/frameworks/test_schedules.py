@@ -85,6 +85,14 @@ def test_pgboss12_schedule_listed_then_late_once_its_client_stops(
     doc = _schedules(capsys, framework_dsn)
     assert doc["schedules"][0]["late"] is True
 
+    # its cause: pg-boss's cron pass (version.cron_on) silent for over 2 minutes, no instance running it
+    def rooted() -> dict | None:
+        got = late()
+        return got if got and got["chain"]["root"] == "scheduler" else None
+
+    found = wait_for("the stopped cron pass as the cause", rooted, timeout=120, every=5)
+    assert "pg-boss's cron pass (version.cron_on) last ran" in found["chain"]["line"]
+
 
 async def register_schedule(dsn: str, entrypoint: str, expression: str) -> None:
     """pgqueuer's SchedulerManager: the schedule decorator, then the insert its run() starts with."""
