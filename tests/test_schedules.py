@@ -216,3 +216,15 @@ def test_a_snapshot_keeps_its_schedules_through_json() -> None:
     back = Snapshot.from_dict(json.loads(json.dumps(_snap(report).to_dict())))
     assert back.schedules == report
     assert late_schedules([back], Thresholds(schedule_late_s=60))[0].short == s.late_line()
+
+
+def test_a_kind_without_schedules_says_so(dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "schedules", "--dsn", dsn, "--json")
+    assert (code, err) == (0, ""), err
+    doc = json.loads(out)
+    assert doc["supported"] is False and doc["schedules"] == []
+    assert doc["reason"].endswith("keeps no periodic schedules in the database")
+    code, out, err = cli(capsys, "schedules", "--dsn", dsn)
+    assert code == 0 and out.rstrip().endswith("keeps no periodic schedules in the database")
+    code, out, err = cli(capsys, "schedules", "--dsn", dsn, "--rows", "-1")
+    assert code == 2 and err == "pgq-top: error: --rows wants 0 or more\n"
