@@ -124,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--record", metavar="FILE", default=None, help="append every poll the dashboard makes to FILE"
     )
+    parser.add_argument(
+        "--crontab",
+        metavar="FILE",
+        default=None,
+        help="Graphile Worker's crontab file: the schedules' expressions (docs/schedules.md)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     init = sub.add_parser(
@@ -223,6 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     from pgq_tui.commands.jobs import add_parser as add_jobs_parser
 
     add_jobs_parser(sub, _common)
+
+    from pgq_tui.commands.schedules import add_parser as add_schedules_parser
+
+    add_schedules_parser(sub, _common)
 
     from pgq_tui.check.command import add_arguments as add_check_arguments
 
@@ -456,6 +466,12 @@ def _cmd_completion(args: argparse.Namespace) -> int:
     return run_completion(build_parser(), args.shell)
 
 
+def _cmd_schedules(args: argparse.Namespace) -> int:
+    from pgq_tui.commands.schedules import run_schedules
+
+    return run_schedules(args)
+
+
 def _cmd_action(args: argparse.Namespace) -> int:
     from pgq_tui.cli_actions import run_action
 
@@ -478,6 +494,7 @@ COMMANDS = {
     "cancel": _cmd_action,
     "jobs": _cmd_jobs,
     "completion": _cmd_completion,
+    "schedules": _cmd_schedules,
     None: _cmd_dashboard,
 }
 MULTI_TARGET = ("snapshot", "check", "why", "record", None)
@@ -519,7 +536,9 @@ def _resolve_targets(args: argparse.Namespace) -> None:
 
 # The dashboard's own flags: before a subcommand that does not use them they would be dropped silently
 # (or overridden by the subcommand's flag of the same name), so they are refused there.
-_DASHBOARD_ONLY = ("--interval", "--count-cap", "--probe-interval", "--record", "--demo", "--demo-dir")
+_DASHBOARD_ONLY = (
+    "--interval", "--count-cap", "--probe-interval", "--record", "--demo", "--demo-dir", "--crontab"
+)  # fmt: skip
 
 
 def _dropped_flags(parser: argparse.ArgumentParser, argv: Sequence[str], command: str) -> None:

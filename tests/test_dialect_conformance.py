@@ -46,6 +46,7 @@ from pgq_tui.dialects.detect import detect
 from pgq_tui.dialects.introspect import DEFAULTS, read_catalog
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.probe import EXPLAIN, check_probe_text, run_probe
+from pgq_tui.schedules.model import SCHEDULE_COLUMNS, SCHEDULE_JOB_COLUMNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from delay_proxy import DelayProxy
@@ -120,15 +121,29 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
         assert model.activity.columns == ACTIVITY_COLUMNS
     if model.finished is not None:  # timestamps' rates: queue, then the rates it counts
         assert model.finished.columns[0] == "queue" and set(model.finished.columns) <= set(FINISHED_COLUMNS)
+    schedules = model.schedules
+    if schedules is not None:  # the schedule rows' and their jobs' canonical shapes (docs/schedules.md)
+        assert schedules.statement.columns == SCHEDULE_COLUMNS
+        assert schedules.jobs is None or schedules.jobs.columns == SCHEDULE_JOB_COLUMNS
+    scheduled = (schedules.statement, schedules.jobs, schedules.scheduler) if schedules else ()
     listed = [
         s
-        for s in (*model.counts, model.leases, model.dead, model.job, model.activity, model.finished)
+        for s in (
+            *model.counts,
+            model.leases,
+            model.dead,
+            model.job,
+            model.activity,
+            model.finished,
+            *scheduled,
+        )
         if s is not None
     ]
     window = {"since": datetime(2000, 1, 1, tzinfo=timezone.utc), "until": datetime.now(timezone.utc)}
     for statement in listed:
         with conn.cursor() as cur:
             params = {"cap1": None, "rows": 50, "id": _any_id(conn, case), **_activity(after=0), **window}
+            params["names"] = []  # a schedule statement's
             cur.execute(statement.compose(), params)
             got = tuple(d.name for d in cur.description or ())
         assert got == statement.columns, statement.name

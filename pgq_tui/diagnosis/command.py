@@ -40,6 +40,7 @@ FLAGS = (
     ("--lock-wait", "lock_wait_s", "seconds a session waits on a lock before its holder is a cause"),
     ("--backlog-growth", "backlog_growth_per_s", "jobs/s the ready backlog must grow by to be a finding"),
     ("--backlog-window", "backlog_window_s", "seconds of history the backlog growth and rates average"),
+    ("--schedule-late", "schedule_late_s", "seconds past its due run before a schedule is late"),
 )
 assert {f for _, f, _ in FLAGS} == {f.name for f in fields(Thresholds)}
 LEVEL_WORD = {"ok": "OK", "warn": "WARNING", "crit": "CRITICAL"}

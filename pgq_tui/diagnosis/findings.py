@@ -105,6 +105,7 @@ class Thresholds:
     lock_wait_s: float = 5.0  # a session waiting on a lock this long: blocked
     backlog_growth_per_s: float = 1.0  # the ready backlog growing faster than this (jobs/s): growing
     backlog_window_s: float = 300.0  # rates and growth are averaged over this much history
+    schedule_late_s: float = 300.0  # a schedule this long past its due occurrence is late
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], source: str = "") -> Thresholds:

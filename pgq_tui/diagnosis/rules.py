@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pgq_tui.diagnosis.findings import DEFAULTS, Finding, Thresholds
 from pgq_tui.diagnosis.history import History, Rule
+from pgq_tui.diagnosis.schedules import late_schedules
 from pgq_tui.diagnosis.vacuum import (
     autovacuum_off,
     autovacuum_pacing,
@@ -31,6 +32,7 @@ RULES: tuple[Rule, ...] = (
     stalled,
     crashed,
     backlog,
+    late_schedules,
 )
 
 

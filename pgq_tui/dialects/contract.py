@@ -69,6 +69,7 @@ class Capability(str, Enum):
     DETAIL = "detail"  # one job in full
     THROUGHPUT = "throughput"  # exact per-second rates from the framework's own counters
     RATES = "rates"  # per-queue rates derived from the table (QueueModel.activity), for any writer
+    SCHEDULES = "schedules"  # periodic schedules kept in the database (QueueModel.schedules)
 
 
 # -- statements ------------------------------------------------------------------------------------
@@ -406,6 +407,29 @@ class SearchColumns:
 
 
 @dataclass(frozen=True)
+class ScheduleSource:
+    """Where a kind keeps its periodic schedules (docs/schedules.md): its own tables, read as they are.
+
+    statement: no params -> one row per schedule, SCHEDULE_COLUMNS (pgq_tui.schedules.model).
+    jobs: params `names` text[], `rows` int -> the jobs each schedule made, newest first,
+    SCHEDULE_JOB_COLUMNS; None when the framework makes no jobs for a schedule or cannot link them.
+    scheduler: no params -> one row `pass_at`: when the framework's scheduler last ran (pg-boss's
+    version.cron_on), the cause of a late schedule when it stopped; None when it records none.
+    """
+
+    statement: Statement
+    links: str  # how the jobs are linked to a schedule, in words
+    timezone_rule: str  # how the framework reads a schedule's zone, in words
+    jobs: Statement | None = None
+    scheduler: Statement | None = None
+    scheduler_name: str = ""  # e.g. "pg-boss's cron pass"
+    seconds_first: bool = False  # a six-field expression has its seconds first (cron-parser, fugit)
+    # the expressions live in the application (Graphile's crontab file, procrastinate's decorators):
+    # the rows give the last run only, unless a crontab file supplies the expressions (--crontab)
+    expressions_elsewhere: str | None = None
+
+
+@dataclass(frozen=True)
 class QueueModel:
     """Everything the engine needs to monitor and act on one detected queue."""
 
@@ -458,6 +482,8 @@ class QueueModel:
     sized_together: tuple[tuple[str, str], ...] = ()
     # the search language's columns (pgq_tui/search); None: this kind cannot be searched yet
     search: SearchColumns | None = None
+    # periodic schedules kept in the database (None: the kind keeps none, `unsupported` says why)
+    schedules: ScheduleSource | None = None
 
     @property
     def kind(self) -> str:
@@ -493,7 +519,10 @@ class QueueModel:
             Capability.DETAIL: self.job is not None,
             Capability.THROUGHPUT: self.throughput is not None,
             Capability.RATES: self.activity is not None or self.finished is not None,
+            Capability.SCHEDULES: self.schedules is not None,
         }[cap]
+        if cap == Capability.SCHEDULES and not ok:
+            return Support(False, f"{self.title} keeps no periodic schedules in the database")
         if cap == Capability.RATES and not ok:
             return Support(False, "job ids are not increasing integers: table-wide rates only (pg_stat)")
         return Support(True) if ok else Support(False, f"{self.title} does not record this")

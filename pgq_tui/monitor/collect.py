@@ -47,6 +47,8 @@ from pgq_tui.monitor import counting, finished, panels, pipeline, queries, rates
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
 from pgq_tui.monitor.bloat import BloatReport
 from pgq_tui.monitor.bloatwatch import BloatWatch
+from pgq_tui.monitor.schedules import INTERVAL_S, SCAN_TOO_LARGE
+from pgq_tui.monitor.schedules import read as read_schedules
 from pgq_tui.monitor.snapshot import (
     UNKNOWN,
     CountStatus,
@@ -60,6 +62,7 @@ from pgq_tui.monitor.snapshot import (
     TableHealth,
     Throughput,
 )
+from pgq_tui.schedules.model import ScheduleReport
 
 APPLICATION_NAME = "pgq-top"
 
@@ -177,6 +180,8 @@ class Monitor:
         self._over: frozenset[str] = frozenset()  # the count names over the cap at the last good poll
         self._near: frozenset[str] = frozenset()  # ... and those at least half the cap
         self._version = 0
+        self._schedules: ScheduleReport | None = None  # the last read, kept between reads
+        self.crontab: dict[str, str] | None = None  # expressions a crontab file supplies (Graphile)
 
     # -- connection -------------------------------------------------------------------------------
     @property
@@ -403,6 +408,7 @@ class Monitor:
         )
         sessions = self._guard("sessions", errors, Sessions((), (), (), 0), self._sessions)
         bloat = self._bloat_report(errors, oid, table, sessions, queues, now)
+        schedules = self._guard("schedules", errors, None, lambda: self._read_schedules(now))
         info = ServerInfo(
             version=server["version"],
             version_num=self._version,
@@ -430,7 +436,27 @@ class Monitor:
             unsupported=dict(self.unsupported),
             bloat=bloat,
             unknown=unknown,
+            schedules=schedules,
         )
+
+    def _read_schedules(self, now: datetime) -> ScheduleReport:
+        """The schedules, read again once the last read is INTERVAL_S old (they change once a period)."""
+        last = self._schedules
+        if last is not None and last.as_of is not None and (now - last.as_of).total_seconds() < INTERVAL_S:
+            return last
+        source = self.model.schedules
+        pages = self.tier.pages
+        if source is not None and not source.statement.indexed and (pages is None or pages > self.scan_pages):
+            # read by a scan (Oban's meta), and the table is too large to scan in the poll
+            self._schedules = ScheduleReport(
+                self.model.kind, True, as_of=now, reason=SCAN_TOO_LARGE, links=source.links
+            )
+            return self._schedules
+        self._schedules = read_schedules(self._run_params, self.model, now, crontab=self.crontab)
+        return self._schedules
+
+    def _run_params(self, statement: Statement, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return self._run(statement, **params)
 
     def _counts(
         self, errors: dict[str, str], cap1: int, statements: tuple[Statement, ...]

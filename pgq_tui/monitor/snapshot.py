@@ -16,6 +16,7 @@ from uuid import UUID
 
 from pgq_tui.jobid import JobId
 from pgq_tui.monitor.bloat import BloatReport
+from pgq_tui.schedules.model import ScheduleReport
 
 
 @dataclass(frozen=True)
@@ -361,6 +362,9 @@ class Snapshot:
     # figure for it is `unknown` with the same reason; this says it even when no queue is listed.
     # "oldest_ready_age_s": the oldest ready job's age was not taken (no index serves it, or failed).
     unknown: dict[str, str] = field(default_factory=dict)
+    # The kind's periodic schedules (monitor/schedules.py), read at most every INTERVAL_S (its as_of
+    # says when); None: not read (a snapshot built by hand, or the read failed: errors["schedules"])
+    schedules: ScheduleReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = _jsonable(dataclasses.asdict(self))

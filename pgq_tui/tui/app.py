@@ -36,6 +36,7 @@ from pgq_tui.tui.quiet import update_static
 from pgq_tui.tui.screens.detail import DetailScreen
 from pgq_tui.tui.screens.help import HelpScreen
 from pgq_tui.tui.screens.queue import QueueScreen
+from pgq_tui.tui.screens.schedules import SchedulesScreen
 from pgq_tui.tui.screens.session import SessionScreen
 from pgq_tui.tui.screens.why import WhyScreen
 from pgq_tui.tui.source import SnapshotSource, as_source
@@ -447,6 +448,11 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
 
     def action_why(self) -> None:
         self.push_screen(WhyScreen(self.chains, self.hidden_keys()))
+
+    def action_schedules(self) -> None:
+        snap = self.snapshot
+        report = snap.schedules if snap is not None else None
+        self.push_screen(SchedulesScreen(report, self.thresholds.schedule_late_s))
 
     def action_queue_detail(self) -> None:
         snap = self.snapshot

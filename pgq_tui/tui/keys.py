@@ -43,6 +43,7 @@ _SECTIONED: list[tuple[str, Binding]] = [
     (VIEW, Binding("f5,ctrl+r", "refresh", "Refresh now", show=False)),
     (VIEW, Binding("v", "queue_detail", "Queue detail: how each figure was obtained", show=False)),
     (VIEW, Binding("y", "why", "Why: each problem from symptom to root cause, evidence and fix", show=False)),
+    (VIEW, Binding("S", "schedules", "Schedules: last and next run, which are late", show=False)),
     (VIEW, Binding("c", "chart_window", "Chart window: 1 min, 10 min, 1 h", show=False)),
     (PANELS, Binding("tab", "cycle_panel(1)", "Next panel", show=False, priority=True)),
     (PANELS, Binding("shift+tab", "cycle_panel(-1)", "Previous panel", show=False, priority=True)),

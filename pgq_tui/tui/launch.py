@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from pgq_tui.errors import EXIT_OK, EXIT_TERMINAL, EXIT_USAGE, PgqError
+from pgq_tui.schedules.crontab import read_crontab
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -89,9 +90,11 @@ def open_dashboard(
     probe_interval_s: float = 10.0,
     record: str | None = None,
     diagnosis: Thresholds | None = None,
+    crontab: dict[str, str] | None = None,
 ) -> int:
     """Check the connection and table with one real poll, then run the app on a monitor and actions
-    (and append every poll to the recording `record`, when given)."""
+    (and append every poll to the recording `record`, when given). `crontab`: the schedules'
+    expressions a crontab file supplies (Graphile Worker)."""
     from pgq_tui.actions import Actions
     from pgq_tui.diagnosis.findings import DEFAULTS
     from pgq_tui.monitor import open_monitor
@@ -100,6 +103,7 @@ def open_dashboard(
 
     caps = {} if count_cap is None else {"count_cap": count_cap}
     monitor = open_monitor(dsn, target.model, read_only=read_only, probe_interval_s=probe_interval_s, **caps)
+    monitor.crontab = crontab
     actions: Actions | None = None
     source: SnapshotSource = monitor
     label = f"{name} · {target.label}" if name else target.label
@@ -226,6 +230,7 @@ def run_dashboard(args: argparse.Namespace, diagnosis: Thresholds) -> int:
         probe_interval_s=args.probe_interval,
         record=args.record,
         diagnosis=diagnosis,
+        crontab=read_crontab(args.crontab) if getattr(args, "crontab", None) else None,
     )
     with _interruptible():
         if not args.demo and len(targets) > 1:

@@ -16,10 +16,12 @@ from pgq_tui.dialects.contract import (
     IndexAdvice,
     Match,
     QueueModel,
+    ScheduleSource,
     SearchColumns,
 )
 from pgq_tui.dialects.guarded import with_parts
 from pgq_tui.dialects.kit import Sql, discard, found, index_advice, requeue, retry, state_words
+from pgq_tui.schedules.model import SCHEDULE_COLUMNS
 
 KIND = "graphile-worker"
 JOB_COLUMNS_SEEN = frozenset(
@@ -156,6 +158,7 @@ class GraphileDialect:
             ),
             relations=((schema, "_private_jobs"),),
             search=_search(idents["jobs"], idents["tasks"]),
+            schedules=_schedules(catalog, schema),
         )
 
 
@@ -189,4 +192,18 @@ def _search(jobs: tuple[str, str], tasks: tuple[str, str]) -> SearchColumns:
         documents=(("args", "payload"),),
         payload="j.payload",
         idents=(("tasks", tasks),),
+    )
+
+
+def _schedules(catalog: Catalog, schema: str) -> ScheduleSource | None:
+    """The known crontabs: each identifier's last execution (the crontab file has the rest)."""
+    if catalog.relation(schema, "_private_known_crontabs") is None:
+        return None
+    s = Sql(__package__, "graphile", {"crontabs": (schema, "_private_known_crontabs")})
+    return ScheduleSource(
+        statement=s("schedules", SCHEDULE_COLUMNS),
+        links="none kept: a cron job is an ordinary job of its task (the queue column is the task)",
+        timezone_rule="UTC (Graphile Worker's cron)",
+        expressions_elsewhere="Graphile Worker keeps the expression in the app's crontab file: pass it"
+        " with --crontab FILE",
     )

@@ -21,6 +21,7 @@ from pgq_tui.dialects.contract import (
     Capability,
     Match,
     QueueModel,
+    ScheduleSource,
     SearchColumns,
     State,
 )
@@ -38,6 +39,7 @@ from pgq_tui.dialects.kit import (
     unindexed,
 )
 from pgq_tui.dialects.skipscan import counted_per_state
+from pgq_tui.schedules.model import SCHEDULE_COLUMNS, SCHEDULE_JOB_COLUMNS
 
 KIND = "oban"
 RESCUE_AFTER = Setting(
@@ -211,6 +213,7 @@ class ObanDialect:
             unsupported=((Capability.THROUGHPUT, "Oban keeps no counters"),),
             relations=((schema, match.table),),
             search=_search((schema, match.table), float(horizon), labels),
+            schedules=_schedules(schema, match.table),
         )
 
 
@@ -239,4 +242,16 @@ def _search(jobs: tuple[str, str], rescue_after_s: float, labels: tuple[str, ...
         documents=(("args", "args"), ("meta", "meta")),
         payload="j.args",
         literals=(("rescue_after_s", rescue_after_s),),
+    )
+
+
+def _schedules(schema: str, table: str) -> ScheduleSource:
+    """Oban.Cron's jobs, which carry their entry in meta (cron_expr, cron_name, cron_tz)."""
+    s = Sql(__package__, "oban", {"jobs": (schema, table)})
+    return ScheduleSource(
+        statement=s("schedules", SCHEDULE_COLUMNS).scan(),
+        jobs=s("schedule_jobs", SCHEDULE_JOB_COLUMNS).scan(),
+        links="meta cron_name: the jobs Oban.Cron inserted for the entry, exactly (older Oban writes"
+        " no cron_name: its cron jobs are not listed)",
+        timezone_rule="meta cron_tz (Oban.Cron's timezone option, Etc/UTC by default)",
     )

@@ -17,10 +17,18 @@ from dataclasses import dataclass, replace
 
 from psycopg import sql
 
-from pgq_tui.dialects.catalog import Relation
-from pgq_tui.dialects.contract import ActionSpec, Capability, IndexAdvice, SearchColumns, Statement
+from pgq_tui.dialects.catalog import Catalog, Relation
+from pgq_tui.dialects.contract import (
+    ActionSpec,
+    Capability,
+    IndexAdvice,
+    ScheduleSource,
+    SearchColumns,
+    Statement,
+)
 from pgq_tui.dialects.kit import Sql, discard, partitioned_index, retry
 from pgq_tui.dialects.sqlfiles import body, sql_file
+from pgq_tui.schedules.model import SCHEDULE_COLUMNS, SCHEDULE_JOB_COLUMNS
 
 # SQL that several statements share, written once (`sql/<name>.sql`, tagged like the rest): bound as
 # Statement.parts `{name}` wherever a statement names it
@@ -136,4 +144,25 @@ def search_columns(s: BossSql, schema: str) -> SearchColumns:
         time_words="completed_on (done or failed), else started_on, else created_on",
         documents=(("args", "data"), ("output", "output")),
         payload="j.data",
+    )
+
+
+def schedule_source(catalog: Catalog, schema: str) -> ScheduleSource | None:
+    """pg-boss's `schedule` table (every layout has one; 12.x keys it by name and key), read with
+    the cron pass's own bookkeeping: the occurrences it forwarded through `__pgboss__send-it`, 12.x's
+    last_job_id, and version.cron_on, when the pass last ran."""
+    if catalog.relation(schema, "schedule") is None:
+        return None
+    tables = {"schedule": (schema, "schedule"), "job": (schema, "job"), "version": (schema, "version")}
+    s = Sql(__package__, "pgboss", tables)
+    return ScheduleSource(
+        statement=s("schedules", SCHEDULE_COLUMNS),
+        jobs=s("schedule_jobs", SCHEDULE_JOB_COLUMNS),
+        scheduler=s("scheduler", ("pass_at",)),
+        scheduler_name="pg-boss's cron pass (version.cron_on)",
+        links="jobs of the queue the schedule is named after (pg-boss marks them no other way; 12.x's"
+        " last_job_id names the newest exactly)",
+        timezone_rule="the schedule's tz option (the timezone column; none is UTC), as pg-boss's"
+        " cron-parser reads it",
+        seconds_first=True,
     )

@@ -22,7 +22,7 @@ from pgq_tui.dialects.contract import (
 )
 from pgq_tui.dialects.kit import found, refused, requeue, state_words
 from pgq_tui.dialects.pgboss import modern
-from pgq_tui.dialects.pgboss.common import advice, dead_actions, search_columns, statements
+from pgq_tui.dialects.pgboss.common import advice, dead_actions, schedule_source, search_columns, statements
 
 KIND = "pg-boss"
 JOB_COLUMNS_SEEN = frozenset(
@@ -208,6 +208,7 @@ class PgBossDialect:
             ),
             relations=((schema, "job"),),
             search=search_columns(s, schema),
+            schedules=schedule_source(catalog, schema),
         )
 
 

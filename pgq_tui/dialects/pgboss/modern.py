@@ -35,7 +35,14 @@ from pgq_tui.dialects.contract import (
     StateWord,
 )
 from pgq_tui.dialects.kit import requeue
-from pgq_tui.dialects.pgboss.common import advice, dead_actions, pick, search_columns, statements
+from pgq_tui.dialects.pgboss.common import (
+    advice,
+    dead_actions,
+    pick,
+    schedule_source,
+    search_columns,
+    statements,
+)
 
 MIN_SCHEMA = 25  # 11.0.0: job_common, expire_seconds, no archive
 MAX_SCHEMA = 46  # 12.38.0, the newest pgq-top was tested with
@@ -206,4 +213,5 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
         ),
         relations=((schema, "job"),),
         search=search_columns(s, schema),
+        schedules=schedule_source(catalog, schema),
     )

@@ -22,11 +22,13 @@ from pgq_tui.dialects.contract import (
     Capability,
     Match,
     QueueModel,
+    ScheduleSource,
     SearchColumns,
 )
 from pgq_tui.dialects.guarded import guarded, preview, with_parts
 from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
 from pgq_tui.dialects.skipscan import over_queues
+from pgq_tui.schedules.model import SCHEDULE_COLUMNS
 
 KIND = "pgqueuer"
 HEARTBEAT_TIMEOUT = Setting(
@@ -186,7 +188,21 @@ class PgqueuerDialect:
             ),
             relations=((schema, table),),
             search=_search(idents["jobs"], idents["log"], float(timeout)),
+            schedules=_schedules(catalog, schema, table),
         )
+
+
+def _schedules(catalog: Catalog, schema: str, table: str) -> ScheduleSource | None:
+    """pgqueuer's <table>_schedules, when it exists (pgqueuer's install creates it)."""
+    name = f"{table}_schedules"
+    if catalog.relation(schema, name) is None:
+        return None
+    s = Sql(__package__, "pgqueuer", {"schedules": (schema, name)})
+    return ScheduleSource(
+        statement=s("schedules", SCHEDULE_COLUMNS),
+        links="none: pgqueuer's scheduler runs the entrypoint's function itself and makes no job row",
+        timezone_rule="UTC (pgqueuer computes next_run with croniter in UTC and stores it)",
+    )
 
 
 def _enum_of(catalog: Catalog, schema: str, type_name: str) -> tuple[str, ...] | None:

@@ -22,11 +22,13 @@ from pgq_tui.dialects.contract import (
     IndexAdvice,
     Match,
     QueueModel,
+    ScheduleSource,
     SearchColumns,
 )
 from pgq_tui.dialects.guarded import guarded, preview
 from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
 from pgq_tui.dialects.skipscan import over_queues
+from pgq_tui.schedules.model import SCHEDULE_COLUMNS, SCHEDULE_JOB_COLUMNS
 
 KIND = "procrastinate"
 STALLED_AFTER = Setting(
@@ -214,6 +216,7 @@ class ProcrastinateDialect:
             unsupported=((Capability.THROUGHPUT, "procrastinate keeps no counters"),),
             relations=((schema, "procrastinate_jobs"),),
             search=_search(idents["jobs"], idents["workers"], float(stalled)),
+            schedules=_schedules(catalog, schema),
         )
 
 
@@ -239,4 +242,20 @@ def _search(jobs: tuple[str, str], workers: tuple[str, str], stalled_after_s: fl
         payload="j.args",
         literals=(("stalled_after_s", stalled_after_s),),
         idents=(("workers", workers),),
+    )
+
+
+def _schedules(catalog: Catalog, schema: str) -> ScheduleSource | None:
+    """The periodic defers: each periodic task's last run and the jobs it deferred."""
+    if catalog.relation(schema, "procrastinate_periodic_defers") is None:
+        return None
+    tables = {"periodic": (schema, "procrastinate_periodic_defers"), "jobs": (schema, "procrastinate_jobs")}
+    s = Sql(__package__, "procrastinate", tables)
+    return ScheduleSource(
+        statement=s("schedules", SCHEDULE_COLUMNS),
+        jobs=s("schedule_jobs", SCHEDULE_JOB_COLUMNS),
+        links="procrastinate_periodic_defers.job_id: each deferred occurrence's job, exactly",
+        timezone_rule="UTC (procrastinate's periodic cron)",
+        expressions_elsewhere="procrastinate keeps the cron expression in the app's @app.periodic"
+        " decorator, not in the database",
     )

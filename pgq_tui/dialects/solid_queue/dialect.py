@@ -24,10 +24,12 @@ from pgq_tui.dialects.contract import (
     IndexAdvice,
     Match,
     QueueModel,
+    ScheduleSource,
     SearchColumns,
     State,
 )
 from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
+from pgq_tui.schedules.model import SCHEDULE_COLUMNS, SCHEDULE_JOB_COLUMNS
 
 KIND = "solid-queue"
 ALIVE_THRESHOLD = Setting(
@@ -176,7 +178,25 @@ class SolidQueueDialect:
             unsupported=((Capability.THROUGHPUT, "Solid Queue keeps no counters"),),
             relations=tuple((schema, PREFIX + suffix) for suffix in TABLES if suffix != "processes"),
             search=_search(idents, float(threshold)),
+            schedules=_schedules(catalog, schema, idents),
         )
+
+
+def _schedules(catalog: Catalog, schema: str, idents: dict[str, tuple[str, str]]) -> ScheduleSource | None:
+    """The recurring tasks (Solid Queue 1.0's solid_queue_recurring_tasks and _executions), when
+    the schema has them."""
+    tables = ("recurring_tasks", "recurring_executions")
+    if any(catalog.relation(schema, PREFIX + t) is None for t in tables):
+        return None
+    s = Sql(__package__, "solid_queue", {**idents, **{t: (schema, PREFIX + t) for t in tables}})
+    return ScheduleSource(
+        statement=s("schedules", SCHEDULE_COLUMNS),
+        jobs=s("schedule_jobs", SCHEDULE_JOB_COLUMNS),
+        links="solid_queue_recurring_executions.job_id: each run's job, exactly",
+        timezone_rule="a Fugit schedule's own zone (a trailing IANA name), else UTC (pgq-top cannot see"
+        " the app's Time.zone)",
+        seconds_first=True,
+    )
 
 
 def _missing_indexes(catalog: Catalog, schema: str) -> tuple[IndexAdvice, ...]:

@@ -4,6 +4,7 @@
 //   node graphile.js add '<json>'     addJob(task, payload, {queueName, runAt, maxAttempts}); prints the id
 //   node graphile.js worker           run a worker pool for the PGQ_TEST_QUEUES tasks until killed
 //   node graphile.js once             run once (graphile-worker --once): the due jobs, then exit
+// PGQ_TEST_CRONTAB (worker): a crontab in Graphile's format, given to run() as its `crontab` option.
 //
 // PGQ_TEST_GRAPHILE_PACKAGE picks the release: graphile-worker (0.17) or graphile-worker-18 (the npm
 // alias of 0.18, an ES module: Node 22 requires it as one).
@@ -50,6 +51,7 @@ async function main () {
       events,
       taskList: Object.fromEntries(queues().map((name) => [name, task]))
     }
+    if (process.env.PGQ_TEST_CRONTAB) options.crontab = process.env.PGQ_TEST_CRONTAB
     if (command === 'once') {
       const done = runOnce(options)
       ready()

@@ -3,6 +3,9 @@
 //   node pgboss.js migrate                   start() creates the schema; createQueue for each queue
 //   node pgboss.js send '<json>'             send(queue, data, options); prints the id
 //   node pgboss.js worker                    one work() loop per PGQ_TEST_QUEUES queue until killed
+//   node pgboss.js cron '<json>'             schedule(name, cron, data, { tz }) with the cron pass on
+//                                            (its monitor and worker every second), a work() loop on
+//                                            the schedule's queue, until killed
 // PGQ_TEST_SCHEMA names the schema (pg-boss's `schema` option; default pgboss).
 // PGQ_TEST_PGBOSS_PACKAGE picks the release: pg-boss (10.x, Node 20), pg-boss-11 or pg-boss-12 (npm
 // aliases; both need Node 22, which the harness runs them on). 12's module is ESM with a named export.
@@ -55,6 +58,18 @@ async function main () {
         for (const job of jobs) await perform(job.data, job.id, record)
       })
     }
+    ready()
+    return
+  }
+  if (command === 'cron') {
+    const spec = JSON.parse(arg)
+    const boss = makeBoss({
+      supervise: true, schedule: true, cronMonitorIntervalSeconds: 1, cronWorkerIntervalSeconds: 1
+    })
+    await boss.start()
+    await boss.createQueue(spec.name)
+    await boss.schedule(spec.name, spec.cron, { from: 'schedule' }, { tz: spec.tz || 'UTC' })
+    await boss.work(spec.name, { pollingIntervalSeconds: 0.5 }, async () => {})
     ready()
     return
   }
