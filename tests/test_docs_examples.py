@@ -85,3 +85,35 @@ def test_an_example_edited_by_hand_fails_and_a_new_time_or_pid_does_not(
     *rest, status = example.steps
     assert (status.command, status.output) == ("echo $?", "2")
     assert docs.diff(example, docs.render((*rest, docs.Step(status.command, "1"))), printed)
+
+
+BENCHMARK = re.compile(r"^<!-- benchmark: (benchmarks/results/[\w.-]+) -->$")
+# what a benchmark's printout looks like: its PostgreSQL header, rates, percentiles, per-size costs
+LOOKS_MEASURED = re.compile(r"PostgreSQL \d+\.\d+[;,]|jobs/s|rows/s|\bp50\b|collect\(\), ms")
+
+
+def test_pasted_benchmark_output_is_a_result_kept_in_the_repository() -> None:
+    """A benchmark's output quoted in the docs is marked `<!-- benchmark: benchmarks/results/FILE -->`
+    and is that file's text (trailing blanks aside); an unmarked block that looks measured fails."""
+    wrong, seen = [], 0
+    for md in docs.FILES:
+        lines = md.read_text().splitlines()
+        fences = [i for i, line in enumerate(lines) if docs.FENCE.match(line)]
+        for start, end in zip(fences[::2], fences[1::2], strict=False):
+            body = "\n".join(line.rstrip() for line in lines[start + 1 : end])
+            where = f"{md.relative_to(docs.ROOT)}:{start + 1}"
+            m = BENCHMARK.match(lines[start - 1]) if start else None
+            recorded = bool(start and docs.MARKER.match(lines[start - 1]))
+            if m:
+                seen += 1
+                kept = docs.ROOT / m[1]
+                text = (
+                    "\n".join(line.rstrip() for line in kept.read_text().splitlines())
+                    if kept.exists()
+                    else ""
+                )
+                if body not in text:
+                    wrong.append(f"{where}: not the text of {m[1]}")
+            elif lines[start].strip() == "```" and LOOKS_MEASURED.search(body) and not recorded:
+                wrong.append(f"{where}: benchmark output without a <!-- benchmark: ... --> result file")
+    assert seen >= 10 and not wrong, wrong
