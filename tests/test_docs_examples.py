@@ -117,3 +117,19 @@ def test_pasted_benchmark_output_is_a_result_kept_in_the_repository() -> None:
             elif lines[start].strip() == "```" and LOOKS_MEASURED.search(body) and not recorded:
                 wrong.append(f"{where}: benchmark output without a <!-- benchmark: ... --> result file")
     assert seen >= 10 and not wrong, wrong
+
+
+def test_every_console_example_is_recorded() -> None:
+    """A ```console block, or any block showing a `$ pgq-top` prompt, is a recorded example: new ones
+    cannot be pasted by hand."""
+    pasted = []
+    for md in docs.FILES:
+        lines = md.read_text().splitlines()
+        fences = [i for i, line in enumerate(lines) if docs.FENCE.match(line)]
+        for start, end in zip(fences[::2], fences[1::2], strict=False):
+            shows_a_prompt = any(line.startswith("$ ") for line in lines[start + 1 : end])
+            if (lines[start].strip() == "```console" or shows_a_prompt) and not (
+                start and docs.MARKER.match(lines[start - 1])
+            ):
+                pasted.append(f"{md.relative_to(docs.ROOT)}:{start + 1}")
+    assert not pasted, f"console examples without a <!-- recorded: ... --> marker: {pasted}"
