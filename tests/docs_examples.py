@@ -166,12 +166,10 @@ def diff(example: Example, recorded: str, today: str) -> str:
 
 @dataclass(frozen=True)
 class Place:
-    """Where an example runs: the real DSN, the files and environment of its scenario, and the
-    names the doc uses for the machine's own (substituted back into the recorded output)."""
+    """Where an example runs: the scenario's database and the directory holding its files."""
 
     dsn: str
     cwd: Path
-    env: dict[str, str]
 
 
 def _free_port() -> int:
@@ -208,15 +206,24 @@ def _display_names(doc_dsn: str | None) -> tuple[str, str]:
     return "app", "db"
 
 
+def _doc_user(doc_dsn: str | None) -> str | None:
+    """The user a doc's DSN names (postgresql://monitor@db/app: monitor), if it names one."""
+    m = re.match(r"postgres(?:ql)?://([^:@/]+)(?::[^@/]*)?@", doc_dsn or "")
+    return m[1] if m else None
+
+
 def _machine_to_doc(output: str, place: Place, doc_dsn: str | None, ports: dict[int, int]) -> str:
     """The machine's own names in the output (socket directory, database, ports) as the doc has them."""
     from pgq_tui.targets import name_from_dsn
 
     parts = conninfo_to_dict(place.dsn)
     db, host = _display_names(doc_dsn)
+    user = _doc_user(doc_dsn)
     output = output.replace(name_from_dsn(place.dsn), f"{db}@{host}")
     output = output.replace(str(parts.get("host", "")), host)
-    real_db = str(parts.get("dbname", ""))
+    real_db, real_user = str(parts.get("dbname", "")), str(parts.get("user", ""))
+    if real_user and user:
+        output = output.replace(f"{real_user}@{real_db}", f"{user}@{db}")
     if real_db:
         output = re.sub(rf"\b{re.escape(real_db)}\b", db, output)
     for doc_port, real in ports.items():
@@ -235,7 +242,6 @@ def _bash(command: str, ports: dict[int, int]) -> str:
 
 def _environment(place: Place) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PGQ_TOP_", "PG", "COLUMNS", "LINES"))}
-    env.update(place.env)
     env["PGQ_DOC_DSN"] = place.dsn
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["NO_COLOR"] = "1"
@@ -354,7 +360,7 @@ class Stage:
             cwd = self._dirs.enter_context(workdir())
             for file, content in spec.files.items():
                 (cwd / file).write_text(content)
-            self._places[scenario] = Place(dsn, cwd, {})
+            self._places[scenario] = Place(dsn, cwd)
         return self._places[scenario]
 
     def run(self, example: Example) -> str:
