@@ -119,6 +119,18 @@ def dead_rows_held(dsn: str) -> Iterator[None]:
         conn.execute("VACUUM jobs")
 
 
+def failed_payments(dsn: str) -> None:
+    """Queue payments: 5 jobs dead after their one attempt (3 refused connections, 2 invalid cards),
+    and 10 waiting."""
+    with _pgq(dsn) as q:
+        q.enqueue("payments", [{"customer": {"id": 40 + n}} for n in range(5)], max_attempts=1)
+        errors = ["connection refused (gateway 10.0.0.7:443)", "invalid card"]
+        for n, job in enumerate(q.claim("payments", limit=5)):
+            assert q.fail(job, errors[n % 2] if n < 4 else errors[0]) == "failed"
+        q.enqueue("payments", [{"customer": {"id": 50 + n}} for n in range(10)])
+    _vacuum(dsn, "jobs")
+
+
 def seed_jobs_stock(dsn: str) -> None:
     """The seed article's `jobs` table as it writes it (no index for running jobs): per queue 6
     ready, 3 scheduled, 2 done, 1 running and 1 whose lease expired (tests/dialect_cases/seed.py)."""
@@ -227,6 +239,7 @@ SCENARIOS: dict[str, Scenario] = {
     "dead-tuples-held": Scenario(
         "pgq: 11,000 dead tuples an idle transaction keeps from vacuum", dead_rows, dead_rows_held
     ),
+    "failed-payments": Scenario("pgq: 5 dead payments (3 connection refused), 10 waiting", failed_payments),
     "seed-jobs-stock": Scenario("the seed article's jobs table, stock: 2 stuck, 2 running", seed_jobs_stock),
     "home-grown": Scenario("an application's own jobs table (queued/processing/finished)", home_grown),
     "older-pgq": Scenario("pgq-top's table from an older version, an invalid claim index", older_pgq),
