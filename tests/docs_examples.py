@@ -241,13 +241,15 @@ def _bash(command: str, ports: dict[int, int]) -> str:
 
 
 def _environment(place: Place) -> dict[str, str]:
+    """The caller's environment without what would change pgq-top's output (its PGQ_TOP_* settings,
+    libpq's PG* defaults, the terminal's size and colours)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PGQ_TOP_", "PG", "COLUMNS", "LINES"))}
     env["PGQ_DOC_DSN"] = place.dsn
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["NO_COLOR"] = "1"
     env["TERM"] = "dumb"
-    if "PGQ_TOP_AUDIT_LOG" in os.environ:
-        env["PGQ_TOP_AUDIT_LOG"] = os.environ["PGQ_TOP_AUDIT_LOG"]
+    # writes (init) are audited into the tests' log, or the scenario's directory: never ~/.local/state
+    env["PGQ_TOP_AUDIT_LOG"] = os.environ.get("PGQ_TOP_AUDIT_LOG") or str(place.cwd / "audit.jsonl")
     return env
 
 
