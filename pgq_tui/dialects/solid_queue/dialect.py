@@ -23,11 +23,22 @@ from pgq_tui.dialects.contract import (
     Capability,
     IndexAdvice,
     Match,
+    PauseSpec,
     QueueModel,
     SearchColumns,
     State,
 )
-from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
+from pgq_tui.dialects.kit import (
+    Setting,
+    Sql,
+    discard,
+    found,
+    index_advice,
+    pause_spec,
+    requeue,
+    retry,
+    state_words,
+)
 
 KIND = "solid-queue"
 ALIVE_THRESHOLD = Setting(
@@ -176,7 +187,23 @@ class SolidQueueDialect:
             unsupported=((Capability.THROUGHPUT, "Solid Queue keeps no counters"),),
             relations=tuple((schema, PREFIX + suffix) for suffix in TABLES if suffix != "processes"),
             search=_search(idents, float(threshold)),
+            pause=_pause(schema) if catalog.relation(schema, PREFIX + "pauses") else None,
         )
+
+
+def _pause(schema: str) -> PauseSpec:
+    """Solid Queue's Queue#pause / #resume (app/models/solid_queue/queue.rb): a solid_queue_pauses row."""
+    s = Sql(
+        __package__, "solid_queue", {"jobs": (schema, PREFIX + "jobs"), "pauses": (schema, PREFIX + "pauses")}
+    )
+    return pause_spec(
+        s,
+        "Queue#pause / Queue#resume",
+        "a row in solid_queue_pauses: workers leave the queue out of their polls; claimed jobs finish",
+        "its solid_queue_pauses row deleted: workers poll the queue again",
+        "at each worker's next poll (polling_interval, 0.1 s by default)",
+        state_source="solid_queue_pauses",
+    )
 
 
 def _missing_indexes(catalog: Catalog, schema: str) -> tuple[IndexAdvice, ...]:

@@ -1,0 +1,137 @@
+"""Pausing pgq-top's own queue: a paused queue is not claimed by a running worker pool (its claim SQL
+checks `<table>_pauses`), resuming wakes the pool at once, the state is durable (a row), shown in
+the snapshot JSON, and the CLI's pause and resume are guarded, confirmed, audited and refused under
+--read-only."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+from dialect_support import cli, snapshot_json
+
+from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
+from pgq_tui.jobtable import statements as st
+from pgq_tui.queue import JobQueue
+from pgq_tui.queue.pool import WorkerPool
+from pgq_tui.queue.worker import WorkerConfig
+
+
+def _pending(dsn: str, queue: str) -> int:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute("SELECT count(*) FROM jobs WHERE queue = %s AND status <> 'done'", (queue,))
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+
+def _wait(what: str, probe, timeout: float = 30.0) -> float:
+    started = time.monotonic()
+    while not probe():
+        if time.monotonic() - started > timeout:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def _queue(snap: dict, name: str) -> dict:
+    return next(q for q in snap["queues"] if q["queue"] == name)
+
+
+def test_a_paused_queue_is_not_claimed_by_the_pool_until_resumed(
+    dsn: str, queue: JobQueue, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    config = WorkerConfig(conninfo=dsn, queues=("mail", "other"), batch=5, keep=True, poll=30.0)
+    with WorkerPool(config, concurrency=2, reap_interval=0):
+        queue.enqueue("mail", [{"n": 0}])
+        _wait("the pool to run a first job", lambda: _pending(dsn, "mail") == 0)
+        code, out, err = cli(
+            capsys, "pause", "--dsn", dsn, "--queue", "mail", "--yes", "--audit-log", str(audit)
+        )
+        assert (code, err) == (EXIT_OK, ""), err
+        assert "paused queue 'mail'" in out
+        snap = snapshot_json(capsys, "--dsn", dsn)
+        mail = _queue(snap, "mail")
+        assert mail["paused"] is True and mail["paused_figure"]["accuracy"] == "exact"
+        assert mail["paused_since"] is not None
+        queue.enqueue("mail", [{"n": i} for i in range(1, 11)])
+        queue.enqueue("other", [{"n": i} for i in range(10)])
+        _wait("the unpaused queue to drain", lambda: _pending(dsn, "other") == 0)
+        assert _queue(snapshot_json(capsys, "--dsn", dsn), "other")["paused"] is False
+        time.sleep(1.0)  # the pool had every chance to claim: it must not have
+        assert _pending(dsn, "mail") == 10
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            assert conn.execute("SELECT count(*) FROM jobs WHERE queue = 'mail' AND attempts > 0 AND "
+                                "status = 'pending'").fetchone() == (0,)  # fmt: skip
+        # a second pause changes nothing: the guard is the pauses table's primary key
+        code, _, err = cli(capsys, "pause", "--dsn", dsn, "--queue", "mail", "--yes", "--audit-log", "off")
+        assert code == EXIT_REFUSED and "already paused" in err
+        code, out, err = cli(
+            capsys, "resume", "--dsn", dsn, "--queue", "mail", "--yes", "--audit-log", str(audit)
+        )
+        assert (code, err) == (EXIT_OK, ""), err
+        # the resume's notification wakes the idle workers at once (their safety poll is 30 s)
+        took = _wait("the resumed queue to drain", lambda: _pending(dsn, "mail") == 0, timeout=20)
+        assert took < 10
+    snap = snapshot_json(capsys, "--dsn", dsn)
+    assert _queue(snap, "mail")["paused"] is False
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(r["action"], r["event"], r["queue"]) for r in records] == [
+        ("pause", "start", "mail"),
+        ("pause", "end", "mail"),
+        ("resume", "start", "mail"),
+        ("resume", "end", "mail"),
+    ]
+    assert records[1]["changed"] == 1
+
+
+def test_pause_is_refused_under_read_only_and_without_a_terminal(
+    dsn: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cli(capsys, "--read-only", "pause", "--dsn", dsn, "--queue", "mail")
+    assert code == EXIT_REFUSED and "read-only" in err
+    code, out, err = cli(capsys, "pause", "--dsn", dsn, "--queue", "mail", "--audit-log", "off")
+    assert code == EXIT_REFUSED and "no terminal" in err
+    assert "Pause queue 'mail'" in out and "INSERT INTO" in out  # the plan and its SQL were shown
+    with JobQueue(dsn) as q:
+        assert q.paused() == {}
+
+
+def test_the_library_api_and_the_session_name(dsn: str, queue: JobQueue) -> None:
+    assert queue.pause("a", by="me") is True and queue.pause("a") is False
+    assert set(queue.paused()) == {"a"}
+    queue.enqueue("a", [{}])
+    assert queue.claim("a") == [] and queue.seconds_until_due(["a"]) is None
+    assert queue.resume("a") is True and queue.resume("a") is False
+    (job,) = queue.claim("a")
+    assert job.queue == "a"
+
+
+def test_a_table_made_before_pauses_keeps_working_and_says_pause_needs_init(
+    dsn: str, queue: JobQueue, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP TABLE jobs_pauses")
+    queue.enqueue("a", [{}])
+    assert queue.seconds_until_due(["a"]) is not None and len(queue.claim("a")) == 1
+    code, _, err = cli(capsys, "pause", "--dsn", dsn, "--queue", "a", "--yes")
+    assert code == EXIT_REFUSED and "no pauses table jobs_pauses (create it with: pgq-top init)" in err
+    snap = snapshot_json(capsys, "--dsn", dsn)
+    (a,) = snap["queues"]
+    assert a["paused"] is None and a["paused_figure"]["accuracy"] == "unsupported"
+    with JobQueue(dsn) as q:
+        q.install()
+        assert q.pause("a") is True
+
+
+def test_the_claim_still_walks_its_index_with_the_pause_check(dsn: str, queue: JobQueue) -> None:
+    queue.enqueue("a", [{} for _ in range(50)])
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("ANALYZE jobs")
+        claim = st.compose(st.CLAIM, "jobs", "public").as_string(conn)
+        params = {"queue": "a", "limit": 10, "lease": 30.0, "worker": "w"}
+        plan = conn.execute(b"EXPLAIN (FORMAT JSON) " + claim.encode(), params).fetchone()[0]  # type: ignore[index]
+    text = json.dumps(plan)
+    assert "jobs_claim_idx" in text and "One-Time Filter" in text
