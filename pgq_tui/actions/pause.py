@@ -42,6 +42,9 @@ def pause_plan(
     changes, when the workers notice, the caveat where the pause is not durable, and the SQL. A queue
     already in the asked state is a refusal (nothing to write), as is one the framework refuses."""
     title = pause_title(action, queue)
+    if queue in ("", "*"):
+        why = "pgq-top pauses one named queue ('*', every queue, is left to the framework's own tools)"
+        return refused_plan(action, title, why, sql_text)
     known, paused = bool(preview.get("known")), preview.get("paused")
     if not known and spec.unknown_refusal and not paused:
         return refused_plan(action, title, f"queue {queue!r}: {spec.unknown_refusal}", sql_text)

@@ -1,4 +1,4 @@
--- Oban.resume_queue(queue: q): the signal {"action": "resume", "queue": q, "ident": "any"} on
+-- Oban.resume_queue(queue: q): the signal (action "resume", queue q, ident "any") on
 -- `<prefix>.oban_signal`; nodes that had paused the queue run it again. Guard: one named queue.
 WITH sent AS MATERIALIZED (
     SELECT q.queue, pg_notify({signal_channel},

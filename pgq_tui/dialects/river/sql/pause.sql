@@ -1,7 +1,7 @@
 -- River's QueuePause (riverdriver QueuePause, then Client.notifyQueuePauseOrResume), for one queue:
 -- paused_at and updated_at = now() where it was not paused, and in the same transaction the control
--- notification River's producers listen to on `<schema>.river_control`, JSON {"action": "pause",
--- "queue": name} (producer.go controlEventPayload). A producer whose notifier missed it sees
+-- notification River's producers listen to on `<schema>.river_control`, JSON object with action "pause" and
+-- queue (producer.go controlEventPayload). A producer whose notifier missed it sees
 -- paused_at at its next queue-settings poll. Guard: the queue has a river_queue row (River's own
 -- QueuePause returns ErrNotFound otherwise) and is not paused yet.
 WITH paused AS (

@@ -1,5 +1,5 @@
 -- River's QueueResume for one queue: paused_at cleared, updated_at = now(), and the control
--- notification {"action": "resume", "queue": name} on `<schema>.river_control` (producers fetch at
+-- notification (action "resume", queue) on `<schema>.river_control` (producers fetch at
 -- once). Guard: the queue is paused.
 WITH resumed AS (
     UPDATE {queues} q
