@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pgq_tui.diagnosis.findings import DEFAULTS, Finding, Thresholds
 from pgq_tui.diagnosis.history import History, Rule
+from pgq_tui.diagnosis.paused import paused
 from pgq_tui.diagnosis.vacuum import (
     autovacuum_off,
     autovacuum_pacing,
@@ -28,6 +29,7 @@ RULES: tuple[Rule, ...] = (
     autovacuum_pacing,
     claims_slow,
     locks,
+    paused,
     stalled,
     crashed,
     backlog,
