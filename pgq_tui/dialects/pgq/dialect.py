@@ -135,7 +135,7 @@ class PgqDialect:
             unsupported = (*unsupported, (Capability.PAUSE, why))
         else:
             pause = PauseSpec(
-                label="pgq-top pause / resume",
+                label=f"a {match.table}_pauses row",
                 pause_effect=f"a row in {match.table}_pauses: workers stop claiming from the queue; jobs"
                 " already claimed run to their end",
                 resume_effect=f"its {match.table}_pauses row deleted and the queue's idle workers woken"
