@@ -6,6 +6,9 @@ the snapshot JSON, and the CLI's pause and resume are guarded, confirmed, audite
 from __future__ import annotations
 
 import json
+import re
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -161,3 +164,29 @@ def test_a_paused_queue_is_a_paused_finding_not_a_stall_and_check_only_warns(
     assert "stalled:mail" not in rules and rules["paused:mail"]["rule"] == "paused"
     assert rules["paused:mail"]["fix"]["command"] == "pgq-top resume --queue mail"
     assert code == 1  # a warning: a paused queue with jobs waiting, never critical for waiting
+
+
+def test_the_exporter_says_which_queue_is_paused(dsn: str, queue: JobQueue) -> None:
+    from test_exporter import scrape
+
+    queue.enqueue("mail", [{}])
+    queue.enqueue("other", [{}])
+    queue.pause("mail")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pgq_tui", "exporter", "--dsn", dsn, "--listen", "127.0.0.1:0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        url = re.search(r"http://\S+/metrics", proc.stderr.readline())
+        assert url
+        got = scrape(url.group(0))
+        who = {"kind": "pgq", "target": "public.jobs"}
+        assert got.get("pgq_queue_paused", queue="mail", **who) == 1
+        assert got.get("pgq_queue_paused", queue="other", **who) == 0
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
