@@ -4,9 +4,8 @@ do not exist."""
 
 from __future__ import annotations
 
-import time
-
 from rich.text import Text
+from test_dialect_tui import settle
 
 from pgq_tui.actions import Actions
 from pgq_tui.detection import find_queues
@@ -14,15 +13,6 @@ from pgq_tui.monitor.collect import Monitor
 from pgq_tui.queue import JobQueue
 from pgq_tui.tui.app import PgqTopApp
 from pgq_tui.tui.screens.confirm import ConfirmScreen
-
-
-async def settle(pilot, app: PgqTopApp, polls: int = 1, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
-    target = app.received + polls
-    deadline = time.monotonic() + timeout
-    while app.received < target:
-        assert time.monotonic() < deadline, "no snapshot arrived"
-        await pilot.pause(0.05)
-    await pilot.pause()
 
 
 def _wait_cell(app: PgqTopApp, queue: str) -> str:

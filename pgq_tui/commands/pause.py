@@ -16,8 +16,9 @@ from pgq_tui.actions import Actions
 from pgq_tui.actions.model import Plan
 from pgq_tui.audit import AuditLog
 from pgq_tui.db import resolve_dsn
-from pgq_tui.detection import find_queues
+from pgq_tui.detection import single_queue
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PgqError
+from pgq_tui.targets import Pins
 
 COMMANDS = {
     "pause": "pause a queue: its workers stop claiming from it (the framework's own pause)",
@@ -61,21 +62,7 @@ def run_pause(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if not args.queue:
         raise PgqError("--queue needs a queue's name", EXIT_USAGE)
     dsn = resolve_dsn(args.dsn)
-    targets = find_queues(
-        dsn,
-        kind=args.kind,
-        schema=args.schema,
-        table=args.table,
-        mapping=args.mapping,
-        dead_reads=getattr(args, "dead_reads", None),
-        settings=getattr(args, "dialect_settings", None),
-    )
-    if len(targets) > 1:
-        found = "; ".join(t.label for t in targets)
-        raise PgqError(
-            f"several queues found ({found}): pick one with --kind, --schema or --table", EXIT_USAGE
-        )
-    (target,) = targets
+    target = single_queue(dsn, **Pins.from_flags(args).args())
     audit = AuditLog.from_environment(getattr(args, "audit_log", None))
     with Actions(dsn, target.model, audit=audit) as actions:
         plan = actions.plan_pause(args.queue) if args.command == "pause" else actions.plan_resume(args.queue)
