@@ -135,12 +135,12 @@ class PgqDialect:
             unsupported = (*unsupported, (Capability.PAUSE, why))
         else:
             pause = PauseSpec(
-                label=f"a {match.table}_pauses row",
+                label=f"pgq-top's pause ({match.table}_pauses)",
                 pause_effect=f"a row in {match.table}_pauses: workers stop claiming from the queue; jobs"
                 " already claimed run to their end",
                 resume_effect=f"its {match.table}_pauses row deleted and the queue's idle workers woken"
                 " (NOTIFY): they claim at once",
-                reaction="at each worker's next claim (the claim itself checks the pause)",
+                reaction="at their next claim (the claim itself checks the pause)",
                 preview=s("pause_preview", st.PAUSE_PREVIEW, PAUSE_PREVIEW_COLUMNS),
                 pause=s("pause", st.PAUSE, ("queue",)),
                 resume=s("resume", st.RESUME, ("queue",)),
