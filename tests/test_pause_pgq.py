@@ -190,3 +190,15 @@ def test_the_exporter_says_which_queue_is_paused(dsn: str, queue: JobQueue) -> N
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+async def test_the_async_queue_honours_a_pause_too(dsn: str) -> None:
+    from pgq_tui.queue import AsyncJobQueue
+
+    async with AsyncJobQueue(dsn) as q:
+        await q.enqueue("a", [{}, {}])
+        assert await q.pause("a") and not await q.pause("a")
+        assert set(await q.paused()) == {"a"}
+        assert await q.claim("a") == [] and await q.seconds_until_due(["a"]) is None
+        assert await q.resume("a")
+        assert len(await q.claim("a")) == 2
