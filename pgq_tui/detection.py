@@ -41,6 +41,7 @@ DETECT_DEADLINE_S = 15.0  # a catalog read still unanswered then: the link is de
 DETECT_LOCK_TIMEOUT_MS = 2_000
 
 
+
 class PinArgs(TypedDict, total=False):
     """The flags that pin which queue to open (`--kind/--schema/--table/--mapping/--dead-reads`);
     left out or None: not pinned. targets.Pins holds the same for a target of a targets file."""
@@ -172,15 +173,12 @@ def find_queues(conninfo: str, **pins: Unpack[PinArgs]) -> list[QueueTarget]:
     try:
         # Reading an index's definition takes the table's ACCESS SHARE lock: behind a VACUUM FULL or
         # an ALTER TABLE, say who holds the lock instead of waiting out the statement timeout.
-        with (
-            connect(
-                conninfo,
-                application_name=APPLICATION_NAME,
-                statement_timeout_ms=10_000,
-                lock_timeout_ms=DETECT_LOCK_TIMEOUT_MS,
-            ) as conn,
-            deadline(conn, DETECT_DEADLINE_S),
-        ):
+        with connect(
+            conninfo,
+            application_name=APPLICATION_NAME,
+            statement_timeout_ms=10_000,
+            lock_timeout_ms=DETECT_LOCK_TIMEOUT_MS,
+        ) as conn, deadline(conn, DETECT_DEADLINE_S):
             try:
                 catalog = read_catalog(conn, known)
             except pg_errors.LockNotAvailable:
@@ -213,3 +211,4 @@ def single_queue(conninfo: str, **pins: Unpack[PinArgs]) -> QueueTarget:
             f"several queues found ({found}): pick one with --kind, --schema or --table", EXIT_USAGE
         )
     return targets[0]
+

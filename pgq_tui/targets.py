@@ -193,7 +193,9 @@ def parse_targets(
         try:
             conninfo_to_dict(entry["dsn"])
         except psycopg.ProgrammingError as exc:
-            raise PgqError(f"{source}: targets.{name}: bad DSN: {first_line(exc)}", EXIT_USAGE) from None
+            raise PgqError(
+                f"{source}: targets.{name}: bad DSN: {first_line(exc)}", EXIT_USAGE
+            ) from None
         dead_reads = entry.get("dead_reads", defaults.dead_reads)
         if dead_reads is not None and (type(dead_reads) is not int or dead_reads < 1):
             raise PgqError(f"{source}: targets.{name}: dead_reads must be a whole number >= 1", EXIT_USAGE)

@@ -54,3 +54,4 @@ def _marker_value(cur: psycopg.Cursor[dict[str, Any]], m: Mapping[str, Any]) -> 
     cur.execute(query, params)
     got = cur.fetchone()
     return None if got is None else got["v"]
+

@@ -56,3 +56,4 @@ def server_query(name: str, version_num: int) -> sql.Composed:
     statement = text(name, version_num)
     fields = {field for _, field, _, _ in string.Formatter().parse(statement) if field}
     return sql.SQL(statement).format(**{f: sql.SQL(body(text(f, version_num))) for f in fields})
+
