@@ -56,6 +56,9 @@ def test_a_paused_queue_is_not_claimed_by_the_pool_until_resumed(
         )
         assert (code, err) == (EXIT_OK, ""), err
         assert "paused queue 'mail'" in out
+        with psycopg.connect(dsn, autocommit=True) as conn:  # the write's transaction named itself
+            (by,) = conn.execute("SELECT paused_by FROM jobs_pauses WHERE queue = 'mail'").fetchone()  # type: ignore[misc]
+        assert by.endswith("(pgq-top pause)"), by
         snap = snapshot_json(capsys, "--dsn", dsn)
         mail = _queue(snap, "mail")
         assert mail["paused"] is True and mail["paused_figure"]["accuracy"] == "exact"
