@@ -226,6 +226,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub, _common)
 
+    from pgq_tui.commands.pause import add_parsers as add_pause_parsers
+
+    add_pause_parsers(sub, _common)
+
     from pgq_tui.commands.jobs import add_parser as add_jobs_parser
 
     add_jobs_parser(sub, _common)
@@ -472,6 +476,12 @@ def _cmd_schedules(args: argparse.Namespace) -> int:
     return run_schedules(args)
 
 
+def _cmd_pause(args: argparse.Namespace) -> int:
+    from pgq_tui.commands.pause import run_pause
+
+    return run_pause(args)
+
+
 def _cmd_action(args: argparse.Namespace) -> int:
     from pgq_tui.cli_actions import run_action
 
@@ -492,6 +502,8 @@ COMMANDS = {
     "retry": _cmd_action,
     "discard": _cmd_action,
     "cancel": _cmd_action,
+    "pause": _cmd_pause,
+    "resume": _cmd_pause,
     "jobs": _cmd_jobs,
     "completion": _cmd_completion,
     "schedules": _cmd_schedules,

@@ -33,6 +33,8 @@ from pgq_tui.dialects.contract import (
     COUNT_KEY,
     FINISHED_COLUMNS,
     OLDEST_READY,
+    PAUSE_PREVIEW_COLUMNS,
+    PAUSED_COLUMNS,
     PREVIEW_COLUMNS,
     PREVIEW_OPTIONAL,
     ActionKind,
@@ -155,6 +157,27 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
             assert set(previewed[2:]) <= set(PREVIEW_OPTIONAL), action.preview.name
             assert tuple(previewed) == action.preview.columns, action.preview.name
             assert _describe(conn, action.statement)[0] == "id", action.statement.name
+    _pause_statements_declare_their_columns(conn, model)
+
+
+def _pause_statements_declare_their_columns(conn: psycopg.Connection, model: QueueModel) -> None:
+    """The framework's own pause (QueueModel.pause), or one line saying it has none."""
+    spec = model.pause
+    if spec is None:
+        assert "pause" in str(model.support(Capability.PAUSE).reason)
+        return
+    assert spec.label and spec.pause_effect and spec.resume_effect and spec.reaction
+    assert (spec.state is None) == (spec.unknown_why is not None) and (spec.durable or spec.caveat)
+    with conn.transaction(force_rollback=True):
+        if spec.state is not None:
+            assert tuple(_describe(conn, spec.state)) == PAUSED_COLUMNS == spec.state.columns
+        preview = {**DEFAULTS, "queue": "conformance"}
+        with conn.cursor() as cur:
+            cur.execute(spec.preview.compose(), preview)
+            assert tuple(d.name for d in cur.description or ()) == PAUSE_PREVIEW_COLUMNS
+            for statement in (spec.pause, spec.resume):
+                cur.execute(statement.compose(), preview)
+                assert tuple(d.name for d in cur.description or ()) == ("queue",) == statement.columns
 
 
 def _activity(after: int | None) -> dict[str, object]:

@@ -48,7 +48,7 @@ SNAPSHOT_FAMILIES = {
     "pgq_table_tuples_hot_updated", "pgq_idle_in_transaction_sessions",
     "pgq_idle_in_transaction_oldest_age_seconds", "pgq_xmin_horizon_age_seconds",
     "pgq_xmin_horizon_age_transactions", "pgq_blocked_sessions", "pgq_backends", "pgq_queue_up",
-    "pgq_queue_info",
+    "pgq_queue_info", "pgq_queue_paused",
 }  # fmt: skip
 ALWAYS = {"pgq_up", "pgq_last_error_code", "pgq_collects", "pgq_collect_errors"}
 
@@ -164,6 +164,7 @@ def expected_from(snap: Snapshot) -> Samples:
                              ("stuck", q.stuck), ("dead", q.dead), ("done", q.done)):  # fmt: skip
             put("pgq_jobs", value, queue=q.queue, state=state, **who)
         put("pgq_oldest_ready_job_age_seconds", q.oldest_ready_age_s or 0.0, queue=q.queue, **who)
+        put("pgq_queue_paused", 1 if q.paused else 0, queue=q.queue, **who)
         for state, field in (("ready", "ready"), ("stuck", "stuck"), ("dead", "dead")):
             exact = 1 if q.accuracy(field) == "exact" else 0
             put("pgq_jobs_exact", exact, queue=q.queue, state=state, **who)

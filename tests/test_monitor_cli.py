@@ -132,15 +132,19 @@ def test_least_privilege_role(
         code, out, err = run(capsys, "--dsn", role_dsn, "--json")
         assert (code, err) == (EXIT_OK, "")
         data = json.loads(out)
-        # without SELECT on the counters table only throughput degrades, with a reason
-        assert set(data["errors"]) == {"throughput"} and "jobs_stats" in data["errors"]["throughput"]
+        # without SELECT on the counters and pauses tables only throughput and the paused figure
+        # degrade, each with a reason
+        assert (
+            set(data["errors"]) == {"throughput", "pauses"} and "jobs_stats" in data["errors"]["throughput"]
+        )
+        assert "jobs_pauses" in data["errors"]["pauses"] and data["queues"][0]["paused"] is None
         assert [(r["queue"], r["ready"], r["running"]) for r in data["queues"]] == [("a", 1, 1)]
         assert data["leases"]["rows"][0]["holder_connected"]  # pg_stat_activity of other roles is visible
         idle_rows = [s for s in data["sessions"]["idle_in_transaction"] if s["application"] == "someone-else"]
         assert idle_rows and idle_rows[0]["query"] == "SELECT txid_current()"
         assert data["table"]["table_bytes"] > 0
         with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(q.SQL("GRANT SELECT ON jobs_stats TO {}").format(q.Identifier(name)))
+            conn.execute(q.SQL("GRANT SELECT ON jobs_stats, jobs_pauses TO {}").format(q.Identifier(name)))
         code, out, _ = run(capsys, "--dsn", role_dsn, "--json")
         assert code == EXIT_OK and json.loads(out)["errors"] == {}
         assert sum(p["enqueued"] for p in json.loads(out)["throughput"]["history"]) in (

@@ -36,11 +36,12 @@ from pgq_tui.actions.detail import detail_row
 from pgq_tui.actions.explain import explain, table_privilege_hint
 from pgq_tui.actions.job_plans import NOUN, action_kind, job_plan, plan_action, refused_plan
 from pgq_tui.actions.model import ACTIONS, ActionOutcome, Plan, plural
+from pgq_tui.actions.pause import PAUSE, PAUSES, RESUME, pause_message, pause_plan, pause_title
 from pgq_tui.actions.sessions import GONE, SIGNAL_WAIT_MS, signal_plan
 from pgq_tui.actions.tune import TUNE, tune_plan, tune_refusal, tune_title
 from pgq_tui.audit import AuditLog, ids_fields
 from pgq_tui.db.connect import Session
-from pgq_tui.dialects.contract import ActionKind, ActionSpec, JobId, QueueModel, Statement
+from pgq_tui.dialects.contract import ActionKind, ActionSpec, Capability, JobId, QueueModel, Statement
 from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import EXIT_ERROR, PgqError, describe
 from pgq_tui.monitor.advice import Advice
@@ -234,6 +235,52 @@ class Actions:
     def plan_discard(self, ids: Iterable[JobId]) -> Plan:
         return self.plan(ActionKind.DISCARD, ids)
 
+    # -- a queue's pause (the framework's own: QueueModel.pause) ---------------------------------
+    def plan_pause(self, queue: str) -> Plan:
+        """Pause `queue` the framework's way; refused where it has none ("pg-boss has no queue pause")."""
+        return self._plan_pause(PAUSE, queue)
+
+    def plan_resume(self, queue: str) -> Plan:
+        return self._plan_pause(RESUME, queue)
+
+    def _plan_pause(self, action: str, queue: str) -> Plan:
+        spec, title = self.model.pause, pause_title(action, queue)
+        if spec is None:
+            return refused_plan(action, title, str(self.model.support(Capability.PAUSE).reason), "")
+        text = (spec.pause if action == PAUSE else spec.resume).shown()
+
+        def build() -> Plan:
+            with self._lock, self.conn.transaction(), self.conn.cursor(row_factory=dict_row) as cur:
+                cur.execute(action_sql.CHECK, {"table": self.qualified_table})
+                check = cur.fetchone()
+                assert check is not None
+                if check["in_recovery"] or check["read_only"]:
+                    why = "standby (in recovery)" if check["in_recovery"] else "read-only session"
+                    return refused_plan(action, title, f"the server accepts no writes here ({why})", text)
+                cur.execute(spec.preview.compose(), {**DEFAULTS, "queue": queue})
+                preview = cur.fetchone()
+                assert preview is not None
+            return pause_plan(action, self.model, spec, queue, preview, sql_text=text, as_of=check["as_of"])
+
+        return self._planned(action, title, text, (), build)
+
+    def _run_pause(self, plan: Plan) -> ActionOutcome:
+        """The confirmed pause or resume: one statement in its own transaction, named for it."""
+        spec, queue = self.model.pause, plan.queue or ""
+        if spec is None:
+            missing = str(self.model.support(Capability.PAUSE).reason)
+            return ActionOutcome(plan.action, 1, 0, f"not run: {missing}", error=missing)
+        statement = spec.pause if plan.action == PAUSE else spec.resume
+        try:
+            with self._batch_transaction(plan.action):
+                changed = len(self._rows(statement, {"queue": queue}))
+        except Exception as exc:
+            error = self._explain(exc, plan.action)
+            return ActionOutcome(
+                plan.action, 1, 0, f"queue {queue!r} unchanged", error, describe(exc).exit_code
+            )
+        return ActionOutcome(plan.action, 1, changed, pause_message(plan.action, queue, changed, spec))
+
     # -- session actions ------------------------------------------------------------------------
     def plan_cancel(
         self, pids: Iterable[int], snapshot: Snapshot | None = None, *, allow_pgq_top: bool = False
@@ -351,6 +398,8 @@ class Actions:
             return ActionOutcome(plan.action, requested, 0, f"not run: {reason}", error=reason)
         if plan.action == TUNE:
             return self._run_tune(plan)
+        if plan.action in PAUSES:
+            return self._run_pause(plan)
         verb = _VERB[plan.action]
         gone: list[int] = []  # sessions whose planned backend_start no longer matches their pid
         batches: Iterator[int]

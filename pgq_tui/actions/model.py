@@ -7,8 +7,20 @@ from datetime import datetime
 
 from pgq_tui.dialects.contract import JobId
 
-# Job actions (a dialect's ActionKinds; a job cancel is "cancel-jobs"), session signals, the advisor's.
-ACTIONS = ("requeue", "reap", "retry", "discard", "cancel-jobs", "cancel", "terminate", "tune")
+# Job actions (a dialect's ActionKinds; a job cancel is "cancel-jobs"), session signals, the advisor's,
+# a queue's pause and resume.
+ACTIONS = (
+    "requeue",
+    "reap",
+    "retry",
+    "discard",
+    "cancel-jobs",
+    "cancel",
+    "terminate",
+    "tune",
+    "pause",
+    "resume",
+)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pgq_tui.diagnosis.findings import DEFAULTS, Finding, Thresholds
 from pgq_tui.diagnosis.history import History, Rule
+from pgq_tui.diagnosis.paused import paused
 from pgq_tui.diagnosis.schedules import late_schedules
 from pgq_tui.diagnosis.vacuum import (
     autovacuum_off,
@@ -29,6 +30,7 @@ RULES: tuple[Rule, ...] = (
     autovacuum_pacing,
     claims_slow,
     locks,
+    paused,
     stalled,
     crashed,
     backlog,

@@ -11,6 +11,7 @@ from pgq_tui.diagnosis.history import History, at, held
 from pgq_tui.diagnosis.vacuum import quote_literal
 from pgq_tui.dialects.contract import OLDEST_READY
 from pgq_tui.monitor.health import fmt_age, fmt_count
+from pgq_tui.monitor.pauses import is_paused
 from pgq_tui.monitor.snapshot import APPROXIMATE, EXACT, STALE, UNKNOWN, Blocker, QueueStats, Snapshot
 
 
@@ -82,9 +83,10 @@ def _completed(s: Snapshot, queue: str) -> float | None:
 
 def _idle(s: Snapshot, queue: str) -> QueueStats | None:
     """The queue when it has ready jobs, none running (exact, or a background scan's stale count)
-    and no completion in the rates, and no live lease; else None."""
+    and no completion in the rates, and no live lease; else None. A paused queue is never idle in
+    this sense: its workers were told not to claim (the paused rule says so)."""
     q = next((x for x in s.queues if x.queue == queue), None)
-    if q is None or not q.ready or q.running or q.accuracy("running") not in (EXACT, STALE):
+    if q is None or is_paused(q) or not q.ready or q.running or q.accuracy("running") not in (EXACT, STALE):
         return None
     if _completed(s, queue):
         return None
@@ -207,13 +209,15 @@ class Ready:
 
 
 def _ready(s: Snapshot) -> Ready | None:
-    """The ready jobs of every queue; None when one queue's count is unknown (unknown is never 0), a
-    lower bound (the cap's ≥1,000) or an estimate: a growth needs two figures of the same kind."""
-    counts = [q.ready for q in s.queues]
-    kind = tuple(sorted((q.queue, q.accuracy("ready")) for q in s.queues))
+    """The ready jobs of every queue not paused (a paused queue's backlog grows by design); None
+    when one queue's count is unknown (unknown is never 0), a lower bound (the cap's ≥1,000) or an
+    estimate: a growth needs two figures of the same kind."""
+    running = [q for q in s.queues if not is_paused(q)]
+    counts = [q.ready for q in running]
+    kind = tuple(sorted((q.queue, q.accuracy("ready")) for q in running))
     if None in counts or any(a not in (EXACT, STALE) for _, a in kind):
         return None
-    stale = [f.as_of for q in s.queues if (f := q.figures.get("ready")) is not None and f.accuracy == STALE]
+    stale = [f.as_of for q in running if (f := q.figures.get("ready")) is not None and f.accuracy == STALE]
     if None in stale:
         return None  # a stale figure that does not say when it was true: not comparable
     when = min(a.timestamp() for a in stale if a is not None) if stale else at(s)

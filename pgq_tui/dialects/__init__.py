@@ -57,6 +57,12 @@ imports `pgq_tui.monitor`, `pgq_tui.actions`, `pgq_tui.tui` or another dialect. 
      `eligible, alive`, optionally `holders` and `exhausted` (PREVIEW_OPTIONAL) for a richer plan.
      Framework-specific values (a NOTIFY channel) are bound as literals (`Statement.of(...,
      literals=...)`). An action the framework lacks is absent, never faked.
+   - `pause` (optional): `PauseSpec`, the framework's own queue pause, read from its source and done
+     as its tools do it: `pause_preview.sql` (known, paused for `%(queue)s`), `pause.sql` and
+     `resume.sql` (guarded: one `queue` row when it changed), `pause_state.sql` (the paused queues,
+     PAUSED_COLUMNS) unless the database does not record it (`unknown_why`; `durable=False` and a
+     `caveat` for a pause that is only a notification, as Oban OSS's): `kit.pause_spec` builds it.
+     Absent: "<title> has no queue pause", never a fake one.
    - capabilities follow from what is present (`QueueModel.support(Capability.X)`); add
      `unsupported=((Capability.X, "why"),)` for what the framework cannot tell.
    - `kit.py` builds the usual parts: `Sql(__package__, prefix, idents, literals)` is the statement

@@ -70,6 +70,7 @@ class Capability(str, Enum):
     THROUGHPUT = "throughput"  # exact per-second rates from the framework's own counters
     RATES = "rates"  # per-queue rates derived from the table (QueueModel.activity), for any writer
     SCHEDULES = "schedules"  # periodic schedules kept in the database (QueueModel.schedules)
+    PAUSE = "pause"  # pause and resume a queue, the framework's own way (QueueModel.pause)
 
 
 # -- statements ------------------------------------------------------------------------------------
@@ -309,6 +310,41 @@ class ActionSpec:
 
 
 # -- what the dialect says about one detected queue ------------------------------------------------
+# -- pausing a queue -------------------------------------------------------------------------------
+# QueueModel.pause.state: every paused queue (a queue not listed is not paused), no parameter.
+PAUSED_COLUMNS = ("queue", "paused_at")
+# PauseSpec.preview: param queue -> one row: `known` (the framework has a row or jobs for it; a pause
+# of a queue it does not know is refused where the framework refuses it) and `paused` (NULL: unknown).
+PAUSE_PREVIEW_COLUMNS = ("known", "paused")
+
+
+@dataclass(frozen=True)
+class PauseSpec:
+    """Pausing a queue, the framework's own way: the rows its workers read (River's
+    river_queue.paused_at, Solid Queue's solid_queue_pauses, pgq-top's <table>_pauses) and the
+    notification they listen to, or only the notification where that is all the framework has (Oban
+    OSS: then `durable` is False and `caveat` says so on screen and in the CLI's output).
+
+    pause / resume: param queue -> one row (`queue`) when it changed; their WHERE states the guard
+    (not paused yet / paused now), so a second operator's pause changes nothing. They never take
+    several queues: a framework's "every queue" (River's '*') is left to the framework's own tools.
+    """
+
+    label: str  # the framework's name for it, e.g. "QueuePause / QueueResume"
+    pause_effect: str  # what pausing changes, in words
+    resume_effect: str
+    reaction: str  # when the workers notice, in words (their own reaction time)
+    preview: Statement  # PAUSE_PREVIEW_COLUMNS
+    pause: Statement
+    resume: Statement
+    state: Statement | None = None  # PAUSED_COLUMNS; None: the database does not record it
+    state_source: str = ""  # where `state` reads it, e.g. "river_queue.paused_at"
+    unknown_why: str | None = None  # with state None: why a queue's paused state is unknown
+    durable: bool = True  # the pause survives the workers' restart
+    caveat: str | None = None  # said with every pause (e.g. not durable)
+    unknown_refusal: str | None = None  # the refusal when preview says the queue is not known
+
+
 @dataclass(frozen=True)
 class Match:
     """One queue found in the catalog. `score` ranks dialects that match the same table (the more
@@ -484,6 +520,9 @@ class QueueModel:
     search: SearchColumns | None = None
     # periodic schedules kept in the database (None: the kind keeps none, `unsupported` says why)
     schedules: ScheduleSource | None = None
+    # pausing a queue the framework's own way; None: the framework has no queue pause (said in
+    # `unsupported` under Capability.PAUSE, or "<title> has no queue pause")
+    pause: PauseSpec | None = None
 
     @property
     def kind(self) -> str:
@@ -520,11 +559,14 @@ class QueueModel:
             Capability.THROUGHPUT: self.throughput is not None,
             Capability.RATES: self.activity is not None or self.finished is not None,
             Capability.SCHEDULES: self.schedules is not None,
+            Capability.PAUSE: self.pause is not None,
         }[cap]
         if cap == Capability.SCHEDULES and not ok:
             return Support(False, f"{self.title} keeps no periodic schedules in the database")
         if cap == Capability.RATES and not ok:
             return Support(False, "job ids are not increasing integers: table-wide rates only (pg_stat)")
+        if cap == Capability.PAUSE and not ok:
+            return Support(False, f"{self.title} has no queue pause")
         return Support(True) if ok else Support(False, f"{self.title} does not record this")
 
     def action(self, kind: ActionKind) -> ActionSpec | None:

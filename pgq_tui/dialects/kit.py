@@ -316,3 +316,36 @@ def cancel(
         True,
         also_applies_to=also,
     )
+
+
+# -- pausing a queue -------------------------------------------------------------------------------
+def pause_spec(
+    s: Sql,
+    label: str,
+    pause_effect: str,
+    resume_effect: str,
+    reaction: str,
+    *,
+    state_source: str = "",
+    durable: bool = True,
+    caveat: str | None = None,
+    unknown_why: str | None = None,
+    unknown_refusal: str | None = None,
+) -> contract.PauseSpec:
+    """The framework's queue pause from `pause_preview.sql`, `pause.sql`, `resume.sql` and, unless
+    `unknown_why` says why the database does not record it, `pause_state.sql`."""
+    return contract.PauseSpec(
+        label=label,
+        pause_effect=pause_effect,
+        resume_effect=resume_effect,
+        reaction=reaction,
+        preview=s("pause_preview", contract.PAUSE_PREVIEW_COLUMNS),
+        pause=s("pause", ("queue",)),
+        resume=s("resume", ("queue",)),
+        state=None if unknown_why else s("pause_state", contract.PAUSED_COLUMNS),
+        state_source=state_source,
+        unknown_why=unknown_why,
+        durable=durable,
+        caveat=caveat,
+        unknown_refusal=unknown_refusal,
+    )

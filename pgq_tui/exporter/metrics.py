@@ -133,6 +133,12 @@ def _queue_families(
     age = qgauge(
         "pgq_oldest_ready_job_age_seconds", "How long the oldest ready job has waited (0: none)", "queue"
     )
+    paused = qgauge(
+        "pgq_queue_paused",
+        "1 if the queue is paused the framework's own way (no worker claims from it), else 0; absent "
+        "where the kind has no pause or does not record it (Oban OSS) or the read failed",
+        "queue",
+    )
     lag = qgauge(
         "pgq_background_count_lag_seconds",
         "How far behind this collect the background exact count (used above the per-poll cap) is",
@@ -172,6 +178,8 @@ def _queue_families(
             known = "oldest_ready_age_s" not in snap.unknown and (oldest is None or oldest.known)
             if why_not(snap, "oldest_ready") is None and known:
                 age.add_metric([*who, q.queue], q.oldest_ready_age_s or 0.0)
+            if q.paused is not None:  # unknown or no such thing: absent, never 0
+                paused.add_metric([*who, q.queue], 1 if q.paused else 0)
         if "throughput" not in snap.errors:
             for name, rates in sorted(snap.throughput.per_queue.items()):
                 for event in ("enqueued", "completed", "failed"):
@@ -191,7 +199,21 @@ def _queue_families(
         for queue, n in sorted(c.completed_by_queue.items()):
             by_queue.add_metric([*who, queue], n)
     yield from _present(
-        [queue_info, duration, taken, panel, jobs, exact, age, rate, lag, stuck, *totals.values(), by_queue]
+        [
+            queue_info,
+            duration,
+            taken,
+            panel,
+            jobs,
+            exact,
+            age,
+            paused,
+            rate,
+            lag,
+            stuck,
+            *totals.values(),
+            by_queue,
+        ]
     )
 
 

@@ -81,6 +81,18 @@ CREATE TABLE IF NOT EXISTS {stats} (
     PRIMARY KEY (bucket, queue, shard)
 )
 """
+# Paused queues: a queue with a row here is not claimed by pgq-top's workers (jobtable/statements.py
+# CLAIM). Durable: a pause outlives every worker, until `pgq-top resume` (or JobQueue.resume) deletes
+# the row. Created by init beside the jobs table, like the counters table.
+_PAUSES = """
+CREATE TABLE IF NOT EXISTS {pauses} (
+    queue     text        PRIMARY KEY,
+    paused_at timestamptz NOT NULL DEFAULT now(),
+    paused_by text
+)
+"""
+PAUSES_COLUMNS = ("queue", "paused_at")
+
 # The operator's removals (discarded dead letters, pruned done rows), counted so that the monitor
 # never takes them for completions or for foreign writers; added in place to an older counters table
 # (constant defaults: catalog-only).
@@ -192,6 +204,7 @@ def names(table: str, schema: str) -> dict[str, sql.Composable]:
     return {
         "jobs": sql.Identifier(schema, table),
         "stats": sql.Identifier(schema, f"{table}_stats"),
+        "pauses": sql.Identifier(schema, f"{table}_pauses"),
         "claim_idx": sql.Identifier(f"{table}_claim_idx"),
         "lease_idx": sql.Identifier(f"{table}_lease_idx"),
         "dead_idx": sql.Identifier(f"{table}_dead_idx"),
@@ -299,6 +312,9 @@ def _transaction_steps(conn: psycopg.Connection, table: str, schema: str) -> tup
         for column, ddl in _STATS_COLUMNS.items():
             if column not in have:
                 steps.append((f"added column {column} to {stats}", sql.SQL(ddl).format(**n), False))
+    pauses = n["pauses"].as_string(conn)
+    if _missing(conn, "relation", pauses):
+        steps.append((f"created table {pauses}", sql.SQL(_PAUSES).format(**n), False))
     wanted = {f"{key}={value}" for key, value in AUTOVACUUM_OPTIONS.items()}
     current = conn.execute(_RELOPTIONS, (qualified,)).fetchone()[0] if exists else []  # type: ignore[index]
     if not wanted <= set(current):
@@ -366,6 +382,11 @@ def plan(
 
 
 def _check_ownership(conn: psycopg.Connection, table: str, schema: str, adopt: bool) -> None:
+    pauses = sql.Identifier(schema, f"{table}_pauses").as_string(conn)
+    if not _missing(conn, "relation", pauses):
+        have = set(conn.execute(_COLUMNS, (pauses,)).fetchone()[0])  # type: ignore[index]
+        if not set(PAUSES_COLUMNS) <= have:
+            raise _refusal(f"{schema}.{table}_pauses exists and is not pgq-top's (no queue, paused_at)")
     reason = foreign(conn, table, schema)
     if reason is None:
         return

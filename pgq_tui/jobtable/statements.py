@@ -99,11 +99,14 @@ SELECT count(*) AS woken FROM woken
 """
 
 # The seed's claim: the oldest, highest-priority ready jobs, locked without waiting on rows another
-# claimer holds, leased and counted as an attempt, in one statement.
+# claimer holds, leased and counted as an attempt, in one statement. A paused queue (a row in
+# `<table>_pauses`) is not claimed: the NOT EXISTS is a one-time filter (one primary-key probe per
+# claim), so a pause takes effect at every worker's next claim after it commits.
 CLAIM = f"""
 WITH c AS (
     SELECT id FROM {{jobs}}
     WHERE status = 'pending' AND queue = %(queue)s AND run_at <= now()
+      AND NOT EXISTS (SELECT 1 FROM {{pauses}} p WHERE p.queue = %(queue)s)
     ORDER BY priority DESC, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -114,6 +117,12 @@ SET status = 'running', attempts = j.attempts + 1,
 FROM c WHERE j.id = c.id
 RETURNING {", ".join("j." + c.strip() for c in JOB_COLUMNS.split(","))}
 """
+
+# A table made before `<table>_pauses` existed (a worker of this version on an older init): the
+# same claim without the pause check, until `pgq-top init` creates the table.
+CLAIM_UNPAUSABLE = CLAIM.replace(
+    "\n      AND NOT EXISTS (SELECT 1 FROM {pauses} p WHERE p.queue = %(queue)s)", ""
+)
 
 _FENCE = """
     fence AS (SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[]) AS f(id, attempts))"""
@@ -256,13 +265,15 @@ SELECT pg_notify(%(channel)s, left(q, %(chars)s)) FROM unnest(%(queues)s::text[]
 """
 
 # How long until the earliest pending job of these queues is due (<= 0: one is ready now; NULL: none
-# pending). The claim index is ordered by priority first, so a skip-scan visits each distinct
+# pending); a paused queue is left out (its worker waits for the resume's notification, or its poll).
+# The claim index is ordered by priority first, so a skip-scan visits each distinct
 # priority once and takes its earliest run_at: a few index probes however many jobs are scheduled.
 SECONDS_UNTIL_DUE = """
 WITH RECURSIVE p AS (
     SELECT q.queue, (SELECT j.priority FROM {jobs} j WHERE j.status = 'pending' AND j.queue = q.queue
                      ORDER BY j.priority DESC LIMIT 1) AS priority
     FROM unnest(%(queues)s::text[]) AS q(queue)
+    WHERE NOT EXISTS (SELECT 1 FROM {pauses} x WHERE x.queue = q.queue)
     UNION ALL
     SELECT p.queue, (SELECT j.priority FROM {jobs} j
                      WHERE j.status = 'pending' AND j.queue = p.queue AND j.priority < p.priority
@@ -274,6 +285,28 @@ SELECT extract(epoch FROM min((SELECT j.run_at FROM {jobs} j
                                ORDER BY j.run_at LIMIT 1)) - now())::float8 AS seconds
 FROM p WHERE p.priority IS NOT NULL
 """
+
+
+SECONDS_UNTIL_DUE_UNPAUSABLE = SECONDS_UNTIL_DUE.replace(
+    "\n    WHERE NOT EXISTS (SELECT 1 FROM {pauses} x WHERE x.queue = q.queue)", ""
+)
+
+# Pausing a queue: a row in `<table>_pauses` (its primary key is the guard: a queue already paused
+# keeps its row and time, nothing is returned). Workers stop claiming it at their next claim.
+PAUSE = """
+INSERT INTO {pauses} (queue, paused_at, paused_by)
+VALUES (%(queue)s, now(), %(by)s)
+ON CONFLICT (queue) DO NOTHING
+RETURNING queue
+"""
+# Resuming: the row deleted, and the queue's idle workers woken in the same statement (they claim at
+# once instead of at their next safety poll). Guard: the queue is paused.
+RESUME = """
+WITH resumed AS (DELETE FROM {pauses} p WHERE p.queue = %(queue)s RETURNING p.queue),
+woken AS MATERIALIZED (SELECT r.queue, pg_notify(%(channel)s, left(r.queue, 1000)) FROM resumed r)
+SELECT w.queue FROM woken w
+"""
+PAUSED = "SELECT queue, paused_at, paused_by FROM {pauses} ORDER BY queue"
 
 
 def count_removed(source: str, column: str) -> str:
@@ -331,5 +364,5 @@ GET_JOB = f"SELECT {JOB_COLUMNS}, finished_at, last_error, heartbeat_at FROM {{j
 def compose(statement: str, table: str, schema: str) -> sql.Composed:
     """Bind object names into a statement; values stay parameters."""
     return sql.SQL(statement).format(
-        **{k: v for k, v in names(table, schema).items() if k in ("jobs", "stats")}
+        **{k: v for k, v in names(table, schema).items() if k in ("jobs", "stats", "pauses")}
     )

@@ -43,7 +43,7 @@ from pgq_tui.db.connect import Session
 from pgq_tui.dialects.contract import OLDEST_READY, Capability, QueueModel, Statement
 from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line, unexpected
-from pgq_tui.monitor import counting, finished, panels, pipeline, queries, rates, tiers
+from pgq_tui.monitor import counting, finished, panels, pauses, pipeline, queries, rates, tiers
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
 from pgq_tui.monitor.bloat import BloatReport
 from pgq_tui.monitor.bloatwatch import BloatWatch
@@ -323,7 +323,9 @@ class Monitor:
         active = self._guard("throughput", errors, None, lambda: self._activity(now))
         count_rows, failed = self._counts(errors, cap1, tier.counts)
         bg = self._counter.latest()
+        paused = self._paused(errors)
         seen = {q for a in self._polls for q in a.new} | set(counters.per_queue if counters else ())
+        seen |= set(paused or ())  # a paused queue is listed, jobs or not (to be resumed)
         if failed:  # keep listing the queues the last poll saw: their counts are unknown, not gone
             seen |= self._listed
         missing = counting.not_taken(model, failed)
@@ -356,6 +358,7 @@ class Monitor:
             oldest_how=oldest_how,
             oldest_why=None if oldest == counting.NOT_LANDED else oldest,
         )
+        queues = pauses.apply(queues, model, paused, now, errors.get(pauses.PANEL))
         self._listed = {q.queue for q in queues}
         if not failed:  # a failed count keeps what the background was asked for
             reads = counting.poll_reads(count_rows)[0]
@@ -511,9 +514,20 @@ class Monitor:
         prev = self._polls[-1].at if self._polls else None
         plan += [self._model_sql(st, p) for st, p in self._stamps.statements(prev, now)]
         plan += [self._server_sql(name, p) for name, p in self._stamps.server_queries()]
+        spec = model.pause
+        if spec is not None and spec.state is not None:
+            plan.append(self._model_sql(spec.state, {}))
         if self._counters_statement is not None:
             plan.append(self._model_sql(self._counters_statement, self._counters_params(now)))
         return plan
+
+    def _paused(self, errors: dict[str, str]) -> dict[str, datetime | None] | None:
+        """The paused queues (the dialect's PauseSpec.state); None when not recorded or not read."""
+        spec = self.model.pause
+        if spec is None or spec.state is None:
+            return None
+        statement = spec.state
+        return self._guard(pauses.PANEL, errors, None, lambda: pauses.paused_rows(self._run(statement)))
 
     def _check(self, row: dict[str, Any]) -> dict[str, Any]:
         """The queue's main table exists, is readable and has the columns the dialect reads."""

@@ -50,6 +50,7 @@ PANEL = {
     Capability.OLDEST_READY: "oldest_ready",
     Capability.DONE: "done",
     Capability.DETAIL: "detail",
+    Capability.PAUSE: "pause",
 }
 
 
@@ -216,7 +217,8 @@ def queue_stats(
         age, figures[OLDEST_READY] = oldest_figure(oldest.get(q), oldest_how, oldest_why, bg, q, now)
         if OLDEST_READY in notes and figures[OLDEST_READY].accuracy != UNSUPPORTED:
             figures[OLDEST_READY] = replace(figures[OLDEST_READY], note=notes[OLDEST_READY])
-        out.append(QueueStats(queue=q, **values, oldest_ready_age_s=age, figures=figures, extra=extra))
+        counted: dict[str, Any] = dict(values)  # the six counts by their field names
+        out.append(QueueStats(queue=q, **counted, oldest_ready_age_s=age, figures=figures, extra=extra))
     return tuple(out)
 
 

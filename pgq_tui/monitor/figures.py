@@ -116,8 +116,9 @@ def oldest_accuracy(snap: Snapshot, q: QueueStats) -> str:
 
 
 def oldest_ready(snap: Snapshot) -> tuple[str | None, float]:
-    """The queue whose oldest ready job has waited longest, and that wait (0.0 when nothing waits)."""
-    waiting = [q for q in snap.queues if q.oldest_ready_age_s is not None]
+    """The queue whose oldest ready job has waited longest, and that wait (0.0 when nothing waits).
+    A queue known to be paused is left out: its jobs wait because it was paused, not for a worker."""
+    waiting = [q for q in snap.queues if q.oldest_ready_age_s is not None and q.paused is not True]
     q = max(waiting, key=lambda q: q.oldest_ready_age_s or 0.0, default=None)
     return (q.queue, q.oldest_ready_age_s or 0.0) if q else (None, 0.0)
 

@@ -127,6 +127,12 @@ def verdicts(snap: Snapshot, t: Thresholds = Thresholds()) -> list[Verdict]:
     for panel, why in snap.errors.items():
         out.append(Verdict(WARN, panel, f"{panel} panel stale: {why}"))
     for q in snap.queues:
+        if q.paused is True:  # paused the framework's way: its wait is by design, said as a pause
+            if q.ready:
+                out.append(
+                    Verdict(WARN, "queues", f"queue {q.queue} paused: {fmt_count(q.ready)} ready wait")
+                )
+            continue
         level = latency_level(q.oldest_ready_age_s, t.latency_warn_s, t.latency_crit_s)
         if level != OK:
             out.append(

@@ -88,6 +88,11 @@ class QueueStats:
     figures: dict[str, Figure] = field(default_factory=dict)
     # a dialect's labelled extra states (cancelled...), None when not taken
     extra: dict[str, int | None] = field(default_factory=dict)
+    # paused the framework's own way (no worker claims from it): None when not known (the kind
+    # keeps it out of the database, or has no pause at all: paused_figure says which, and why)
+    paused: bool | None = None
+    paused_since: datetime | None = None
+    paused_figure: Figure | None = None  # how `paused` was obtained; None: a snapshot built by hand
 
     def accuracy(self, name: str) -> str:
         figure = self.figures.get(name)

@@ -71,6 +71,19 @@ class AsyncJobQueue(QueueCore):
         except psycopg.errors.UndefinedTable as exc:
             raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
+    async def _paused_rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """A statement that honours pauses; on a table without `<table>_pauses`, its unpausable form."""
+        chosen = self._pausable(name)
+        conn = await self.connection()
+        try:
+            async with conn.cursor(row_factory=dict_row) as cur:
+                await cur.execute(self._q(chosen), self._params(params), prepare=not self._pooled)
+                return await cur.fetchall() if cur.description else []
+        except psycopg.errors.UndefinedTable as exc:
+            if self._pauses_missing(exc, chosen):
+                return await self._rows(f"{name}_UNPAUSABLE", params)
+            raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
+
     # -- schema ---------------------------------------------------------------------------------
     async def install(self, say: Callable[[str], None] | None = None, *, adopt: bool = False) -> list[str]:
         """Create or upgrade the table, indexes, counters and autovacuum settings (idempotent);
@@ -128,7 +141,7 @@ class AsyncJobQueue(QueueCore):
     # -- workers --------------------------------------------------------------------------------
     async def claim(self, queue: str, *, limit: int = 10, lease: float = 30.0) -> list[Job]:
         """Lease up to `limit` ready jobs: highest priority first, then oldest run_at (best effort)."""
-        return self._jobs(await self._rows("CLAIM", self._claim_params(queue, limit, lease)))
+        return self._jobs(await self._paused_rows("CLAIM", self._claim_params(queue, limit, lease)))
 
     async def complete(self, jobs: Sequence[Job], *, keep: bool = False) -> int:
         """Finish jobs we still hold; returns how many were accepted (see JobQueue.complete)."""
@@ -170,7 +183,7 @@ class AsyncJobQueue(QueueCore):
 
     async def seconds_until_due(self, queues: Sequence[str]) -> float | None:
         """Seconds until the earliest pending job of `queues` is due (<= 0: ready now; None: none)."""
-        rows = await self._rows("SECONDS_UNTIL_DUE", {"queues": list(queues)})
+        rows = await self._paused_rows("SECONDS_UNTIL_DUE", {"queues": list(queues)})
         seconds: float | None = rows[0]["seconds"]
         return seconds
 
@@ -179,6 +192,18 @@ class AsyncJobQueue(QueueCore):
         await self._rows("WAKE", self._wake_params(queues))
 
     # -- maintenance and operator actions -------------------------------------------------------
+    async def pause(self, queue: str, *, by: str | None = None) -> bool:
+        """Pause `queue` (see JobQueue.pause)."""
+        return bool(await self._rows("PAUSE", {"queue": queue, "by": by}))
+
+    async def resume(self, queue: str) -> bool:
+        """Resume `queue` and wake its idle workers (see JobQueue.resume)."""
+        return bool(await self._rows("RESUME", {"queue": queue}))
+
+    async def paused(self) -> dict[str, datetime]:
+        """The paused queues and since when."""
+        return {r["queue"]: r["paused_at"] for r in await self._rows("PAUSED", {})}
+
     async def reap(self, *, batch: int = BATCH, before: datetime | None = None) -> int:
         """Expired leases back to pending (or to the dead letters); with `before`, only leases that
         had expired by then. Idle workers are woken for what came back."""

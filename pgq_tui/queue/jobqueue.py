@@ -12,6 +12,7 @@ import hashlib
 import os
 import secrets
 import socket
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal
@@ -31,6 +32,9 @@ from pgq_tui.queue.job import Job
 ENQUEUE_CHUNK = 5000  # rows per INSERT round trip
 COPY_FROM = 1000  # batches this large are enqueued with COPY
 BATCH = 1000  # rows per transaction for bulk operator actions and pruning
+# A table made before `<table>_pauses` existed: claims skip the pause check, and try it again after
+# this many seconds (a `pgq-top init` meanwhile creates the table: the pause is then honoured).
+PAUSES_RECHECK_S = 60.0
 
 
 def make_worker_id(prefix: str = "pgq-w") -> str:
@@ -92,6 +96,21 @@ class QueueCore:
         }
         self._sql: dict[str, sql.Composed] = {}
         self._uncounted = False  # the counters table predates `discarded`/`pruned`: plain deletes
+        self._unpausable_at: float | None = None  # when the pauses table was found missing
+
+    def _pausable(self, name: str) -> str:
+        """CLAIM or SECONDS_UNTIL_DUE, or their `_UNPAUSABLE` forms while the pauses table is missing."""
+        missing = self._unpausable_at
+        if missing is not None and time.monotonic() - missing < PAUSES_RECHECK_S:
+            return f"{name}_UNPAUSABLE"
+        return name
+
+    def _pauses_missing(self, exc: psycopg.Error, name: str) -> bool:
+        """Whether `exc` says the pauses table is missing (then the next try is `_UNPAUSABLE`)."""
+        if name.endswith("_UNPAUSABLE") or f"{self.table}_pauses" not in str(exc):
+            return False
+        self._unpausable_at = time.monotonic()
+        return True
 
     @property
     def qualified(self) -> str:
@@ -200,6 +219,18 @@ class JobQueue(QueueCore):
         except psycopg.errors.UndefinedTable as exc:
             raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
+    def _paused_rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """A statement that honours pauses; on a table without `<table>_pauses`, its unpausable form."""
+        chosen = self._pausable(name)
+        try:
+            with self.conn.cursor(row_factory=dict_row) as cur:
+                cur.execute(self._q(chosen), self._params(params), prepare=True)
+                return cur.fetchall() if cur.description else []
+        except psycopg.errors.UndefinedTable as exc:
+            if self._pauses_missing(exc, chosen):
+                return self._rows(f"{name}_UNPAUSABLE", params)
+            raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
+
     # -- schema ---------------------------------------------------------------------------------
     def install(self, say: Callable[[str], None] | None = None, *, adopt: bool = False) -> list[str]:
         """Create or upgrade the table, indexes, counters and autovacuum settings (idempotent);
@@ -250,7 +281,7 @@ class JobQueue(QueueCore):
     # -- workers --------------------------------------------------------------------------------
     def claim(self, queue: str, *, limit: int = 10, lease: float = 30.0) -> list[Job]:
         """Lease up to `limit` ready jobs: highest priority first, then oldest run_at (best effort)."""
-        return self._jobs(self._rows("CLAIM", self._claim_params(queue, limit, lease)))
+        return self._jobs(self._paused_rows("CLAIM", self._claim_params(queue, limit, lease)))
 
     def complete(self, jobs: Sequence[Job], *, keep: bool = False) -> int:
         """Finish jobs we still hold (delete them, or mark them done when keep=True).
@@ -299,12 +330,27 @@ class JobQueue(QueueCore):
 
     def seconds_until_due(self, queues: Sequence[str]) -> float | None:
         """Seconds until the earliest pending job of `queues` is due (<= 0: ready now; None: none)."""
-        seconds: float | None = self._rows("SECONDS_UNTIL_DUE", {"queues": list(queues)})[0]["seconds"]
+        rows = self._paused_rows("SECONDS_UNTIL_DUE", {"queues": list(queues)})
+        seconds: float | None = rows[0]["seconds"]
         return seconds
 
     def wake(self, queues: Iterable[str]) -> None:
         """Notify listeners that jobs of `queues` are ready ("" wakes listeners of every queue)."""
         self._rows("WAKE", self._wake_params(queues))
+
+    # -- pausing a queue ----------------------------------------------------------------------------
+    def pause(self, queue: str, *, by: str | None = None) -> bool:
+        """Pause `queue`: no worker claims from it until it is resumed (jobs already claimed run to
+        their end). Durable (a row in `<table>_pauses`). False when it was paused already."""
+        return bool(self._rows("PAUSE", {"queue": queue, "by": by}))
+
+    def resume(self, queue: str) -> bool:
+        """Resume `queue` and wake its idle workers. False when it was not paused."""
+        return bool(self._rows("RESUME", {"queue": queue}))
+
+    def paused(self) -> dict[str, datetime]:
+        """The paused queues and since when."""
+        return {r["queue"]: r["paused_at"] for r in self._rows("PAUSED", {})}
 
     # -- maintenance and operator actions -------------------------------------------------------
     def reap(self, *, batch: int = BATCH, before: datetime | None = None) -> int:

@@ -41,12 +41,13 @@ def _queues(snap: Snapshot) -> Table:
         rates = snap.throughput.per_queue.get(q.queue)
         level = health.latency_level(q.oldest_ready_age_s, th.latency_warn_s, th.latency_crit_s)
         wait = figures.oldest_accuracy(snap, q)
+        paused = q.paused is True  # its wait is by design: not judged against the latency thresholds
         table.add_row(
-            _t(q.queue),
+            _t(q.queue) + (Text(" paused", style="magenta") if paused else Text()),
             *(_t(health.fmt_figure(getattr(q, f), q.accuracy(f))) for f in ("ready", "scheduled", "running")),
             _t(health.fmt_figure(q.stuck, q.accuracy("stuck")), "bold red" if q.stuck else ""),
             *(_t(health.fmt_figure(getattr(q, f), q.accuracy(f))) for f in ("dead", "done")),
-            _t(health.fmt_wait(q.oldest_ready_age_s, wait), _STYLE.get(level, "")),
+            _t(health.fmt_wait(q.oldest_ready_age_s, wait), "" if paused else _STYLE.get(level, "")),
             _t(_rate(rates.completed if rates else None)),
             _t(_rate(rates.enqueued if rates else None)),
         )

@@ -80,6 +80,29 @@ class Fixes(AppMixin):
         targets = self._targets("sessions", "session")
         return None if targets is None else [t for t in targets if isinstance(t, int)]
 
+    def action_pause_queue(self) -> None:
+        self._queue_plan("pause")
+
+    def action_resume_queue(self) -> None:
+        self._queue_plan("resume")
+
+    def _queue_plan(self, action: str) -> None:
+        """The queue under the queues panel's cursor (or the one marked), paused or resumed the
+        framework's own way after a confirmation; a kind without a pause says so (refused plan)."""
+        table: PanelTable = self.panel("queues")
+        targets = table.targets()
+        if len(targets) != 1:
+            self.notify(
+                "pick one queue: move to the queues panel (key 1) and put the cursor on it",
+                severity="warning",
+            )
+            return
+        queue = str(targets[0])
+        if action == "pause":
+            self._plan(lambda a: a.plan_pause(queue), "queues")
+        else:
+            self._plan(lambda a: a.plan_resume(queue), "queues")
+
     def action_advise(self) -> None:
         """The advisor over the last snapshot; `a` there plans the per-table ALTER TABLE."""
         snap = self.snapshot

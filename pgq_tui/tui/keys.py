@@ -15,7 +15,9 @@ REPLAY = "Replay (time cursor)"
 SECTIONS = (VIEW, REPLAY, PANELS, FIX, DEMO)
 
 # Actions that write to the database: absent (not just greyed out) with --read-only.
-WRITE_ACTIONS = frozenset({"requeue", "reap", "retry", "discard", "cancel", "terminate"})
+WRITE_ACTIONS = frozenset(
+    {"requeue", "reap", "retry", "discard", "cancel", "terminate", "pause_queue", "resume_queue"}
+)
 DEMO_ACTIONS = frozenset(
     {
         "demo_add_worker",
@@ -63,6 +65,8 @@ _SECTIONED: list[tuple[str, Binding]] = [
     (FIX, Binding("D", "discard", "Discard dead", show=False)),
     (FIX, Binding("C", "cancel", "Cancel query", show=False)),
     (FIX, Binding("K", "terminate", "Terminate session", show=False)),
+    (FIX, Binding("P", "pause_queue", "Pause the queue (the framework's own pause)", show=False)),
+    (FIX, Binding("U", "resume_queue", "Resume the paused queue", show=False)),
     (FIX, Binding("A", "advise", "Autovacuum advisor (apply: confirmed)", show=False)),
     (DEMO, Binding("w", "demo_add_worker", "Add worker", show=False)),
     (DEMO, Binding("W", "demo_remove_worker", "Remove worker", show=False)),

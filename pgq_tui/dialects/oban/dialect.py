@@ -20,6 +20,7 @@ from pgq_tui.dialects.contract import (
     OLDEST_READY,
     Capability,
     Match,
+    PauseSpec,
     QueueModel,
     ScheduleSource,
     SearchColumns,
@@ -32,6 +33,7 @@ from pgq_tui.dialects.kit import (
     cancel,
     discard,
     found,
+    pause_spec,
     refused,
     requeue,
     retry,
@@ -214,7 +216,32 @@ class ObanDialect:
             relations=((schema, match.table),),
             search=_search((schema, match.table), float(horizon), labels),
             schedules=_schedules(schema, match.table),
+            pause=_pause(schema, match.table),
         )
+
+
+def _pause(schema: str, table: str) -> PauseSpec:
+    """Oban.pause_queue/2 and resume_queue/2 of Oban OSS: a signal, nothing in the database."""
+    channel = f"{schema}.oban_signal"
+    s = Sql(
+        __package__,
+        "oban",
+        {"jobs": (schema, table), "state_type": (schema, "oban_job_state")},
+        {"signal_channel": (channel,)},
+    )
+    return pause_spec(
+        s,
+        "Oban.pause_queue / Oban.resume_queue (notification only)",
+        f'NOTIFY {channel} {{"action": "pause", "ident": "any"}}: every running node\'s'
+        " producer of the queue stops fetching; executing jobs finish",
+        f'NOTIFY {channel} {{"action": "resume", "ident": "any"}}: nodes run the queue again',
+        "at once on every node whose notifier listens (Oban's Postgres notifier); a node that is"
+        " not connected then never hears it",
+        durable=False,
+        caveat="not durable: Oban OSS keeps a pause in each node's memory, so a node that starts or"
+        " restarts runs the queue again, and pgq-top cannot see whether it is paused",
+        unknown_why="Oban OSS keeps a queue's pause in each node's memory, not in the database",
+    )
 
 
 def _search(jobs: tuple[str, str], rescue_after_s: float, labels: tuple[str, ...]) -> SearchColumns:

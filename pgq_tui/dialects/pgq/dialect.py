@@ -13,11 +13,14 @@ from pgq_tui.dialects.contract import (
     LEASE_COLUMNS,
     LEASE_EXTRA_COLUMNS,
     OLDEST_READY,
+    PAUSE_PREVIEW_COLUMNS,
+    PAUSED_COLUMNS,
     ActionKind,
     ActionSpec,
     Capability,
     IndexAdvice,
     Match,
+    PauseSpec,
     QueueModel,
     SearchColumns,
     State,
@@ -101,8 +104,12 @@ class PgqDialect:
         # requeue and retry NOTIFY the table's channel, as the queue's own statements do
         wake = {"channel": (channel(match.table, match.schema),)}
 
+        pauses = (match.schema, f"{match.table}_pauses")
+
         def s(name: str, text: str, columns: tuple[str, ...]) -> Statement:
-            return Statement.of(f"pgq.{name}", text, columns, literals=wake, jobs=jobs, stats=stats)
+            return Statement.of(
+                f"pgq.{name}", text, columns, literals=wake, jobs=jobs, stats=stats, pauses=pauses
+            )
 
         # an index `pgq-top init` creates is missing: the statements it serves are scans (run in the
         # poll while the table is small, else in the background), the index is advice
@@ -121,6 +128,24 @@ class PgqDialect:
                     Capability.THROUGHPUT,
                     f"no counters table {match.table}_stats (create it with: pgq-top init)",
                 ),
+            )
+        pause = None
+        if catalog.relation(*pauses) is None:
+            why = f"no pauses table {match.table}_pauses (create it with: pgq-top init)"
+            unsupported = (*unsupported, (Capability.PAUSE, why))
+        else:
+            pause = PauseSpec(
+                label=f"pgq-top's pause ({match.table}_pauses)",
+                pause_effect=f"a row in {match.table}_pauses: workers stop claiming from the queue; jobs"
+                " already claimed run to their end",
+                resume_effect=f"its {match.table}_pauses row deleted and the queue's idle workers woken"
+                " (NOTIFY): they claim at once",
+                reaction="at their next claim (the claim itself checks the pause)",
+                preview=s("pause_preview", st.PAUSE_PREVIEW, PAUSE_PREVIEW_COLUMNS),
+                pause=s("pause", st.PAUSE, ("queue",)),
+                resume=s("resume", st.RESUME, ("queue",)),
+                state=s("pause_state", st.PAUSE_STATE, PAUSED_COLUMNS),
+                state_source=f"{match.table}_pauses",
             )
         previewed = ("eligible", "alive", "holders")
         return QueueModel(
@@ -207,6 +232,7 @@ class PgqDialect:
             setup_hint="pgq-top init --dsn DSN creates it, or adds the missing columns",
             stuck_label="lease expired",
             search=_search(jobs),
+            pause=pause,
         )
 
 

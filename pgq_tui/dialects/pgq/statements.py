@@ -200,3 +200,19 @@ WITH {_CHOSEN_DEAD}, gone AS (
 ), counted AS ({queue_statements.count_removed("gone", "discarded")})
 SELECT id FROM gone
 """
+
+
+# Pausing a queue: the queue library's own statements (jobtable/statements.py), the channel bound as
+# a literal and the pauser named by the session (its application_name is 'pgq-top pause').
+PAUSE = queue_statements.PAUSE.replace(
+    "%(by)s", "current_user || ' (' || current_setting('application_name') || ')'"
+)
+RESUME = queue_statements.RESUME.replace("%(channel)s", "{channel}")
+PAUSE_STATE = "SELECT p.queue, p.paused_at FROM {pauses} p"
+# known: the queue has a job waiting, running or dead (each by its partial index)
+PAUSE_PREVIEW = """
+SELECT EXISTS (SELECT 1 FROM {jobs} j WHERE j.status = 'pending' AND j.queue = %(queue)s)
+       OR EXISTS (SELECT 1 FROM {jobs} j WHERE j.status = 'running' AND j.queue = %(queue)s)
+       OR EXISTS (SELECT 1 FROM {jobs} j WHERE j.status = 'failed' AND j.queue = %(queue)s) AS known,
+       EXISTS (SELECT 1 FROM {pauses} p WHERE p.queue = %(queue)s) AS paused
+"""

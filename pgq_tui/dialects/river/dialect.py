@@ -19,12 +19,24 @@ from pgq_tui.dialects.contract import (
     OLDEST_READY,
     Capability,
     Match,
+    PauseSpec,
     QueueModel,
     SearchColumns,
     State,
 )
 from pgq_tui.dialects.guarded import guarded, preview
-from pgq_tui.dialects.kit import Setting, Sql, cancel, found, refused, requeue, retry, state_words, unindexed
+from pgq_tui.dialects.kit import (
+    Setting,
+    Sql,
+    cancel,
+    found,
+    pause_spec,
+    refused,
+    requeue,
+    retry,
+    state_words,
+    unindexed,
+)
 from pgq_tui.dialects.skipscan import counted_per_state
 
 KIND = "river"
@@ -122,7 +134,11 @@ class RiverDialect:
         s = Sql(
             __package__,
             "river",
-            {"jobs": (schema, match.table), "state_type": (schema, "river_job_state")},
+            {
+                "jobs": (schema, match.table),
+                "state_type": (schema, "river_job_state"),
+                "queues": (schema, "river_queue"),
+            },
             {"rescue_after_s": (float(horizon),), "control_channel": (f"{schema}.river_control",)},
         )
         rule = (
@@ -189,7 +205,26 @@ class RiverDialect:
             unsupported=((Capability.THROUGHPUT, "River keeps no counters"),),
             relations=((schema, match.table),),
             search=_search((schema, match.table), float(horizon)),
+            pause=_pause(s, schema) if catalog.relation(schema, "river_queue") else None,
         )
+
+
+def _pause(s: Sql, schema: str) -> PauseSpec:
+    """River's QueuePause / QueueResume (client.go, riverdriver's river_queue.sql, producer.go)."""
+    channel = f"{schema}.river_control"
+    return pause_spec(
+        s,
+        "QueuePause / QueueResume",
+        f'river_queue.paused_at = now(); NOTIFY {channel} {{"action": "pause"}}: River\'s clients'
+        " stop fetching from the queue; running jobs finish",
+        f'river_queue.paused_at cleared; NOTIFY {channel} {{"action": "resume"}}: clients fetch again',
+        "within milliseconds with River's notifier; a client in poll-only mode (or one that missed the"
+        " notification) at its next queue-settings poll (QueuePollInterval, 2 s by default; 1 min"
+        " with a notifier)",
+        state_source="river_queue.paused_at",
+        unknown_refusal="no river_queue row: no River client has started this queue"
+        " (River's QueuePause would return ErrNotFound)",
+    )
 
 
 def _search(jobs: tuple[str, str], rescue_after_s: float) -> SearchColumns:

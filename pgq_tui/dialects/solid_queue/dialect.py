@@ -23,12 +23,23 @@ from pgq_tui.dialects.contract import (
     Capability,
     IndexAdvice,
     Match,
+    PauseSpec,
     QueueModel,
     ScheduleSource,
     SearchColumns,
     State,
 )
-from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
+from pgq_tui.dialects.kit import (
+    Setting,
+    Sql,
+    discard,
+    found,
+    index_advice,
+    pause_spec,
+    requeue,
+    retry,
+    state_words,
+)
 from pgq_tui.schedules.model import SCHEDULE_COLUMNS, SCHEDULE_JOB_COLUMNS
 
 KIND = "solid-queue"
@@ -179,6 +190,7 @@ class SolidQueueDialect:
             relations=tuple((schema, PREFIX + suffix) for suffix in TABLES if suffix != "processes"),
             search=_search(idents, float(threshold)),
             schedules=_schedules(catalog, schema, idents),
+            pause=_pause(schema) if catalog.relation(schema, PREFIX + "pauses") else None,
         )
 
 
@@ -196,6 +208,21 @@ def _schedules(catalog: Catalog, schema: str, idents: dict[str, tuple[str, str]]
         timezone_rule="a Fugit schedule's own zone (a trailing IANA name), else UTC (pgq-top cannot see"
         " the app's Time.zone)",
         seconds_first=True,
+    )
+
+
+def _pause(schema: str) -> PauseSpec:
+    """Solid Queue's Queue#pause / #resume (app/models/solid_queue/queue.rb): a solid_queue_pauses row."""
+    s = Sql(
+        __package__, "solid_queue", {"jobs": (schema, PREFIX + "jobs"), "pauses": (schema, PREFIX + "pauses")}
+    )
+    return pause_spec(
+        s,
+        "Queue#pause / Queue#resume",
+        "a row in solid_queue_pauses: workers leave the queue out of their polls; claimed jobs finish",
+        "its solid_queue_pauses row deleted: workers poll the queue again",
+        "at each worker's next poll (polling_interval, 0.1 s by default)",
+        state_source="solid_queue_pauses",
     )
 
 

@@ -33,7 +33,13 @@ def plan_renderable(plan: Plan, *, second: bool = False) -> Group:
     targets = list(plan.targets or ())
     shown = ", ".join(str(t) for t in targets[:MAX_TARGETS_SHOWN])
     more = f" … and {len(targets) - MAX_TARGETS_SHOWN} more" if len(targets) > MAX_TARGETS_SHOWN else ""
-    noun = {"cancel": "session", "terminate": "session", "tune": "table"}.get(plan.action, "job")
+    noun = {
+        "cancel": "session",
+        "terminate": "session",
+        "tune": "table",
+        "pause": "queue",
+        "resume": "queue",
+    }.get(plan.action, "job")
     parts.append(
         Text(f"\nwill change at most {plan.count} {noun}{'' if plan.count == 1 else 's'}", style="bold")
     )

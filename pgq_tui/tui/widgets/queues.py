@@ -196,7 +196,9 @@ class QueuesTable(PanelTable):
             spark = sparkline(snap.throughput.queue_history.get(q.queue, ()), width=8)
             cells: dict[str, object] = {
                 "queue": safe(q.queue, style="bold", limit=12),
-                "wait": Text("?", style="yellow")  # the kind has it, but it was not taken
+                "wait": Text("paused", style="bold magenta")  # the framework's pause: not a stall
+                if q.paused is True
+                else Text("?", style="yellow")  # the kind has it, but it was not taken
                 if wait == UNKNOWN
                 else Text("n/a", style="dim")
                 if wait == UNSUPPORTED
@@ -230,6 +232,8 @@ class QueuesTable(PanelTable):
     def subtitle_notes(self) -> list[str]:
         snap = self._snapshot
         notes = count_notes(snap) if snap is not None else []
+        if snap is not None and any(q.paused is True for q in snap.queues):
+            notes.append("paused: not claimed, U resumes")
         if FOLDED in self.shown_keys and len(self.extras) > 1:
             short = abbreviations(self.extras)
             notes.append("other: " + " ".join(f"{short[x]} {x}" for x in self.extras))
