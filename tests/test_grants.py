@@ -3,10 +3,12 @@ runs `pgq-top snapshot --json` with every panel read, and one grant fewer gives 
 error (the main table or the schema: exit 5) or fails only the panels that read that table.
 
 The kinds: pgq-top's own table, and Oban and Solid Queue, whose schemas come from their own migration
-DDL (tests/dialect_cases) in a schema of their own (Oban) and in public (Solid Queue)."""
+DDL (tests/dialect_cases) in a schema of their own (Oban) and in public (Solid Queue). And acting: a
+discard of pgq-top's own table with the page's grants, refused before it plans without them."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import uuid
@@ -21,7 +23,8 @@ from psycopg.conninfo import make_conninfo
 
 from pgq_tui import __version__
 from pgq_tui.cli import main
-from pgq_tui.errors import EXIT_OK, EXIT_PRIVILEGE
+from pgq_tui.errors import EXIT_OK, EXIT_PRIVILEGE, EXIT_REFUSED
+from pgq_tui.queue import JobQueue
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "grants.md"
 CASES = {c.id: c for c in all_cases()}
@@ -47,6 +50,12 @@ def error_line(**values: str) -> str:
 
 @pytest.fixture
 def role(empty_dsn: str, server_dsn: str) -> Iterator[tuple[str, str]]:
+    with login_role(empty_dsn, server_dsn) as made:
+        yield made
+
+
+@contextlib.contextmanager
+def login_role(db_dsn: str, server_dsn: str) -> Iterator[tuple[str, str]]:
     """A login role with pg_monitor only, and its DSN (socket with trust, else TCP with a password)."""
     name, password = f"pgq_g_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
     ident = sql.Identifier(name)
@@ -54,8 +63,8 @@ def role(empty_dsn: str, server_dsn: str) -> Iterator[tuple[str, str]]:
         admin.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(ident, sql.Literal(password)))
         admin.execute(sql.SQL("GRANT pg_monitor TO {}").format(ident))
     role_dsn = ""
-    for candidate in (make_conninfo(empty_dsn, user=name, password=password),
-                      make_conninfo(empty_dsn, host="127.0.0.1", user=name, password=password)):  # fmt: skip
+    for candidate in (make_conninfo(db_dsn, user=name, password=password),
+                      make_conninfo(db_dsn, host="127.0.0.1", user=name, password=password)):  # fmt: skip
         try:
             psycopg.connect(candidate, connect_timeout=3).close()
             role_dsn = candidate
@@ -64,7 +73,7 @@ def role(empty_dsn: str, server_dsn: str) -> Iterator[tuple[str, str]]:
             continue
     assert role_dsn, "the role cannot log in over the socket or TCP"
     yield name, role_dsn
-    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+    with psycopg.connect(db_dsn, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP OWNED BY {}").format(ident))
     with psycopg.connect(server_dsn, autocommit=True) as admin:
         admin.execute(sql.SQL("DROP ROLE {}").format(ident))
@@ -147,3 +156,34 @@ def test_the_documented_reading_grants_are_enough_and_each_is_needed(
         code, doc, err = snapshot(capsys, role_dsn)
         assert code == EXIT_PRIVILEGE and doc is None
         assert err == f"pgq-top: error: permission denied: permission denied for schema {case.schema}\n"
+
+
+def test_the_documented_discard_grants_on_pgq_s_table(
+    dsn: str, server_dsn: str, queue: JobQueue, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page's acting row for `pgq`: discard locks its rows (UPDATE), deletes them (DELETE) and
+    bumps the counter (INSERT, UPDATE on jobs_stats). With DELETE alone the action is refused before
+    it plans, naming every privilege it needs, and nothing changes."""
+    queue.enqueue("emails", [{}], max_attempts=1)
+    (job,) = queue.claim("emails", limit=1)
+    assert queue.fail(job, "boom") == "failed"  # dead: its one attempt is spent
+    with login_role(dsn, server_dsn) as (name, role_dsn):
+        who = sql.Identifier(name)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("GRANT SELECT, DELETE ON jobs TO {}").format(who))
+            conn.execute(sql.SQL("GRANT SELECT ON jobs_stats TO {}").format(who))
+        capsys.readouterr()
+        code = main(["discard", "--dead", "--yes", "--dsn", role_dsn])
+        err = capsys.readouterr().err
+        assert code == EXIT_REFUSED, err
+        assert "needs SELECT, UPDATE and DELETE on" in err and "GRANT SELECT, UPDATE, DELETE ON" in err, err
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            assert conn.execute("SELECT count(*) FROM jobs").fetchone() == (1,)
+            conn.execute(sql.SQL("GRANT UPDATE ON jobs TO {}").format(who))
+            conn.execute(sql.SQL("GRANT INSERT, UPDATE ON jobs_stats TO {}").format(who))
+        code = main(["discard", "--dead", "--yes", "--dsn", role_dsn])
+        out, err = capsys.readouterr()
+        assert (code, err) == (EXIT_OK, ""), err
+        assert "discarded 1 of 1 dead job" in out
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            assert conn.execute("SELECT count(*) FROM jobs").fetchone() == (0,)
