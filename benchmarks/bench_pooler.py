@@ -9,7 +9,7 @@ connection, as the dashboard does) and a first poll on a new connection (connect
 settings, the poll: what `snapshot` and `check` pay), median of 5:
 - direct, auto: the link is judged direct: session settings once, statements prepared (the old path
   plus one link-check round trip at connect);
-- direct, PGQ_POOLER=transaction: the careful path forced on a direct link (nothing prepared, the
+- direct, PGQ_TOP_POOLER=transaction: the careful path forced on a direct link (nothing prepared, the
   settings by set_config(..., true) at the head of each pipeline);
 - PgBouncer, auto: judged pooled, the careful path.
 Run with PYTHONPATH at an older checkout to time its code on the direct link (it has no pooled path).
@@ -89,14 +89,14 @@ def main() -> None:
         print(f"{'link':<34} {'poll':>11} {'trips':>8} {'first poll':>15}")
         direct_proxy = DelayProxy({k: str(v) for k, v in conninfo_to_dict(dsn).items()})
         direct = make_conninfo(dsn, host="127.0.0.1", port=str(direct_proxy.port))
-        os.environ["PGQ_POOLER"] = "auto"
+        os.environ["PGQ_TOP_POOLER"] = "auto"
         label = "direct" + (", auto (prepared)" if careful else " (this checkout)")
         measure(label, direct, direct_proxy, args.polls)
         if not careful:
             return
-        os.environ["PGQ_POOLER"] = "transaction"
-        measure("direct, PGQ_POOLER=transaction", direct, direct_proxy, args.polls)
-        os.environ["PGQ_POOLER"] = "auto"
+        os.environ["PGQ_TOP_POOLER"] = "transaction"
+        measure("direct, PGQ_TOP_POOLER=transaction", direct, direct_proxy, args.polls)
+        os.environ["PGQ_TOP_POOLER"] = "auto"
         with pgbouncer(dsn, "transaction") as port:
             pgb_proxy = DelayProxy({"host": "127.0.0.1", "port": str(port)})
             via = make_conninfo(dsn, host="127.0.0.1", port=str(pgb_proxy.port))

@@ -2,7 +2,7 @@
 
 import logging
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # A library logs; the application decides where it goes (`pgq-top worker` prints the pool's
 # supervision lines on stderr). Without this, Python's last-resort handler would write warnings

@@ -22,6 +22,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
+from pgq_tui import env
 from pgq_tui.errors import EXIT_ERROR, PgqError, redact
 
 ENV = "PGQ_TOP_AUDIT_LOG"
@@ -87,7 +88,7 @@ class AuditLog:
 
     @classmethod
     def from_environment(cls, flag: str | None = None) -> AuditLog:
-        return cls(location(flag, os.environ))
+        return cls(location(flag, env.environ()))
 
     def write(self, dsn: str, event: str, **fields: Any) -> None:
         """One line: time, OS user and host, target, the event ("start", "end") and `fields`.

@@ -257,12 +257,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     why = sub.add_parser(
         "why",
-        help="from the symptom to its root cause to the fix: exit 0 nothing wrong, 1 warning, 2 critical",
+        help="from the symptom to its root cause to the fix: exit 0 nothing wrong, 20 warning, 21 critical",
         description="Poll every queue of each target for --window seconds, then print each chain from "
         "the symptom to its root cause and the fix (the dashboard key, the SQL or command). Exit 0 "
-        "nothing wrong, 1 the worst chain warns, 2 it is critical; a target that could not be read "
+        "nothing wrong, 20 the worst chain warns, 21 it is critical; a target that could not be read "
         "and nothing found elsewhere: its error's code (3 cannot connect, 4 no queue, 5 a privilege). "
-        "See docs/diagnosis.md.",
+        "See docs/exit-codes.md.",
     )
     _common(why, suppress=True, many=True)
     add_why_arguments(why)

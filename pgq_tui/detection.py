@@ -8,7 +8,6 @@ know: the table does not exist, or it lacks pgq-top's columns (and no mapping de
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, TypedDict
 import psycopg
 from psycopg import errors as pg_errors
 
+from pgq_tui import env
 from pgq_tui.db.connect import connect, deadline
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.catalog import Catalog
@@ -99,7 +99,7 @@ def dialects(
     at each detection: a dialect never reads the environment), else the dialect's default; and the
     user's mapping file first (it outranks shipped shapes)."""
     builtin = registry.builtin()
-    values = from_environment(registry.settings(builtin), os.environ)
+    values = from_environment(registry.settings(builtin), env.environ())
     values.update(settings or {})
     if dead_reads is not None:
         values["dead_reads"] = dead_reads

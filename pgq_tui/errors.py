@@ -16,19 +16,22 @@ from urllib.parse import unquote
 import psycopg
 from psycopg import errors as pg_errors
 
-# Exit codes, documented in the README and docs/production-links.md.
-EXIT_OK = 0
-EXIT_ERROR = 1  # anything else that went wrong (a bug, a failed action)
-EXIT_USAGE = 2  # bad flags or arguments (argparse uses 2 as well)
-EXIT_CONNECT = 3  # cannot connect or authenticate, or the connection was lost
-EXIT_SCHEMA = 4  # a table, column or other object is missing or has the wrong shape
-EXIT_PRIVILEGE = 5  # the role lacks a privilege
-EXIT_TERMINAL = 6  # the terminal cannot show the dashboard
-EXIT_REFUSED = 7  # an action was refused (nothing eligible, not confirmed, read-only, no terminal)
-EXIT_STATEMENT_TIMEOUT = 8  # a statement ran past statement_timeout (or was cancelled)
-EXIT_LOCK_TIMEOUT = 9  # a lock was not granted within lock_timeout
-EXIT_CONFLICT = 10  # deadlock or serialization failure: rolled back, safe to retry
-EXIT_RESOURCES = 11  # the server is out of disk, memory or another resource
+from pgq_tui import exitcodes
+
+# Exit codes: one module holds them all (pgq_tui/exitcodes.py, docs/exit-codes.md); here under the
+# names the callers import from this module.
+EXIT_CONFLICT = exitcodes.EXIT_CONFLICT
+EXIT_CONNECT = exitcodes.EXIT_CONNECT
+EXIT_ERROR = exitcodes.EXIT_ERROR
+EXIT_LOCK_TIMEOUT = exitcodes.EXIT_LOCK_TIMEOUT
+EXIT_OK = exitcodes.EXIT_OK
+EXIT_PRIVILEGE = exitcodes.EXIT_PRIVILEGE
+EXIT_REFUSED = exitcodes.EXIT_REFUSED
+EXIT_RESOURCES = exitcodes.EXIT_RESOURCES
+EXIT_SCHEMA = exitcodes.EXIT_SCHEMA
+EXIT_STATEMENT_TIMEOUT = exitcodes.EXIT_STATEMENT_TIMEOUT
+EXIT_TERMINAL = exitcodes.EXIT_TERMINAL
+EXIT_USAGE = exitcodes.EXIT_USAGE
 
 REDACTED = "[redacted]"
 _SECRETS: set[str] = set()

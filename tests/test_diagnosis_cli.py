@@ -9,6 +9,7 @@ import psycopg
 import pytest
 
 from pgq_tui import cli
+from pgq_tui.exitcodes import WHY_WARNING
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -43,7 +44,7 @@ def test_json_and_thresholds_from_a_targets_file(
         chain = roots[f"xmin:backend:{pid}"]
         assert chain["fix"]["key"] == "K" and f"pid {pid}" in chain["line"]
         assert chain["links"][-1]["pid"] == pid
-        assert code == doc["exit_code"] == 1
+        assert code == doc["exit_code"] == WHY_WARNING
         # the command line wins over the file
         code, out, _ = run(capsys, "--targets", str(targets), "--window", "0", "--xmin-hold", "3600")
         assert code == 0 and "nothing wrong" in out

@@ -13,6 +13,7 @@ from test_tui_sample import NOW, make_snapshot
 
 from pgq_tui.diagnosis import Thresholds, chains, diagnose, exit_code, one_line, rules, vacuum, work
 from pgq_tui.diagnosis.rules import findings
+from pgq_tui.exitcodes import WHY_CRITICAL
 from pgq_tui.monitor.bloat import XminBlock
 from pgq_tui.monitor.pacing import pacing
 from pgq_tui.monitor.snapshot import (
@@ -98,7 +99,7 @@ def test_idle_in_transaction_is_the_root_of_slow_claims() -> None:
     found = diagnose(h, T)
     assert [f.rule for f in found[0].links] == ["claims_slow", "dead_tuples", "xmin_holder"]
     chain = found[0]
-    assert chain.level == "crit" and exit_code(found) == 2
+    assert chain.level == "crit" and exit_code(found) == WHY_CRITICAL
     assert chain.fix is not None and chain.fix.key == "K"
     assert chain.fix.sql == "SELECT pg_terminate_backend(13028);"
     assert one_line(chain) == (

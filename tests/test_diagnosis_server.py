@@ -20,6 +20,7 @@ from psycopg.conninfo import make_conninfo
 
 from pgq_tui import cli
 from pgq_tui.diagnosis import Chain, Thresholds, diagnose
+from pgq_tui.exitcodes import WHY_CRITICAL, WHY_WARNING
 from pgq_tui.queue import JobQueue
 from pgq_tui.tui.widgets.status import chain_text
 
@@ -108,7 +109,7 @@ def assert_named(w: Watch, dsn: str, capsys: pytest.CaptureFixture[str], *words:
     line = health_line(w)
     assert all(word in line for word in words), line
     code, out = why(dsn, capsys)
-    assert code in (1, 2) and all(word in out for word in words), out
+    assert code in (WHY_WARNING, WHY_CRITICAL) and all(word in out for word in words), out
     first = check_first_line(dsn, capsys)
     assert first.startswith(("PGQ WARNING", "PGQ CRITICAL")) and all(word in first for word in words), first
 

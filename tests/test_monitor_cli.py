@@ -12,6 +12,7 @@ import pytest
 from psycopg import sql as q
 from psycopg.conninfo import make_conninfo
 
+from pgq_tui import __version__
 from pgq_tui.cli import main
 from pgq_tui.errors import EXIT_CONNECT, EXIT_OK, EXIT_PRIVILEGE, EXIT_SCHEMA, EXIT_USAGE
 from pgq_tui.monitor.snapshot import Snapshot
@@ -58,6 +59,7 @@ def test_json_snapshot(dsn: str, queue: JobQueue, capsys: pytest.CaptureFixture[
     assert {k: row[k] for k in ("queue", "ready", "scheduled", "running", "stuck", "dead", "done")} == {
         "queue": "emails", "ready": 3, "scheduled": 0, "running": 0, "stuck": 0, "dead": 0, "done": 0,
     }  # fmt: skip
+    assert data.pop("version") == __version__  # the document's, beside the Snapshot's own keys
     assert Snapshot.from_dict(data).to_dict() == data
 
 

@@ -162,5 +162,5 @@ def test_workers_fall_back_to_polling_behind_a_transaction_pooler(
     err = capfd.readouterr().err
     if pooler[0] == "transaction":
         assert wake.unavailable and err.count("\n") == 1 and "polling" in err, err
-    else:  # a session pooler looks the same from the client: also polls, unless PGQ_POOLER=session
+    else:  # a session pooler looks the same from the client: also polls, unless PGQ_TOP_POOLER=session
         assert wake.unavailable

@@ -22,6 +22,7 @@ from pgq_tui.cli import main
 from pgq_tui.detection import single_queue
 from pgq_tui.diagnosis.findings import Thresholds as WhyThresholds
 from pgq_tui.diagnosis.work import stalled
+from pgq_tui.exitcodes import WHY_CRITICAL
 from pgq_tui.fleet.poller import FleetEntry
 from pgq_tui.fleet.rows import fleet_row
 from pgq_tui.monitor import counting, health, settle, tiers
@@ -209,5 +210,5 @@ def test_why_names_the_stalled_queue(
     argv = ["why", "--dsn", empty_dsn, "--table", "job_queue", "--window", "3", "--interval", "0.5"]
     code = main([*argv, "--min-duration", "0", "--stalled-after", "30"])
     out = capsys.readouterr().out
-    assert code == 2, out  # CRITICAL: waited over 10x stalled_after
+    assert code == WHY_CRITICAL, out  # waited over 10x stalled_after
     assert "stalled: its oldest ready job has waited 1h" in out, out

@@ -33,7 +33,7 @@ from psycopg.rows import dict_row
 
 from pgq_tui.actions import statements as action_sql
 from pgq_tui.actions.detail import detail_row
-from pgq_tui.actions.explain import explain, table_privilege_hint
+from pgq_tui.actions.explain import PRIVILEGE, explain, table_privilege_hint
 from pgq_tui.actions.job_plans import NOUN, action_kind, job_plan, plan_action, refused_plan
 from pgq_tui.actions.model import ACTIONS, ActionOutcome, Plan, plural
 from pgq_tui.actions.pause import PAUSE, PAUSES, RESUME, pause_message, pause_plan, pause_title
@@ -156,8 +156,8 @@ class Actions:
             return "the session is read-only (default_transaction_read_only is on)"
         if not check["table_exists"]:
             return f"table {self.qualified_table} does not exist"
-        need = "can_delete" if action == "discard" else "can_update"
-        if not (check["can_select"] and check[need]):
+        need = {"UPDATE": "can_update", "DELETE": "can_delete"}
+        if not (check["can_select"] and all(check[need[p]] for p in PRIVILEGE.get(action, ("UPDATE",)))):
             return "no privilege: " + table_privilege_hint(action, self._role, self.qualified_table)
         return None
 

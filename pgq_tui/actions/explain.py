@@ -8,8 +8,14 @@ from psycopg import errors as pg_errors
 from pgq_tui.errors import PgqError, describe, first_line, is_connection_failure
 
 SIGNALS = ("cancel", "terminate")
-# The privilege each table action needs besides SELECT.
-PRIVILEGE = {"requeue": "UPDATE", "reap": "UPDATE", "retry": "UPDATE", "discard": "DELETE"}
+# The privileges each table action needs on the queue's table besides SELECT: every action locks its
+# rows FOR UPDATE in its guard, which takes UPDATE, and discard deletes them too (docs/grants.md).
+PRIVILEGE = {
+    "requeue": ("UPDATE",),
+    "reap": ("UPDATE",),
+    "retry": ("UPDATE",),
+    "discard": ("UPDATE", "DELETE"),
+}
 
 
 def signal_privilege_hint(role: str) -> str:
@@ -20,8 +26,13 @@ def signal_privilege_hint(role: str) -> str:
 
 
 def table_privilege_hint(action: str, role: str, table: str) -> str:
-    need = PRIVILEGE.get(action, "UPDATE")
-    return f"role {role} needs SELECT and {need} on {table} (GRANT SELECT, {need} ON {table} TO {role})"
+    """
+    >>> table_privilege_hint("discard", "app", "jobs")
+    'role app needs SELECT, UPDATE and DELETE on jobs (GRANT SELECT, UPDATE, DELETE ON jobs TO app)'
+    """
+    need = ("SELECT", *PRIVILEGE.get(action, ("UPDATE",)))
+    words = f"{', '.join(need[:-1])} and {need[-1]}"
+    return f"role {role} needs {words} on {table} (GRANT {', '.join(need)} ON {table} TO {role})"
 
 
 def explain(exc: BaseException, *, action: str, role: str, table: str, lock_timeout_ms: int | None) -> str:

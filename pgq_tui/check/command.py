@@ -16,7 +16,6 @@ within --timeout). Everything goes to stdout, which is what a plugin runner read
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import fields, replace
 from typing import NoReturn, TextIO
@@ -38,6 +37,7 @@ from pgq_tui.diagnosis.findings import DEFAULTS, Thresholds, one_line
 from pgq_tui.diagnosis.watch import watch_targets
 from pgq_tui.errors import PgqError
 from pgq_tui.fleet.poll import outcome_name
+from pgq_tui.jsonout import emit
 from pgq_tui.monitor.settle import add_wait_argument
 from pgq_tui.targets import Target
 from pgq_tui.untrusted import visible
@@ -164,8 +164,7 @@ def run_check(args: argparse.Namespace, targets: list[Target], out: TextIO | Non
     )
     code, text = render(results)
     if args.json:
-        json.dump(as_json(results), stream, indent=2)
-        stream.write("\n")
+        emit(as_json(results), stream)
     else:
         stream.write(text + "\n")
     return code

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pgq_tui.exitcodes import CHECK_CRITICAL, CHECK_OK, CHECK_UNKNOWN, CHECK_WARNING
 from pgq_tui.fleet.support import stuck_total, why_not
 from pgq_tui.monitor import figures
 from pgq_tui.monitor.health import CRIT, OK, WARN, fmt_age, fmt_count
@@ -19,7 +20,7 @@ from pgq_tui.monitor.snapshot import AT_LEAST, STALE, Snapshot
 UNKNOWN = "unknown"
 # monitoring-plugins' max_state(): CRITICAL > WARNING > UNKNOWN > OK
 _RANK = {OK: 0, UNKNOWN: 1, WARN: 2, CRIT: 3}
-EXIT_CODE = {OK: 0, WARN: 1, CRIT: 2, UNKNOWN: 3}
+EXIT_CODE = {OK: CHECK_OK, WARN: CHECK_WARNING, CRIT: CHECK_CRITICAL, UNKNOWN: CHECK_UNKNOWN}
 STATUS = {OK: "OK", WARN: "WARNING", CRIT: "CRITICAL", UNKNOWN: "UNKNOWN"}
 
 

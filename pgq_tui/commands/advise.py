@@ -8,7 +8,6 @@ Read-only: it never applies anything itself. Text from the database is rendered 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import asdict
@@ -19,6 +18,7 @@ from rich.console import Console
 from pgq_tui.commands.snapshot import single_target
 from pgq_tui.db import resolve_dsn
 from pgq_tui.errors import EXIT_OK
+from pgq_tui.jsonout import emit
 from pgq_tui.monitor.advice import advise
 from pgq_tui.monitor.collect import Monitor, open_monitor
 from pgq_tui.monitor.snapshot import Snapshot
@@ -52,8 +52,7 @@ def run_advise(args: argparse.Namespace, out: TextIO | None = None) -> int:
         snap = measure(monitor, args.seconds, progress)
         advice = advise(snap, monitor.schema, monitor.table)
     if args.json:
-        json.dump(asdict(advice), stream, indent=2)
-        stream.write("\n")
+        emit(asdict(advice), stream)
         return EXIT_OK
     width = None if stream.isatty() else 120
     Console(file=stream, highlight=False, soft_wrap=False, width=width).print(render(advice, snap))

@@ -4,7 +4,6 @@ searched (docs/search.md). Plain text (untrusted text made visible) or `--json`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime, timezone
 from typing import Any, TextIO
@@ -12,6 +11,7 @@ from typing import Any, TextIO
 from pgq_tui.db import resolve_dsn
 from pgq_tui.detection import single_queue
 from pgq_tui.errors import EXIT_OK, EXIT_USAGE, PgqError
+from pgq_tui.jsonout import emit
 from pgq_tui.search.flags import WHERE_HELP, add_limit_scan
 from pgq_tui.search.query import parse
 from pgq_tui.search.run import ROWS, search
@@ -43,7 +43,7 @@ def run_jobs(args: argparse.Namespace, out: TextIO | None = None) -> int:
     target = single_queue(dsn, **Pins.from_flags(args).args())
     result = search(dsn, target.model, query, limit_scan=args.limit_scan, rows=args.rows)
     if args.json:
-        stream.write(json.dumps({"queue": target.label, **result.as_json()}, default=str) + "\n")
+        emit({"queue": target.label, **result.as_json()}, stream, indent=None, default=str)
         return EXIT_OK
     stream.write("id  queue  state  time  error  payload\n")
     for r in result.rows:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from typing import TextIO
@@ -14,6 +13,7 @@ from rich.console import Console
 from pgq_tui.db import resolve_dsn
 from pgq_tui.detection import QueueTarget, single_queue
 from pgq_tui.errors import EXIT_OK
+from pgq_tui.jsonout import emit
 from pgq_tui.monitor import settle
 from pgq_tui.monitor.collect import open_monitor
 from pgq_tui.monitor.snapshot import Snapshot
@@ -61,8 +61,7 @@ def run_snapshot_from(args: argparse.Namespace, out: TextIO | None = None) -> in
 def _print(snap: Snapshot, as_json: bool, out: TextIO | None) -> None:
     stream = out or sys.stdout
     if as_json:
-        json.dump(snap.to_dict(), stream, indent=2)
-        stream.write("\n")
+        emit(snap.to_dict(), stream)
     else:
         width = None if stream.isatty() else 120  # rich would assume 80 columns for a pipe
         Console(file=stream, highlight=False, soft_wrap=False, width=width).print(render(snap))

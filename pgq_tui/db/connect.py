@@ -14,7 +14,6 @@ a startup option, which poolers reject.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
+from pgq_tui import env
 from pgq_tui.db.link import Link, LinkConnection, LinkCursor, pooler_mode, watchdog
 from pgq_tui.errors import EXIT_USAGE, PgqError, describe, redact, remember_secrets
 
@@ -68,7 +68,7 @@ def check_server_version(version_num: int) -> None:
 def resolve_dsn(dsn: str | None) -> str:
     """The DSN to use: the flag, else DATABASE_URL, else "" so libpq reads PG* variables and ~/.pgpass.
     Its secrets are remembered, so that no message ever prints them (errors.redact)."""
-    value = dsn or os.environ.get("DATABASE_URL", "")
+    value = dsn or env.get("DATABASE_URL") or ""
     remember_secrets(value)
     try:
         conninfo_to_dict(value)

@@ -35,17 +35,18 @@ import psycopg
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 
-from pgq_tui.errors import EXIT_CONNECT, PgqError
+from pgq_tui import env
+from pgq_tui.errors import EXIT_CONNECT, EXIT_USAGE, PgqError
 
-POOLER_ENV = "PGQ_POOLER"
+POOLER_ENV = "PGQ_TOP_POOLER"  # until 0.1 PGQ_POOLER, still read (pgq_tui/env.py)
 POOLER_MODES = ("auto", "none", "session", "transaction")
 _IDLE = TransactionStatus.IDLE
 
 
 def pooler_mode() -> str:
-    mode = os.environ.get(POOLER_ENV, "auto").strip().lower() or "auto"
+    mode = (env.get(POOLER_ENV) or "auto").strip().lower() or "auto"
     if mode not in POOLER_MODES:
-        raise PgqError(f"{POOLER_ENV} must be one of {', '.join(POOLER_MODES)}, got {mode!r}", 2)
+        raise PgqError(f"{POOLER_ENV} must be one of {', '.join(POOLER_MODES)}, got {mode!r}", EXIT_USAGE)
     return mode
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import mmap
-import os
 import struct
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-ENV = "PGQ_DEMO_CONTROL"
+from pgq_tui import env
+
+ENV = "PGQ_TOP_DEMO_CONTROL"
 _LAYOUT = struct.Struct("<dd")  # slow (0 or 1), fail_share
 _SPAWN_LOCK = threading.Lock()  # two demos in one process must not hand out each other's path
 
@@ -48,12 +49,9 @@ class Control:
 def spawning_with(path: Path) -> Iterator[None]:
     """Processes started inside this block find the control file through ENV (spawn copies environ)."""
     with _SPAWN_LOCK:
-        previous = os.environ.get(ENV)
-        os.environ[ENV] = str(path)
+        previous = env.get(ENV)
+        env.set_for_children(ENV, str(path))
         try:
             yield
         finally:
-            if previous is None:
-                os.environ.pop(ENV, None)
-            else:
-                os.environ[ENV] = previous
+            env.set_for_children(ENV, previous)

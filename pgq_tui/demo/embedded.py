@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pgq_tui import env
 from pgq_tui.errors import PgqError
 
 SYSTEM_USER = "embedded_postgres"
@@ -67,13 +68,14 @@ def bin_dir() -> Path:
 
 
 def system_user() -> str:
-    """The unprivileged user a root-started server runs as (`PGQ_EMBEDDED_USER` overrides)."""
-    return os.environ.get("PGQ_EMBEDDED_USER") or SYSTEM_USER
+    """The unprivileged user a root-started server runs as (`PGQ_TOP_EMBEDDED_USER` overrides)."""
+    return env.get("PGQ_TOP_EMBEDDED_USER") or SYSTEM_USER
 
 
 def runtime_dir() -> Path:
-    """Where, as root, the server's private copy of the binaries lives (`PGQ_RUNTIME_DIR` overrides)."""
-    return Path(os.environ.get("PGQ_RUNTIME_DIR") or RUNTIME_DIR)
+    """Where, as root, the server's private copy of the binaries lives (`PGQ_TOP_RUNTIME_DIR`
+    overrides)."""
+    return Path(env.get("PGQ_TOP_RUNTIME_DIR") or RUNTIME_DIR)
 
 
 @contextlib.contextmanager

@@ -14,6 +14,7 @@ import os
 import random
 import time
 
+from pgq_tui import env
 from pgq_tui.demo.control import ENV, Control
 from pgq_tui.queue.job import Job
 
@@ -34,7 +35,7 @@ def _flags() -> tuple[bool, float]:
     global _control, _loaded
     if not _loaded:
         _loaded = True
-        path = os.environ.get(ENV)
+        path = env.get(ENV)
         if path and os.path.exists(path):
             _control = Control(path)
     return _control.read() if _control is not None else (False, 0.1)

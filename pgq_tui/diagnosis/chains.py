@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from pgq_tui.diagnosis.findings import DEFAULTS, LEVEL_RANK, Chain, Finding, Thresholds
 from pgq_tui.diagnosis.rules import findings as run_rules
+from pgq_tui.exitcodes import WHY_CRITICAL, WHY_OK, WHY_WARNING
 from pgq_tui.monitor.snapshot import Snapshot
 
 
@@ -62,6 +63,15 @@ def diagnose(history: Sequence[Snapshot], t: Thresholds = DEFAULTS) -> list[Chai
     return link(run_rules(history, t))
 
 
+WHY_EXIT = {"ok": WHY_OK, "warn": WHY_WARNING, "crit": WHY_CRITICAL}
+
+
+def worst_level(chains: Sequence[Chain]) -> str:
+    """The worst chain's level: "ok" when there is none."""
+    return max((c.level for c in chains), key=LEVEL_RANK.__getitem__, default="ok")
+
+
 def exit_code(chains: Sequence[Chain]) -> int:
-    """0 nothing wrong, 1 the worst chain warns, 2 it is critical."""
-    return max((LEVEL_RANK[c.level] for c in chains), default=0)
+    """`why`'s exit code (pgq_tui/exitcodes.py): 0 nothing wrong, 20 the worst chain warns, 21 it
+    is critical."""
+    return WHY_EXIT[worst_level(chains)]

@@ -1,7 +1,8 @@
 """`pgq-top why`: poll every queue of the targets for a short window, then print each chain from the
 symptom to its root cause and the fix (a dashboard key and the SQL or command), for a runbook or a
-chat message. Exit 0 nothing wrong, 1 the worst chain warns, 2 it is critical, 3 a target could not
-be read (and nothing worse was found). `--json` prints the same as JSON.
+chat message. Exit 0 nothing wrong, 20 the worst chain warns, 21 it is critical; a target that could
+not be read (and nothing found elsewhere): its failure's code (3 cannot connect, 4 no queue, ...:
+pgq_tui/exitcodes.py). `--json` prints the same as JSON.
 
 Thresholds come from the flags, else a targets file's `[diagnosis]` table, else the defaults
 (docs/diagnosis.md); `check` and the dashboard read the same.
@@ -10,16 +11,16 @@ Thresholds come from the flags, else a targets file's `[diagnosis]` table, else 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import fields
 from typing import Any, TextIO
 
-from pgq_tui.diagnosis.chains import diagnose, exit_code
+from pgq_tui.diagnosis.chains import diagnose, exit_code, worst_level
 from pgq_tui.diagnosis.findings import DEFAULTS, Chain, Thresholds, one_line
 from pgq_tui.diagnosis.watch import Watched, watch_targets
 from pgq_tui.errors import EXIT_USAGE, PgqError
 from pgq_tui.fleet.poll import outcome_name
+from pgq_tui.jsonout import emit
 from pgq_tui.targets import Target
 from pgq_tui.untrusted import visible
 
@@ -173,7 +174,7 @@ def report(watched: list[list[Watched]], t: Thresholds, window_s: float) -> tupl
                 continue
             chains = diagnose(w.history, t)
             code = exit_code(chains)
-            worst = max(worst, code)
+            worst = max(worst, code)  # WHY_OK < WHY_WARNING < WHY_CRITICAL
             polls = f"{len(w.history)} polls over {window_s:g} s"
             if not chains:
                 lines.append(f"{label}: nothing wrong ({polls})")
@@ -188,7 +189,7 @@ def report(watched: list[list[Watched]], t: Thresholds, window_s: float) -> tupl
                     "kind": w.last.kind,
                     "table": w.last.table,
                     "error": None,
-                    "status": LEVEL_WORD[("ok", "warn", "crit")[code]],
+                    "status": LEVEL_WORD[worst_level(chains)],
                     "polls": len(w.history),
                     "chains": [c.to_dict() for c in chains],
                 }
@@ -207,8 +208,7 @@ def run_why(args: argparse.Namespace, targets: list[Target], out: TextIO | None 
         watched = watch_targets(targets, args.window, max(args.interval, 0.1), args.timeout)
     code, text, doc = report(watched, t, args.window)
     if args.json:
-        json.dump(doc, stream, indent=2)
-        stream.write("\n")
+        emit(doc, stream)
     else:
         stream.write(text + "\n")
     return code

@@ -11,7 +11,6 @@ command then exits with that error's code (the first such), after printing every
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, TextIO
 
@@ -20,6 +19,7 @@ from rich.text import Text
 
 from pgq_tui.errors import EXIT_OK, PgqError
 from pgq_tui.fleet.poll import collect_each, outcome_name
+from pgq_tui.jsonout import emit
 from pgq_tui.render.snapshot import render
 from pgq_tui.targets import Target
 
@@ -51,8 +51,7 @@ def run_fleet_snapshot(
             }
         )
     if as_json:
-        json.dump({"targets": docs}, stream, indent=2)
-        stream.write("\n")
+        emit({"targets": docs}, stream)
     else:
         console = Console(
             file=stream, highlight=False, soft_wrap=False, width=None if stream.isatty() else 120

@@ -74,7 +74,7 @@ class Wakeup:
                 if not conn.link.listen_ok:  # type: ignore[attr-defined]
                     print(
                         f"pgq-top worker {self.application_name}: behind a transaction pooler LISTEN "
-                        "cannot work; polling for jobs instead (set PGQ_POOLER=session if it is a "
+                        "cannot work; polling for jobs instead (set PGQ_TOP_POOLER=session if it is a "
                         "session pooler)",
                         file=sys.stderr,
                     )
