@@ -218,6 +218,7 @@ def test_version_flag_and_every_json_document_carry_the_package_version(
         ["why", "--json", "--dsn", dsn, "--window", "0"],
         ["jobs", "--json", "--dsn", dsn, "--where", "queue:emails"],
         ["advise", "--json", "--dsn", dsn, "--seconds", "0"],
+        ["schedules", "--json", "--dsn", dsn],
     ]
     for argv in commands:
         capsys.readouterr()

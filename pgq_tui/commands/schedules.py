@@ -5,7 +5,6 @@ the expression in words, the last run, the next due run, whether it is late and 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TextIO
 
@@ -14,6 +13,7 @@ from pgq_tui.db.connect import connect
 from pgq_tui.detection import single_queue
 from pgq_tui.diagnosis.command import thresholds_from
 from pgq_tui.errors import EXIT_OK, EXIT_USAGE, PgqError
+from pgq_tui.jsonout import emit
 from pgq_tui.monitor.schedules import JOB_ROWS, read_now
 from pgq_tui.schedules.crontab import read_crontab
 from pgq_tui.schedules.view import HEADERS, cells, notes, report_json
@@ -57,7 +57,7 @@ def run_schedules(args: argparse.Namespace, out: TextIO | None = None) -> int:
     ) as conn:
         report = read_now(conn, target.model, rows=args.rows, crontab=crontab)
     if args.json:
-        stream.write(json.dumps(report_json(report, threshold, target.label), default=str) + "\n")
+        emit(report_json(report, threshold, target.label), stream, indent=None, default=str)
         return EXIT_OK
     stream.write(f"{visible(target.label)}: ")
     if not report.supported:
