@@ -139,6 +139,8 @@ _VARYING: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b\d+ polls? over \d+(\.\d+)? s\b"), "<N> polls over <N> s"),  # as many as the load allows
     (re.compile(r"(built index \S+ in )\d+(\.\d+)? s\b"), r"\1<DUR>"),
     (re.compile(r"[ \t]+$", re.M), ""),
+    # a table's columns are as wide as their widest cell: a duration one character longer moves them
+    (re.compile(r"(?<=\S) {2,}(?=\S)"), "  "),
 ]
 
 
@@ -149,6 +151,8 @@ def normalise(text: str) -> str:
     "xmin held <DUR> by pid <PID>; 'poll_time'=<DUR>;;;0 60 stuck"
     >>> normalise("at 2026-12-02T15:49:11.158873+00:00, 3.2k jobs/s, 1.5 MB")
     'at <TIME>, <RATE>, <SIZE>'
+    >>> normalise("in 36s     5m") == normalise("in 4m32s   5m")
+    True
     """
     for pattern, placeholder in _VARYING:
         text = pattern.sub(placeholder, text)

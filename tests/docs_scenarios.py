@@ -228,6 +228,15 @@ interval = "15 minutes"
 """
 
 
+def solid_queue_recurring(dsn: str) -> None:
+    """Solid Queue's schema (its own DDL) with two recurring tasks: an hourly one whose last run was
+    three hours ago, and one every 5 minutes whose key is markup (it must print as text)."""
+    from test_schedules_tui import _tasks
+
+    _tasks(dsn)
+    _vacuum(dsn)
+
+
 def nothing(dsn: str) -> None:
     """An empty database."""
 
@@ -246,6 +255,9 @@ SCENARIOS: dict[str, Scenario] = {
     "older-pgq": Scenario("pgq-top's table from an older version, an invalid claim index", older_pgq),
     "read-only": Scenario("pgq: jobs waiting in a read-only database", read_only_database),
     "three-queues": Scenario("pgq, procrastinate (1 stalled) and the seed job_queue (1 stuck)", three_queues),
+    "solid-queue-recurring": Scenario(
+        "Solid Queue: an hourly task last run 3 h ago, a 5-minute one never run", solid_queue_recurring
+    ),
     "bad-mapping": Scenario(
         "a mapping file with an empty ready list", nothing, files={"billing.toml": BILLING_TOML}
     ),
