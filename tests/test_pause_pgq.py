@@ -18,6 +18,7 @@ import pytest
 from dialect_support import cli, snapshot_json
 
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
+from pgq_tui.exitcodes import WHY_WARNING
 from pgq_tui.jobtable import statements as st
 from pgq_tui.queue import JobQueue
 from pgq_tui.queue.pool import WorkerPool
@@ -166,7 +167,7 @@ def test_a_paused_queue_is_a_paused_finding_not_a_stall_and_check_only_warns(
     rules = {f["id"]: f for f in findings}
     assert "stalled:mail" not in rules and rules["paused:mail"]["rule"] == "paused"
     assert rules["paused:mail"]["fix"]["command"] == "pgq-top resume --queue mail"
-    assert code == 1  # a warning: a paused queue with jobs waiting, never critical for waiting
+    assert code == WHY_WARNING  # a paused queue with jobs waiting, never critical for waiting
 
 
 def test_the_exporter_says_which_queue_is_paused(dsn: str, queue: JobQueue) -> None:
