@@ -69,6 +69,7 @@ class Capability(str, Enum):
     DETAIL = "detail"  # one job in full
     THROUGHPUT = "throughput"  # exact per-second rates from the framework's own counters
     RATES = "rates"  # per-queue rates derived from the table (QueueModel.activity), for any writer
+    ATTEMPTS = "attempts"  # one job's attempts, one by one (QueueModel.attempts)
 
 
 # -- statements ------------------------------------------------------------------------------------
@@ -81,6 +82,7 @@ class Statement:
       cap1   int | NULL  each count stops after this many rows (NULL: exact, for background counts)
       rows   int         rows per list (leases, dead)
       id     JobId       one job (detail)
+      shown  int         rows of one job's attempts (QueueModel.attempts)
       ids    array|NULL  chosen jobs; NULL = every job the action's guard admits
       queue  text|NULL   restrict an action to one queue; NULL = all queues
       batch  int         rows per write transaction; the engine repeats until fewer come back
@@ -214,6 +216,19 @@ JOB_COLUMNS = (
     "payload",  # text
     "details",  # jsonb: framework-specific fields, shown as they are
 )
+# QueueModel.attempts: one job's attempts where the framework keeps them (River's and Oban's `errors`,
+# procrastinate's events, pgqueuer's log, ...), newest first; params `id` and `shown` (at most that
+# many rows: the engine passes ATTEMPTS_SHOWN).
+# A column the framework does not record is NULL (never made up).
+ATTEMPT_COLUMNS = (
+    "attempt",  # int: the attempt's number, 1 = the first run
+    "at",  # timestamptz: when it ended (the framework's error time), else when it started
+    "outcome",  # the framework's word for how it ended ("errored", "exception", "failed", ...)
+    "worker",  # text: who ran it
+    "error",  # text: the error (message, class), as the framework stored it
+    "trace",  # text: the stack trace or backtrace
+)
+ATTEMPTS_SHOWN = 50
 PREVIEW_COLUMNS = ("eligible", "alive")  # an action's preview: rows its guard admits now; of them, alive
 # Optional preview columns after those two, for richer plans: `holders` text[] names up to 5 live
 # holders ("worker (pid 42)"), `exhausted` counts eligible jobs the action sends to dead (no attempts left).
@@ -417,6 +432,7 @@ class QueueModel:
     leases: Statement | None = None
     dead: Statement | None = None
     job: Statement | None = None
+    attempts: Statement | None = None  # ATTEMPT_COLUMNS for one job (the detail's history), newest first
     throughput: Statement | None = None  # rows: queue, bucket, enqueued, completed, failed, dead
     # New jobs per queue since the previous poll (ACTIVITY_COLUMNS), for per-queue rates whoever
     # writes: a key-range scan of the primary key above the previous poll's max id. Only for ids that
@@ -491,6 +507,7 @@ class QueueModel:
             Capability.LIVENESS: self.leases is not None and self.liveness_known,
             Capability.DEAD: self.dead is not None,
             Capability.DETAIL: self.job is not None,
+            Capability.ATTEMPTS: self.attempts is not None,
             Capability.THROUGHPUT: self.throughput is not None,
             Capability.RATES: self.activity is not None or self.finished is not None,
         }[cap]

@@ -60,7 +60,8 @@ CREATE TABLE IF NOT EXISTS {jobs} (
     created_at   timestamptz NOT NULL DEFAULT now(),
     finished_at  timestamptz,
     last_error   text,
-    heartbeat_at timestamptz
+    heartbeat_at timestamptz,
+    attempt_log  jsonb       NOT NULL DEFAULT '[]'::jsonb
 )
 """
 
@@ -101,6 +102,10 @@ _UPGRADE_COLUMNS = {
     "last_error": "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS last_error text",
     # When the holder last renewed the lease (worker heartbeats; NULL until the first); no default.
     "heartbeat_at": "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS heartbeat_at timestamptz",
+    # The last few attempts, newest first (statements.log_attempt appends, capped): the job detail's
+    # history. A constant default: catalog-only.
+    "attempt_log": "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS attempt_log jsonb NOT NULL"
+    " DEFAULT '[]'::jsonb",
 }
 _COLUMNS = """
 SELECT coalesce(array_agg(attname::text), '{}') FROM pg_attribute

@@ -7,6 +7,7 @@ from psycopg import sql
 from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
+    ATTEMPT_COLUMNS,
     COUNT_KEY,
     DEAD_COLUMNS,
     JOB_COLUMNS,
@@ -112,11 +113,15 @@ class PgqDialect:
             return statement.scan() if missing & set(needs) else statement
 
         unsupported: tuple[tuple[Capability, str], ...] = ()
+        # the bounded attempt history `pgq-top init` adds (attempt_log); an older table has none yet
+        logged = rel is not None and rel.column("attempt_log") is not None
+        if not logged:
+            unsupported += ((Capability.ATTEMPTS, "no attempt_log column yet (add it with: pgq-top init)"),)
         counters = catalog.relation(*stats)
         # the counters table counts the operator's removals (pgq-top init adds the columns)
         removals = counters is not None and counters.column("discarded") is not None
         if counters is None:
-            unsupported = (
+            unsupported += (
                 (
                     Capability.THROUGHPUT,
                     f"no counters table {match.table}_stats (create it with: pgq-top init)",
@@ -143,6 +148,8 @@ class PgqDialect:
             leases=served(s("leases", st.LEASES, LEASE_COLUMNS + LEASE_EXTRA_COLUMNS), Capability.LEASES),
             dead=served(s("dead", st.DEAD, DEAD_COLUMNS), Capability.DEAD),
             job=s("job", st.JOB, JOB_COLUMNS),
+            # the bounded history `pgq-top init` adds (attempt_log); an older table has none yet
+            attempts=s("attempts", st.ATTEMPTS, ATTEMPT_COLUMNS) if logged else None,
             claim_probe=s("claim_probe", st.CLAIM_PROBE, ("id",)),
             activity=activity_statement("pgq.activity", jobs=jobs, id="id", queue_of_j="j.queue"),
             throughput=s(
@@ -161,7 +168,7 @@ class PgqDialect:
                     ),
                     guard="status = 'running' AND locked_until < now()",
                     preview=s("preview_stuck", st.PREVIEW_STUCK, previewed),
-                    statement=s("requeue", st.REQUEUE, ("id",)),
+                    statement=s("requeue", st.REQUEUE if logged else st.REQUEUE_UNLOGGED, ("id",)),
                 ),
                 ActionSpec(
                     kind=ActionKind.REAP,
@@ -173,7 +180,7 @@ class PgqDialect:
                     ),
                     guard="status = 'running' AND locked_until < now()",
                     preview=s("preview_reap", st.PREVIEW_REAP, (*previewed, "exhausted")),
-                    statement=s("reap", st.REAP, ("id", "status")),
+                    statement=s("reap", st.REAP if logged else st.REAP_UNLOGGED, ("id", "status")),
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,

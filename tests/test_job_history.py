@@ -1,0 +1,85 @@
+"""Each job's history (issue #33 item 3): the attempts a framework keeps, newest first, in the job
+detail (Actions.job_detail, the CLI's `pgq-top job`, the TUI's detail screen). Here pgq-top's own
+queue: a bounded attempt_log appended by the statements that end an attempt (fail, reap, requeue)."""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+from actions_support import pgq_actions
+
+from pgq_tui.jobtable.statements import ATTEMPT_ERROR_CHARS, ATTEMPT_LOG_KEPT
+from pgq_tui.queue.jobqueue import JobQueue
+
+
+def _fail_times(q: JobQueue, queue: str, n: int) -> int:
+    """Claim and fail the one job of `queue` n times (no backoff), each with its own multi-line error."""
+    job_id = 0
+    for i in range(1, n + 1):
+        [job] = q.claim(queue, limit=1, lease=30)
+        job_id = job.id
+        assert q.fail(job, f"boom {i}\nTraceback line {i}", backoff=0) in ("pending", "failed")
+    return job_id
+
+
+def test_own_queue_keeps_a_bounded_history_newest_first(dsn: str) -> None:
+    n = ATTEMPT_LOG_KEPT + 3
+    with JobQueue(dsn, worker_id="worker-a") as q:
+        q.enqueue("mail", [{"to": "x"}], max_attempts=n + 5)
+        job_id = _fail_times(q, "mail", n)
+    actions = pgq_actions(dsn)
+    try:
+        detail = actions.job_detail(job_id)
+    finally:
+        actions.close()
+    assert detail is not None
+    history = detail["history"]
+    assert history["reason"] is None
+    attempts = history["attempts"]
+    # capped: the newest ATTEMPT_LOG_KEPT of the n attempts, newest first
+    assert [a["attempt"] for a in attempts] == list(range(n, n - ATTEMPT_LOG_KEPT, -1))
+    assert [a["error"] for a in attempts[:2]] == [f"boom {n}", f"boom {n - 1}"]  # the first line only
+    assert {a["worker"] for a in attempts} == {"worker-a"}
+    assert {a["outcome"] for a in attempts} == {"retried"}
+    times = [a["at"] for a in attempts]
+    assert times == sorted(times, reverse=True) and all(t is not None for t in times)
+
+
+def test_own_queue_history_records_death_lease_expiry_and_caps_the_error(dsn: str) -> None:
+    with JobQueue(dsn, worker_id="worker-b") as q:
+        q.enqueue("mail", [{"to": "y"}], max_attempts=3)
+        [job] = q.claim("mail", limit=1, lease=0.01)  # attempt 1: its worker vanishes
+        time.sleep(0.05)
+        assert q.reap() == 1
+        [job] = q.claim("mail", limit=1, lease=30)  # attempt 2: a long error
+        q.fail(job, "x" * (ATTEMPT_ERROR_CHARS * 3), backoff=0)
+        [job] = q.claim("mail", limit=1, lease=30)  # attempt 3: out of attempts
+        assert q.fail(job, "final", backoff=0) == "failed"
+    actions = pgq_actions(dsn)
+    try:
+        attempts = actions.job_detail(job.id)["history"]["attempts"]  # type: ignore[index]
+    finally:
+        actions.close()
+    assert [(a["attempt"], a["outcome"]) for a in attempts] == [
+        (3, "failed"),
+        (2, "retried"),
+        (1, "lease expired"),
+    ]
+    assert attempts[0]["error"] == "final"
+    assert len(attempts[1]["error"]) == ATTEMPT_ERROR_CHARS
+    assert attempts[2]["error"] == "lease expired while held by worker-b"
+
+
+def test_a_table_without_attempt_log_says_why(dsn: str) -> None:
+    with JobQueue(dsn) as q:
+        [job_id] = q.enqueue("mail", [{"to": "z"}])
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("ALTER TABLE jobs DROP COLUMN attempt_log")
+    actions = pgq_actions(dsn)
+    try:
+        history = actions.job_detail(job_id)["history"]  # type: ignore[index]
+    finally:
+        actions.close()
+    assert history["attempts"] is None
+    assert "attempt_log" in history["reason"] and "pgq-top init" in history["reason"]
