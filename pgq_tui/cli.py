@@ -219,6 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pgq_tui.commands.jobs import add_parser as add_jobs_parser
 
     add_jobs_parser(sub, _common)
+    from pgq_tui.commands.job import add_parser as add_job_parser
+
+    add_job_parser(sub, _common)
 
     from pgq_tui.check.command import add_arguments as add_check_arguments
 
@@ -440,6 +443,12 @@ def _cmd_jobs(args: argparse.Namespace) -> int:
     return run_jobs(args)
 
 
+def _cmd_job(args: argparse.Namespace) -> int:
+    from pgq_tui.commands.job import run_job
+
+    return run_job(args)
+
+
 def _cmd_action(args: argparse.Namespace) -> int:
     from pgq_tui.cli_actions import run_action
 
@@ -461,6 +470,7 @@ COMMANDS = {
     "discard": _cmd_action,
     "cancel": _cmd_action,
     "jobs": _cmd_jobs,
+    "job": _cmd_job,
     None: _cmd_dashboard,
 }
 MULTI_TARGET = ("snapshot", "check", "why", "record", None)

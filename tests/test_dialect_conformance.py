@@ -122,13 +122,22 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
         assert model.finished.columns[0] == "queue" and set(model.finished.columns) <= set(FINISHED_COLUMNS)
     listed = [
         s
-        for s in (*model.counts, model.leases, model.dead, model.job, model.activity, model.finished)
+        for s in (
+            *model.counts,
+            model.leases,
+            model.dead,
+            model.job,
+            model.attempts,
+            model.activity,
+            model.finished,
+        )
         if s is not None
     ]
     window = {"since": datetime(2000, 1, 1, tzinfo=timezone.utc), "until": datetime.now(timezone.utc)}
     for statement in listed:
         with conn.cursor() as cur:
-            params = {"cap1": None, "rows": 50, "id": _any_id(conn, case), **_activity(after=0), **window}
+            params = {"cap1": None, "rows": 50, "id": _any_id(conn, case), "shown": 50, **_activity(after=0)}
+            params.update(window)
             cur.execute(statement.compose(), params)
             got = tuple(d.name for d in cur.description or ())
         assert got == statement.columns, statement.name
@@ -296,6 +305,12 @@ def test_dead_list_and_job_detail_agree_with_truth(populated) -> None:
         for j in jobs:
             (row,) = run(conn, model.job, id=j.id)
             assert (row["id"], row["queue"], row["state"]) == (j.id, j.queue, j.state)
+    if model.attempts is not None:  # each job's history: newest first, at most `shown` rows
+        for j in jobs:
+            attempts = run(conn, model.attempts, id=j.id, shown=2)
+            assert len(attempts) <= 2
+            numbers = [a["attempt"] for a in attempts if a["attempt"] is not None]
+            assert numbers == sorted(numbers, reverse=True), model.attempts.name
 
 
 def test_actions_touch_only_what_their_guard_admits(populated) -> None:

@@ -4,11 +4,15 @@ queue: a bounded attempt_log appended by the statements that end an attempt (fai
 
 from __future__ import annotations
 
+import json
 import time
 
 import psycopg
+import pytest
 from actions_support import pgq_actions
 
+from pgq_tui.cli import main
+from pgq_tui.errors import EXIT_OK
 from pgq_tui.jobtable.statements import ATTEMPT_ERROR_CHARS, ATTEMPT_LOG_KEPT
 from pgq_tui.queue.jobqueue import JobQueue
 
@@ -83,3 +87,23 @@ def test_a_table_without_attempt_log_says_why(dsn: str) -> None:
         actions.close()
     assert history["attempts"] is None
     assert "attempt_log" in history["reason"] and "pgq-top init" in history["reason"]
+
+
+def test_job_command_prints_the_attempts_and_their_ages(dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with JobQueue(dsn, worker_id="worker-c") as q:
+        q.enqueue("mail", [{"to": "[bold]x[/]"}], max_attempts=5)
+        job_id = _fail_times(q, "mail", 2)
+    assert main(["job", str(job_id), "--dsn", dsn, "--json"]) == EXIT_OK
+    job = json.loads(capsys.readouterr().out)["job"]
+    assert [a["attempt"] for a in job["history"]["attempts"]] == [2, 1]
+    assert all(0 <= a["age_s"] < 60 for a in job["history"]["attempts"])
+    assert 0 <= job["ages_s"]["created_at"] < 60 and job["payload"] == {"to": "[bold]x[/]"}
+    assert main(["job", str(job_id), "--dsn", dsn]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "#2 " in out and "retried by worker-c" in out and "boom 2" in out and "s ago)" in out
+
+
+def test_job_command_refuses_a_missing_job_in_one_line(dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["job", "999999", "--dsn", dsn]) != EXIT_OK
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "999999 not found" in err and "Traceback" not in err

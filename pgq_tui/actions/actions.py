@@ -469,6 +469,7 @@ class Actions:
             return None
         detail = detail_row(rows[0], self.model)
         detail["history"] = self._attempts(job_id)
+        detail["as_of"] = self._rows("SELECT now() AS now", {})[0]["now"]  # the ages' clock: the server's
         return detail
 
     def _attempts(self, job_id: JobId) -> dict[str, Any]:

@@ -166,7 +166,7 @@ class DetailScreen(ModalScreen[None]):
         try:
             job = self._fetch(self.job_id) if self._fetch is not None else None
             if job:
-                body: Any = detail_renderable(job, self.now)
+                body: Any = detail_renderable(job, job.get("as_of") or self.now)  # the read's own clock
             else:
                 body = Text(f"job {self.job_id} no longer exists", style="yellow")
         except Exception as exc:  # a lost connection (PgqError) or a bad row: a message, never a crash
