@@ -128,6 +128,7 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
             model.dead,
             model.job,
             model.attempts,
+            model.latency,
             model.activity,
             model.finished,
         )
@@ -136,7 +137,8 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
     window = {"since": datetime(2000, 1, 1, tzinfo=timezone.utc), "until": datetime.now(timezone.utc)}
     for statement in listed:
         with conn.cursor() as cur:
-            params = {"cap1": None, "rows": 50, "id": _any_id(conn, case), "shown": 50, **_activity(after=0)}
+            params = {"cap1": None, "rows": 50, "id": _any_id(conn, case), "shown": 50, "newest": 1000}
+            params.update(_activity(after=0))
             params.update(window)
             cur.execute(statement.compose(), params)
             got = tuple(d.name for d in cur.description or ())

@@ -70,6 +70,7 @@ class Capability(str, Enum):
     THROUGHPUT = "throughput"  # exact per-second rates from the framework's own counters
     RATES = "rates"  # per-queue rates derived from the table (QueueModel.activity), for any writer
     ATTEMPTS = "attempts"  # one job's attempts, one by one (QueueModel.attempts)
+    LATENCY = "latency"  # wait and run time percentiles of finished jobs (QueueModel.latency)
 
 
 # -- statements ------------------------------------------------------------------------------------
@@ -83,6 +84,7 @@ class Statement:
       rows   int         rows per list (leases, dead)
       id     JobId       one job (detail)
       shown  int         rows of one job's attempts (QueueModel.attempts)
+      newest int         finished jobs the latency statement reads at most (QueueModel.latency)
       ids    array|NULL  chosen jobs; NULL = every job the action's guard admits
       queue  text|NULL   restrict an action to one queue; NULL = all queues
       batch  int         rows per write transaction; the engine repeats until fewer come back
@@ -229,6 +231,15 @@ ATTEMPT_COLUMNS = (
     "trace",  # text: the stack trace or backtrace
 )
 ATTEMPTS_SHOWN = 50
+# QueueModel.latency: per queue and span ('5m', '1h'), the wait (run_at/scheduled/available -> the
+# attempt's start) and run (start -> finish) of the jobs that finished in it, from the framework's own
+# timestamps (dialects/latency.py composes the template with the dialect's finished rows); param
+# `newest`: at most that many finished jobs are read, newest first (`whole` false: the span's figures
+# are over the newest ones only). wait and run are float8[] [p50, p95, p99] in seconds, NULL where the
+# framework recorded no such time.
+LATENCY_COLUMNS = ("queue", "span", "jobs", "wait", "wait_max", "run", "run_max", "whole", "as_of")
+LATENCY_SPANS = (("5m", 300), ("1h", 3600))
+LATENCY_NEWEST = 100_000
 PREVIEW_COLUMNS = ("eligible", "alive")  # an action's preview: rows its guard admits now; of them, alive
 # Optional preview columns after those two, for richer plans: `holders` text[] names up to 5 live
 # holders ("worker (pid 42)"), `exhausted` counts eligible jobs the action sends to dead (no attempts left).
@@ -433,6 +444,8 @@ class QueueModel:
     dead: Statement | None = None
     job: Statement | None = None
     attempts: Statement | None = None  # ATTEMPT_COLUMNS for one job (the detail's history), newest first
+    # wait/run percentiles per queue over LATENCY_SPANS (LATENCY_COLUMNS), read in the background
+    latency: Statement | None = None
     throughput: Statement | None = None  # rows: queue, bucket, enqueued, completed, failed, dead
     # New jobs per queue since the previous poll (ACTIVITY_COLUMNS), for per-queue rates whoever
     # writes: a key-range scan of the primary key above the previous poll's max id. Only for ids that
@@ -508,6 +521,7 @@ class QueueModel:
             Capability.DEAD: self.dead is not None,
             Capability.DETAIL: self.job is not None,
             Capability.ATTEMPTS: self.attempts is not None,
+            Capability.LATENCY: self.latency is not None,
             Capability.THROUGHPUT: self.throughput is not None,
             Capability.RATES: self.activity is not None or self.finished is not None,
         }[cap]

@@ -14,7 +14,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from pgq_tui.dialects.catalog import CATALOG_SQL, Catalog, catalog_from_row, marker_param
-from pgq_tui.dialects.contract import ATTEMPTS_SHOWN, Dialect
+from pgq_tui.dialects.contract import ATTEMPTS_SHOWN, LATENCY_NEWEST, Dialect
 from pgq_tui.dialects.detect import markers
 
 DEFAULTS: Mapping[str, Any] = {
@@ -28,6 +28,7 @@ DEFAULTS: Mapping[str, Any] = {
     "until": None,
     "before": None,
     "shown": ATTEMPTS_SHOWN,
+    "newest": LATENCY_NEWEST,
 }
 
 

@@ -109,7 +109,7 @@ WITH c AS (
     FOR UPDATE SKIP LOCKED
 )
 UPDATE {{jobs}} j
-SET status = 'running', attempts = j.attempts + 1,
+SET status = 'running', attempts = j.attempts + 1, started_at = now(),
     locked_until = now() + make_interval(secs => %(lease)s), locked_by = %(worker)s
 FROM c WHERE j.id = c.id
 RETURNING {", ".join("j." + c.strip() for c in JOB_COLUMNS.split(","))}

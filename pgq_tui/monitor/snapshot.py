@@ -334,6 +334,50 @@ class CountStatus:
 
 
 @dataclass(frozen=True)
+class Percentiles:
+    """p50, p95, p99 (interpolated) and the max of a duration, in seconds; None where not recorded."""
+
+    p50: float | None
+    p95: float | None
+    p99: float | None
+    max: float | None
+
+
+@dataclass(frozen=True)
+class SpanLatency:
+    """One queue's wait (due -> started) and run (started -> finished) times over one span ("5m",
+    "1h") of finished jobs. `figure` says how they were read: stale (exact as of its as_of, from the
+    background pass), approximate (over the newest jobs only) or unknown (why: `figure.reason`); a
+    side the framework did not time is None with the reason too, never 0."""
+
+    span: str
+    jobs: int | None  # finished jobs the figures are over; None: not read
+    wait: Percentiles | None
+    run: Percentiles | None
+    figure: Figure
+
+
+@dataclass(frozen=True)
+class QueueLatency:
+    queue: str
+    spans: tuple[SpanLatency, ...]
+
+
+@dataclass(frozen=True)
+class Latency:
+    """The latency pass's latest result (monitor/latency.py): per queue, the spans it read; `reason`
+    says why there is nothing (the kind does not time its jobs, no pass landed yet, it failed)."""
+
+    queues: tuple[QueueLatency, ...]
+    as_of: datetime | None
+    reason: str | None = None
+    error: str | None = None  # the last pass failed (its figures are the previous pass's, stale)
+    cost_ms: float | None = None
+    note: str | None = None  # how it is read (e.g. "no index serves it (a scan)")
+    unsupported: bool = False  # the kind does not time its jobs (reason says so): never an alert
+
+
+@dataclass(frozen=True)
 class Snapshot:
     server: ServerInfo
     queues: tuple[QueueStats, ...]
@@ -361,6 +405,9 @@ class Snapshot:
     # figure for it is `unknown` with the same reason; this says it even when no queue is listed.
     # "oldest_ready_age_s": the oldest ready job's age was not taken (no index serves it, or failed).
     unknown: dict[str, str] = field(default_factory=dict)
+    # wait and run time percentiles per queue (monitor/latency.py); None: not read (built by hand,
+    # recorded before they existed): every figure unknown
+    latency: Latency | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = _jsonable(dataclasses.asdict(self))

@@ -37,6 +37,7 @@ from pgq_tui.dialects.kit import (
     state_words,
     unindexed,
 )
+from pgq_tui.dialects.latency import latency_statement
 from pgq_tui.dialects.skipscan import counted_per_state
 
 KIND = "oban"
@@ -209,6 +210,8 @@ class ObanDialect:
             ),
             extra_states=extras,
             unsupported=((Capability.THROUGHPUT, "Oban keeps no counters"),),
+            # no Oban index serves completed_at: a scan (the latency reader is a background pass)
+            latency=latency_statement("oban.latency", __package__, indexed=False, jobs=(schema, match.table)),
             relations=((schema, match.table),),
             search=_search((schema, match.table), float(horizon), labels),
         )

@@ -20,6 +20,7 @@ from psycopg import sql
 from pgq_tui.dialects.catalog import Relation
 from pgq_tui.dialects.contract import ActionSpec, Capability, IndexAdvice, SearchColumns, Statement
 from pgq_tui.dialects.kit import Sql, discard, partitioned_index, retry
+from pgq_tui.dialects.latency import latency_statement
 from pgq_tui.dialects.sqlfiles import body, sql_file
 
 # SQL that several statements share, written once (`sql/<name>.sql`, tagged like the rest): bound as
@@ -73,6 +74,12 @@ def statements(schema: str, version: int) -> BossSql:
     """The statements for pg-boss schema `version`, on the tables of `schema`."""
     idents = {"job": (schema, "job"), "queue": (schema, "queue"), "job_state": (schema, "job_state")}
     return BossSql(__package__, "pgboss", idents, version=version)
+
+
+def boss_latency(schema: str) -> Statement:
+    """Wait and run percentiles from created/started/completed_on (sql/latency_finished.sql); no
+    pg-boss index serves completed jobs' completed_on: a scan, in the background."""
+    return latency_statement("pgboss.latency", __package__, indexed=False, job=(schema, "job"))
 
 
 def pick(s: Sql, indexed: bool, name: str, scan: str, columns: tuple[str, ...]) -> Statement:

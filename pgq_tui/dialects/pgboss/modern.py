@@ -35,7 +35,14 @@ from pgq_tui.dialects.contract import (
     StateWord,
 )
 from pgq_tui.dialects.kit import requeue
-from pgq_tui.dialects.pgboss.common import advice, dead_actions, pick, search_columns, statements
+from pgq_tui.dialects.pgboss.common import (
+    advice,
+    boss_latency,
+    dead_actions,
+    pick,
+    search_columns,
+    statements,
+)
 
 MIN_SCHEMA = 25  # 11.0.0: job_common, expire_seconds, no archive
 MAX_SCHEMA = 46  # 12.38.0, the newest pgq-top was tested with
@@ -205,5 +212,6 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
             (Capability.THROUGHPUT, "pgq-top does not read pg-boss 11 and 12's queue counters yet"),
         ),
         relations=((schema, "job"),),
+        latency=boss_latency(schema),
         search=search_columns(s, schema),
     )

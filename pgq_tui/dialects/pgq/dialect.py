@@ -25,6 +25,7 @@ from pgq_tui.dialects.contract import (
     Statement,
 )
 from pgq_tui.dialects.kit import found, state_words
+from pgq_tui.dialects.latency import latency_statement
 from pgq_tui.dialects.pgq import statements as st
 from pgq_tui.jobtable.schema import SETUP_HINT, channel
 
@@ -117,6 +118,10 @@ class PgqDialect:
         logged = rel is not None and rel.column("attempt_log") is not None
         if not logged:
             unsupported += ((Capability.ATTEMPTS, "no attempt_log column yet (add it with: pgq-top init)"),)
+        # the claim's start time (started_at, added by `pgq-top init`): wait and run percentiles
+        timed = rel is not None and rel.column("started_at") is not None
+        if not timed:
+            unsupported += ((Capability.LATENCY, "no started_at column yet (add it with: pgq-top init)"),)
         counters = catalog.relation(*stats)
         # the counters table counts the operator's removals (pgq-top init adds the columns)
         removals = counters is not None and counters.column("discarded") is not None
@@ -150,6 +155,12 @@ class PgqDialect:
             job=s("job", st.JOB, JOB_COLUMNS),
             # the bounded history `pgq-top init` adds (attempt_log); an older table has none yet
             attempts=s("attempts", st.ATTEMPTS, ATTEMPT_COLUMNS) if logged else None,
+            # done jobs through <table>_done_idx; kept only by workers run with --keep
+            latency=served(
+                latency_statement("pgq.latency", __package__, jobs=jobs), Capability.DONE
+            )
+            if timed
+            else None,
             claim_probe=s("claim_probe", st.CLAIM_PROBE, ("id",)),
             activity=activity_statement("pgq.activity", jobs=jobs, id="id", queue_of_j="j.queue"),
             throughput=s(

@@ -211,7 +211,10 @@ class ProcrastinateDialect:
             capped_overall=("ready", "scheduled", "running", "stuck"),
             liveness_known=True,
             advice=tuple(advice),
-            unsupported=((Capability.THROUGHPUT, "procrastinate keeps no counters"),),
+            unsupported=(
+                (Capability.THROUGHPUT, "procrastinate keeps no counters"),
+                (Capability.LATENCY, "not read from procrastinate_events yet"),
+            ),
             relations=((schema, "procrastinate_jobs"),),
             search=_search(idents["jobs"], idents["workers"], float(stalled)),
         )

@@ -25,6 +25,7 @@ from pgq_tui.dialects.contract import (
 )
 from pgq_tui.dialects.guarded import guarded, preview
 from pgq_tui.dialects.kit import Setting, Sql, cancel, found, refused, requeue, retry, state_words, unindexed
+from pgq_tui.dialects.latency import latency_statement
 from pgq_tui.dialects.skipscan import counted_per_state
 
 KIND = "river"
@@ -187,6 +188,12 @@ class RiverDialect:
             ),
             extra_states=("cancelled", "pending"),
             unsupported=((Capability.THROUGHPUT, "River keeps no counters"),),
+            latency=latency_statement(
+                "river.latency",
+                __package__,
+                indexed=rel.has_index(("state", "finalized_at")),
+                jobs=(schema, match.table),
+            ),
             relations=((schema, match.table),),
             search=_search((schema, match.table), float(horizon)),
         )
