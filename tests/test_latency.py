@@ -10,10 +10,13 @@ from __future__ import annotations
 import time
 
 import psycopg
+import pytest
 from monitor_support import pgq_monitor
 
+from pgq_tui.cli import main
+from pgq_tui.exporter.latency import latency_families
 from pgq_tui.monitor.latency import NO_ROWS, NOT_LANDED, queue_latency
-from pgq_tui.monitor.snapshot import APPROXIMATE, STALE, UNKNOWN, UNSUPPORTED
+from pgq_tui.monitor.snapshot import APPROXIMATE, STALE, UNKNOWN, UNSUPPORTED, Snapshot
 from pgq_tui.queue.jobqueue import JobQueue
 from pgq_tui.queue.pool import WorkerPool
 from pgq_tui.queue.worker import WorkerConfig
@@ -43,7 +46,40 @@ def _feed(dsn: str, queue: str) -> int:
     return n
 
 
-def test_wait_p95_is_within_ten_percent_of_the_workers_truth(crash_env: str) -> None:
+def _exported(snap: Snapshot, p95: float, fed: int) -> None:
+    """The exporter's gauges are the Snapshot's figures (a quantile label, a window label)."""
+
+    class Outcome:  # what the exporter reads of a fleet outcome
+        table = "public.jobs"
+
+    samples = {
+        (f.name, tuple(sorted(s.labels.items()))): s.value
+        for f in latency_families([(Outcome(), snap)])  # type: ignore[list-item]
+        for s in f.samples
+    }
+    who = {"kind": "pgq", "target": "public.jobs", "queue": "feed"}
+    key = tuple(sorted({**who, "quantile": "0.95", "window": "5m"}.items()))
+    assert samples[("pgq_queue_wait_seconds", key)] == p95
+    assert samples[("pgq_queue_latency_jobs", tuple(sorted({**who, "window": "1h"}.items())))] == fed
+    assert ("pgq_queue_run_max_seconds", tuple(sorted({**who, "window": "5m"}.items()))) in samples
+
+
+def _checked(dsn: str, capsys: pytest.CaptureFixture[str], true_p95: float) -> None:
+    """`check --wait-p95`: WARNING above it, CRITICAL above --wait-p95-crit, OK under both."""
+    base = ["check", "--dsn", dsn, "--wait", "20"]
+    capsys.readouterr()
+    assert main([*base, "--wait-p95", f"{true_p95 / 2:g}"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("PGQ WARNING") and "p95 wait" in out and "'wait_p95'=" in out, out
+    assert main([*base, "--wait-p95-crit", f"{true_p95 / 2:g}"]) == 2
+    assert "PGQ CRITICAL" in capsys.readouterr().out
+    assert main([*base, "--wait-p95", f"{true_p95 * 2:g}"]) == 0
+    capsys.readouterr()
+
+
+def test_wait_p95_is_within_ten_percent_of_the_workers_truth(
+    crash_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     dsn = crash_env
     config = WorkerConfig(conninfo=dsn, queues=("feed",), handler="crash_handler:record", batch=1, keep=True)
     pool = WorkerPool(config, concurrency=1, reap_interval=0).start()
@@ -86,6 +122,8 @@ def test_wait_p95_is_within_ten_percent_of_the_workers_truth(crash_env: str) -> 
         )
         assert got.wait.max is not None and abs(got.wait.max - true_max) <= 0.10 * true_max
         assert got.run.p50 is not None and WORK_MS / 1000 <= got.run.p50 < 10 * WORK_MS / 1000
+    _exported(snap, spans["5m"].wait.p95, fed)  # type: ignore[union-attr]
+    _checked(dsn, capsys, true_p95)
     # the first poll, before the pass landed, said so: unknown, not 0
     early = queue_latency(first, "feed")["5m"]
     assert early.wait is None and early.figure.accuracy in (UNKNOWN, STALE)
@@ -106,8 +144,13 @@ def test_unknown_percentiles_are_null_with_a_reason(dsn: str) -> None:
     idle = queue_latency(snap, "idle")["5m"]
     assert (idle.wait, idle.run, idle.jobs) == (None, None, 0)
     assert idle.figure.accuracy == UNKNOWN and idle.figure.reason == NO_ROWS.format(span="5m")
-    data = snap.to_dict()["latency"]
-    assert data["reason"] is None and data["queues"] == []
+    data = snap.to_dict()["latency"]  # the JSON: null and the reason for each queue and span
+    assert data["reason"] is None and data["as_of"] is not None
+    [idle_json] = data["queues"]
+    assert [(s["span"], s["wait"], s["figure"]["reason"]) for s in idle_json["spans"]] == [
+        ("5m", None, NO_ROWS.format(span="5m")),
+        ("1h", None, NO_ROWS.format(span="1h")),
+    ]
     with psycopg.connect(dsn, autocommit=True) as conn:  # a table `pgq-top init` has not upgraded
         conn.execute("ALTER TABLE jobs DROP COLUMN started_at")
     monitor = pgq_monitor(dsn)

@@ -48,6 +48,7 @@ from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
 from pgq_tui.monitor.bloat import BloatReport
 from pgq_tui.monitor.bloatwatch import BloatWatch
 from pgq_tui.monitor.latency import LatencyReader
+from pgq_tui.monitor.latency import complete as complete_latency
 from pgq_tui.monitor.snapshot import (
     UNKNOWN,
     CountStatus,
@@ -439,7 +440,7 @@ class Monitor:
             unsupported=dict(self.unsupported),
             bloat=bloat,
             unknown=unknown,
-            latency=self._latency.latest(),
+            latency=complete_latency(self._latency.latest(), (q.queue for q in queues)),
         )
 
     def _counts(

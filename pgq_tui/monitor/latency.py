@@ -17,6 +17,7 @@ landed, or where the kind does not time its jobs, every figure is unknown with t
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -114,6 +115,14 @@ def span_of(latency: Latency | None, queue: str, span: str) -> SpanLatency:
     return SpanLatency(
         span, 0, None, None, Figure(UNKNOWN, latency.as_of, SOURCE, reason=why, note=latency.note)
     )
+
+
+def complete(latency: Latency, queues: Iterable[str]) -> Latency:
+    """`latency` with an entry for every listed queue and span: what the pass read, else unknown
+    with why (so the JSON says null and the reason for each queue, never leaves it out)."""
+    names = sorted({*queues, *(q.queue for q in latency.queues)})
+    full = tuple(QueueLatency(q, tuple(span_of(latency, q, s) for s in SPANS)) for q in names)
+    return dataclasses.replace(latency, queues=full)
 
 
 def queue_latency(snap: Snapshot, queue: str) -> dict[str, SpanLatency]:
