@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime, timedelta, timezone
 
 import psycopg
 import pytest
 from actions_support import pgq_actions
+from test_tui_app import plain
 
 from pgq_tui.cli import main
 from pgq_tui.errors import EXIT_OK
 from pgq_tui.jobtable.statements import ATTEMPT_ERROR_CHARS, ATTEMPT_LOG_KEPT
 from pgq_tui.queue.jobqueue import JobQueue
+from pgq_tui.tui.screens.detail import detail_renderable
 
 
 def _fail_times(q: JobQueue, queue: str, n: int) -> int:
@@ -107,3 +110,29 @@ def test_job_command_refuses_a_missing_job_in_one_line(dsn: str, capsys: pytest.
     assert main(["job", "999999", "--dsn", dsn]) != EXIT_OK
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "999999 not found" in err and "Traceback" not in err
+
+
+def test_the_detail_shows_attempts_as_text_never_markup() -> None:
+    now = datetime(2026, 12, 2, 12, 0, 0, tzinfo=timezone.utc)
+    job = {
+        "id": 7,
+        "queue": "q",
+        "status": "dead",
+        "attempts": 2,
+        "max_attempts": 2,
+        "payload": {"x": "[bold]y[/]"},
+        "history": {
+            "attempts": [
+                {"attempt": 2, "at": now - timedelta(seconds=90), "outcome": "[red]failed[/]",
+                 "worker": "w\x1b[2J", "error": "[bold red]pwned[/]\nline 2", "trace": None},
+                {"attempt": 1, "at": None, "outcome": None, "worker": None, "error": None, "trace": None},
+            ],
+            "reason": None,
+        },
+    }  # fmt: skip
+    text = plain(detail_renderable(job, now))
+    assert "#2  [red]failed[/]" in text and "(1m30s ago)" in text and "[bold red]pwned[/]" in text
+    assert "\x1b" not in text and "#1  ? (time not recorded)" in text
+    assert text.index("attempts, newest first") < text.index("payload")
+    why = plain(detail_renderable({**job, "history": {"attempts": None, "reason": "K does not record this"}}))
+    assert "K does not record this" in why

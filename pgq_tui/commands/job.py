@@ -84,7 +84,7 @@ def text_lines(detail: dict[str, Any]) -> list[str]:
         number = a["attempt"] if a.get("attempt") is not None else "?"
         at = _when(a.get("at"), now) if a.get("at") is not None else "? (time not recorded)"
         lines.append(f"  #{number} {at}{outcome}{who}")
-        lines.extend(f"     {visible(line)}" for line in str(a.get("error") or "").splitlines()[:3])
+        lines.extend(f"     {visible(line)}" for line in str(a.get("error") or "").splitlines())
     lines.extend(f"{k}: {_when(detail.get(k), now)}" for k in TIMES)
     lines.append(f"locked_by: {visible(detail.get('locked_by'))}")
     lines.append(f"stuck means: {visible(detail.get('stuck_rule'))}")

@@ -33,7 +33,7 @@ def _when(value: datetime | None, now: datetime | None) -> Text:
     return text
 
 
-ERROR_LINES = 3  # of each attempt's error (a traceback's first lines); the newest attempt's error in full
+ERROR_LINES = 3  # of each attempt's error shown (a traceback's first lines; `pgq-top job ID` has them all)
 
 
 def _grid() -> Table:
@@ -59,18 +59,14 @@ def attempts_renderables(history: dict[str, Any] | None, now: datetime | None) -
     for row in rows:
         number = row.get("attempt")
         line = Text(f"#{number if number is not None else '?'}  ", style="bold")
-        line.append_text(
-            _when(row.get("at"), now)
-            if row.get("at") is not None
-            else Text("? (time not recorded)", style="dim")
-        )
         if row.get("outcome"):
-            line.append("  ")
             line.append_text(safe(row["outcome"], style="cyan"))
-        if row.get("worker"):
-            line.append("  by ")
-            line.append_text(safe(row["worker"]))
+            line.append("  ")
+        at = row.get("at")
+        line.append_text(_when(at, now) if at is not None else Text("? (time not recorded)", style="dim"))
         parts.append(line)
+        if row.get("worker"):
+            parts.append(Text("   by ", style="dim").append_text(safe(row["worker"], style="dim")))
         error = row.get("error")
         lines = str(error).splitlines() if error else []
         for text in lines[:ERROR_LINES]:
