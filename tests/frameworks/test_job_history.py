@@ -86,3 +86,43 @@ def _screen(app: PgqTopApp) -> str:
     """What the 80x24 terminal shows now, line by line (Textual's compositor: only what is visible,
     not the scrolled-away part of the detail)."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def test_procrastinate_wait_and_run_times_come_from_its_events(
+    framework_dsn: str, processes: Processes
+) -> None:
+    """procrastinate's own worker runs jobs; the latency pass reads their deferred/started/succeeded
+    events: as many jobs as succeeded, waits and runs within what the test's clock allows."""
+    from pgq_tui.monitor.latency import queue_latency
+
+    from .procrastinate_client import Procrastinate
+
+    client = Procrastinate(framework_dsn)
+    client.install()
+    started = time.monotonic()
+    for i in range(5):
+        client.enqueue("fast", f"k{i}")
+    client.start_worker(processes, fixed=True, queues=["fast"])
+    deadline = time.monotonic() + 60
+    with psycopg.connect(framework_dsn, autocommit=True) as conn:
+        done = 0
+        while done < 5:
+            assert time.monotonic() < deadline, "procrastinate did not run the jobs"
+            time.sleep(0.3)
+            (done,) = conn.execute(
+                "SELECT count(*) FROM procrastinate_jobs WHERE status = 'succeeded'"
+            ).fetchone()
+    elapsed = time.monotonic() - started
+    (target,) = find_queues(framework_dsn)
+    monitor = Monitor(framework_dsn, target.model)
+    try:
+        monitor.collect()
+        assert monitor.settle(30)
+        spans = queue_latency(monitor.collect(), "fast")
+    finally:
+        monitor.close()
+    for span in ("5m", "1h"):
+        s = spans[span]
+        assert s.jobs == 5 and s.wait is not None and s.run is not None, s
+        assert 0 <= (s.wait.p50 or 0) <= (s.wait.max or 0) <= elapsed
+        assert 0 <= (s.run.p50 or 0) <= (s.run.max or 0) <= elapsed

@@ -26,6 +26,7 @@ from pgq_tui.dialects.contract import (
 )
 from pgq_tui.dialects.guarded import guarded, preview
 from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
+from pgq_tui.dialects.latency import latency_statement
 from pgq_tui.dialects.skipscan import over_queues
 
 KIND = "procrastinate"
@@ -211,9 +212,14 @@ class ProcrastinateDialect:
             capped_overall=("ready", "scheduled", "running", "stuck"),
             liveness_known=True,
             advice=tuple(advice),
-            unsupported=(
-                (Capability.THROUGHPUT, "procrastinate keeps no counters"),
-                (Capability.LATENCY, "not read from procrastinate_events yet"),
+            unsupported=((Capability.THROUGHPUT, "procrastinate keeps no counters"),),
+            # from procrastinate_events (deferred, started, succeeded); no index on `at`: a scan
+            latency=latency_statement(
+                "procrastinate.latency",
+                __package__,
+                indexed=False,
+                events=idents["events"],
+                jobs=idents["jobs"],
             ),
             relations=((schema, "procrastinate_jobs"),),
             search=_search(idents["jobs"], idents["workers"], float(stalled)),

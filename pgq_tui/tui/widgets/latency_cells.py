@@ -5,6 +5,8 @@ why), "n/a" the kind times no jobs. Pure: a Snapshot in, cells out."""
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 
 from pgq_tui.monitor.latency import span_of
@@ -42,3 +44,34 @@ def note(snap: Snapshot) -> str | None:
     age = max(0.0, (snap.server.now - latency.as_of).total_seconds())
     failed = f", last pass failed: {latency.error}" if latency.error else ""
     return f"{WAIT}/{RUN}: p95 of the last 5 min, read {fmt_age(age)} ago{failed}"
+
+
+def provenance(snap: Snapshot, queue: str) -> Group:
+    """The `v` screen's lines: each span's wait and run percentiles with how they were read."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    for name in ("5m", "1h"):
+        span = span_of(snap.latency, queue, name)
+        how = span.figure.reason or ""
+        if span.figure.as_of is not None:
+            age = max(0.0, (snap.server.now - span.figure.as_of).total_seconds())
+            jobs = f"{span.jobs} finished jobs, " if span.jobs else ""
+            how = f"{jobs}a background pass {fmt_age(age)} ago" + (f"; {how}" if how else "")
+        for side, p in (("wait", span.wait), ("run", span.run)):
+            shown = (
+                " ".join(
+                    f"{k} {fmt_age(getattr(p, k))}"
+                    for k in ("p50", "p95", "p99", "max")
+                    if getattr(p, k) is not None
+                )
+                if p is not None
+                else "?"
+            )
+            grid.add_row(Text(f"{side} {name}"), Text(shown), Text(how, style="dim"))
+    return Group(
+        Text(""),
+        Text("wait (due -> started) and run (started -> finished) of finished jobs", style="dim"),
+        grid,
+    )
