@@ -22,6 +22,7 @@ from pgq_tui.queue.pool import WorkerPool
 from pgq_tui.queue.worker import WorkerConfig
 
 RATE, SECONDS, WORK_MS = 100, 5.0, 20
+GAP = " (pgq-top's workers keep done jobs only with --keep)"  # the pgq dialect's latency_gap
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -143,13 +144,13 @@ def test_unknown_percentiles_are_null_with_a_reason(dsn: str) -> None:
         monitor.close()
     idle = queue_latency(snap, "idle")["5m"]
     assert (idle.wait, idle.run, idle.jobs) == (None, None, 0)
-    assert idle.figure.accuracy == UNKNOWN and idle.figure.reason == NO_ROWS.format(span="5m")
+    assert idle.figure.accuracy == UNKNOWN and idle.figure.reason == NO_ROWS.format(span="5m") + GAP
     data = snap.to_dict()["latency"]  # the JSON: null and the reason for each queue and span
     assert data["reason"] is None and data["as_of"] is not None
     [idle_json] = data["queues"]
     assert [(s["span"], s["wait"], s["figure"]["reason"]) for s in idle_json["spans"]] == [
-        ("5m", None, NO_ROWS.format(span="5m")),
-        ("1h", None, NO_ROWS.format(span="1h")),
+        ("5m", None, NO_ROWS.format(span="5m") + GAP),
+        ("1h", None, NO_ROWS.format(span="1h") + GAP),
     ]
     with psycopg.connect(dsn, autocommit=True) as conn:  # a table `pgq-top init` has not upgraded
         conn.execute("ALTER TABLE jobs DROP COLUMN started_at")

@@ -446,6 +446,9 @@ class QueueModel:
     attempts: Statement | None = None  # ATTEMPT_COLUMNS for one job (the detail's history), newest first
     # wait/run percentiles per queue over LATENCY_SPANS (LATENCY_COLUMNS), read in the background
     latency: Statement | None = None
+    # why a queue may have no finished job to read although jobs finished (its finished rows are
+    # deleted, e.g. pgq-top's workers without --keep), said with a span's "no job finished"
+    latency_gap: str = ""
     throughput: Statement | None = None  # rows: queue, bucket, enqueued, completed, failed, dead
     # New jobs per queue since the previous poll (ACTIVITY_COLUMNS), for per-queue rates whoever
     # writes: a key-range scan of the primary key above the previous poll's max id. Only for ids that

@@ -111,7 +111,7 @@ def span_of(latency: Latency | None, queue: str, span: str) -> SpanLatency:
     if latency.reason is not None:
         accuracy = UNSUPPORTED if latency.unsupported else UNKNOWN
         return SpanLatency(span, None, None, None, Figure(accuracy, None, SOURCE, reason=latency.reason))
-    why = NO_ROWS.format(span=span)
+    why = NO_ROWS.format(span=span) + (f" ({latency.gap})" if latency.gap else "")
     return SpanLatency(
         span, 0, None, None, Figure(UNKNOWN, latency.as_of, SOURCE, reason=why, note=latency.note)
     )
@@ -149,6 +149,7 @@ class LatencyReader:
         self.note = None
         if model.latency is not None and not model.latency.indexed:
             self.note = "no index serves the finish times: a scan, in the background"
+        self.gap = model.latency_gap
         self.min_interval_s = min_interval_s
         self.duty = duty
         self._session = Session(
@@ -227,6 +228,7 @@ class LatencyReader:
                     if previous is not None and previous.reason is None
                     else Latency((), None, reason=f"not read: {error}", error=error)
                 )
+            result = dataclasses.replace(result, gap=self.gap)
             with self._cond:
                 self._result = result
                 self._passes += 1

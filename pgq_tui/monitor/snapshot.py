@@ -375,6 +375,7 @@ class Latency:
     cost_ms: float | None = None
     note: str | None = None  # how it is read (e.g. "no index serves it (a scan)")
     unsupported: bool = False  # the kind does not time its jobs (reason says so): never an alert
+    gap: str = ""  # why a queue may show no finished job although jobs finished (QueueModel.latency_gap)
 
 
 @dataclass(frozen=True)

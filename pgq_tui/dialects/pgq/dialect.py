@@ -161,6 +161,7 @@ class PgqDialect:
             )
             if timed
             else None,
+            latency_gap="pgq-top's workers keep done jobs only with --keep",
             claim_probe=s("claim_probe", st.CLAIM_PROBE, ("id",)),
             activity=activity_statement("pgq.activity", jobs=jobs, id="id", queue_of_j="j.queue"),
             throughput=s(
