@@ -16,6 +16,7 @@ from pgq_tui.detection import single_queue
 from pgq_tui.dialects.contract import Capability
 from pgq_tui.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PgqError
 from pgq_tui.jobid import JobId
+from pgq_tui.monitor.health import fmt_age
 from pgq_tui.targets import Pins
 from pgq_tui.untrusted import visible
 
@@ -63,7 +64,7 @@ def _when(value: Any, now: datetime | None) -> str:
     if not isinstance(value, datetime):
         return "-" if value is None else visible(value)
     age = age_s(value, now)
-    ago = "" if age is None else f" ({abs(age):.1f}s {'ago' if age >= 0 else 'from now'})"
+    ago = "" if age is None else f" ({fmt_age(abs(age))} {'ago' if age >= 0 else 'from now'})"
     return value.isoformat(sep=" ", timespec="seconds") + ago
 
 
