@@ -123,6 +123,7 @@ def test_wait_p95_is_within_ten_percent_of_the_workers_truth(
         )
         assert got.wait.max is not None and abs(got.wait.max - true_max) <= 0.10 * true_max
         assert got.run.p50 is not None and WORK_MS / 1000 <= got.run.p50 < 10 * WORK_MS / 1000
+    assert Snapshot.from_dict(snap.to_dict()) == snap  # the JSON carries every figure back
     _exported(snap, spans["5m"].wait.p95, fed)  # type: ignore[union-attr]
     _checked(dsn, capsys, true_p95)
     # the first poll, before the pass landed, said so: unknown, not 0
