@@ -233,6 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pgq_tui.commands.jobs import add_parser as add_jobs_parser
 
     add_jobs_parser(sub, _common)
+    from pgq_tui.commands.job import add_parser as add_job_parser
+
+    add_job_parser(sub, _common)
 
     from pgq_tui.commands.schedules import add_parser as add_schedules_parser
 
@@ -482,6 +485,12 @@ def _cmd_pause(args: argparse.Namespace) -> int:
     return run_pause(args)
 
 
+def _cmd_job(args: argparse.Namespace) -> int:
+    from pgq_tui.commands.job import run_job
+
+    return run_job(args)
+
+
 def _cmd_action(args: argparse.Namespace) -> int:
     from pgq_tui.cli_actions import run_action
 
@@ -507,6 +516,7 @@ COMMANDS = {
     "jobs": _cmd_jobs,
     "completion": _cmd_completion,
     "schedules": _cmd_schedules,
+    "job": _cmd_job,
     None: _cmd_dashboard,
 }
 MULTI_TARGET = ("snapshot", "check", "why", "record", None)

@@ -135,6 +135,8 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
             model.leases,
             model.dead,
             model.job,
+            model.attempts,
+            model.latency,
             model.activity,
             model.finished,
             *scheduled,
@@ -144,7 +146,9 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
     window = {"since": datetime(2000, 1, 1, tzinfo=timezone.utc), "until": datetime.now(timezone.utc)}
     for statement in listed:
         with conn.cursor() as cur:
-            params = {"cap1": None, "rows": 50, "id": _any_id(conn, case), **_activity(after=0), **window}
+            params = {"cap1": None, "rows": 50, "id": _any_id(conn, case), "shown": 50, "newest": 1000}
+            params.update(_activity(after=0))
+            params.update(window)
             params["names"] = []  # a schedule statement's
             cur.execute(statement.compose(), params)
             got = tuple(d.name for d in cur.description or ())
@@ -334,6 +338,12 @@ def test_dead_list_and_job_detail_agree_with_truth(populated) -> None:
         for j in jobs:
             (row,) = run(conn, model.job, id=j.id)
             assert (row["id"], row["queue"], row["state"]) == (j.id, j.queue, j.state)
+    if model.attempts is not None:  # each job's history: newest first, at most `shown` rows
+        for j in jobs:
+            attempts = run(conn, model.attempts, id=j.id, shown=2)
+            assert len(attempts) <= 2
+            numbers = [a["attempt"] for a in attempts if a["attempt"] is not None]
+            assert numbers == sorted(numbers, reverse=True), model.attempts.name
 
 
 def test_actions_touch_only_what_their_guard_admits(populated) -> None:

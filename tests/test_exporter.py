@@ -240,6 +240,12 @@ def test_scrape_while_jobs_flow_and_through_a_restart(
         optional = {"pgq_table_last_autovacuum_age_seconds"} if snap.table.last_autovacuum else set()
         if snap.counts is not None and snap.counts.lag_s is not None:
             optional.add("pgq_background_count_lag_seconds")
+        if snap.latency is not None and snap.latency.as_of is not None:  # the latency pass landed
+            optional |= {"pgq_queue_latency_lag_seconds", "pgq_queue_latency_jobs"}
+            if any(s.wait is not None for q in snap.latency.queues for s in q.spans):
+                optional |= {"pgq_queue_wait_seconds", "pgq_queue_wait_max_seconds"}
+            if any(s.run is not None for q in snap.latency.queues for s in q.spans):
+                optional |= {"pgq_queue_run_seconds", "pgq_queue_run_max_seconds"}
         assert got.families == SNAPSHOT_FAMILIES | ALWAYS | optional
         for key, value in expected_from(snap).items():
             assert got.samples[key] == pytest.approx(value, rel=1e-9, abs=1e-9), key

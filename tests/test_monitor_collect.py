@@ -169,6 +169,7 @@ def test_json_round_trip(dsn: str, seeded: dict[str, object]) -> None:
         "bloat",
         "stuck_label",
         "unknown",  # counts not taken at this poll, and why (docs/unknown-figures.md)
+        "latency",  # wait and run percentiles per queue, a background pass's (issue 33)
     ]
     assert data["unknown"] == {}  # pgq-top's own table: every count taken
     assert set(data["queues"][0]) >= {"queue", "ready", "scheduled", "running", "stuck", "dead", "done",

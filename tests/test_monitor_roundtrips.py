@@ -33,6 +33,8 @@ def test_a_poll_is_two_round_trips(proxied: tuple[str, DelayProxy]) -> None:
     via, proxy = proxied
     with pgq_monitor(via) as monitor:
         monitor.collect()  # connects and prepares
+        # the latency pass (its own connection, through the same proxy) lands, then rests >= 10 s
+        assert monitor.settle(10) and not monitor.owes
         for _ in range(3):
             before = proxy.round_trips
             snap = monitor.collect()

@@ -32,7 +32,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from pgq_tui.actions import statements as action_sql
-from pgq_tui.actions.detail import detail_row
+from pgq_tui.actions.detail import attempt_history, detail_row
 from pgq_tui.actions.explain import PRIVILEGE, explain, table_privilege_hint
 from pgq_tui.actions.job_plans import NOUN, action_kind, job_plan, plan_action, refused_plan
 from pgq_tui.actions.model import ACTIONS, ActionOutcome, Plan, plural
@@ -514,4 +514,19 @@ class Actions:
             rows = self._rows(self.model.job, {"id": job_id})
         except psycopg.Error as exc:
             raise describe(exc, table=self.qualified_table, hint=self.model.setup_hint) from None
-        return detail_row(rows[0], self.model) if rows else None
+        if not rows:
+            return None
+        detail = detail_row(rows[0], self.model)
+        detail["history"] = self._attempts(job_id)
+        detail["as_of"] = self._rows("SELECT now() AS now", {})[0]["now"]  # the ages' clock: the server's
+        return detail
+
+    def _attempts(self, job_id: JobId) -> dict[str, Any]:
+        """The job's attempts where the kind keeps them (QueueModel.attempts); a failed read is a
+        reason, never a failed detail."""
+        if self.model.attempts is None:
+            return attempt_history(None, self.model)
+        try:
+            return attempt_history(self._rows(self.model.attempts, {"id": job_id}), self.model)
+        except psycopg.Error as exc:
+            return attempt_history(None, self.model, str(describe(exc, table=self.qualified_table)))

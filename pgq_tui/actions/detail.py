@@ -7,7 +7,7 @@ import contextlib
 import json
 from typing import Any
 
-from pgq_tui.dialects.contract import QueueModel
+from pgq_tui.dialects.contract import ATTEMPT_COLUMNS, Capability, QueueModel
 from pgq_tui.timestamps import parse_timestamp
 
 # Framework-specific details the screen has a row of its own for (the rest are listed as they are).
@@ -66,3 +66,25 @@ def _json_or_text(payload: str | None) -> Any:
         return json.loads(payload)
     except ValueError:
         return payload
+
+
+def attempt_history(
+    rows: list[dict[str, Any]] | None, model: QueueModel, error: str | None = None
+) -> dict[str, Any]:
+    """The detail's `history`: the framework's attempts (ATTEMPT_COLUMNS rows, newest first) or, when
+    there are none to show, why: `attempts` is None with a `reason` (the kind keeps none, or the read
+    failed), [] when the kind keeps them and this job has none yet.
+
+    >>> from pgq_tui.dialects.contract import Match, QueueModel
+    >>> m = QueueModel(Match("k", "s", "t"), "K", "rule", (), ())
+    >>> attempt_history(None, m)
+    {'attempts': None, 'reason': 'K does not record this'}
+    >>> attempt_history([{"attempt": 2, "at": None, "outcome": "errored", "worker": None,
+    ...     "error": "boom", "trace": None}], m)["attempts"][0]["attempt"]
+    2
+    """
+    if error is not None:
+        return {"attempts": None, "reason": f"attempts not read: {error}"}
+    if rows is None:
+        return {"attempts": None, "reason": model.support(Capability.ATTEMPTS).reason}
+    return {"attempts": [{k: r.get(k) for k in ATTEMPT_COLUMNS} for r in rows], "reason": None}

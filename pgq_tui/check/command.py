@@ -50,6 +50,7 @@ THRESHOLD_FLAGS = (
     ("dead-tuples", "dead_tuples_ratio", "dead tuples as a multiple of the autovacuum threshold"),
     ("xmin-age", "xmin_age_s", "seconds the xmin horizon has been held (backends, prepared xacts)"),
     ("idle-tx-age", "idle_tx_age_s", "seconds the oldest idle-in-transaction session has been open"),
+    ("wait-p95", "wait_p95_s", "seconds of the p95 wait over the last 5 minutes, the slowest queue"),
 )
 assert {f for _, f, _ in THRESHOLD_FLAGS} == {f.name for f in fields(CheckThresholds)}
 
@@ -59,6 +60,10 @@ def threshold(text: str) -> float | None:
     if text.strip().lower() in ("off", "none", ""):
         return None
     return threshold_seconds(text, "a number or 'off'")
+
+
+def _shown(value: float | None) -> str:
+    return "off" if value is None else f"{value:g}"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -72,8 +77,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                 default=getattr(limit, kind),
                 metavar="N",
                 help=f"{'WARNING' if kind == 'warn' else 'CRITICAL'} above this many {what} "
-                f"(default: {getattr(limit, kind):g}; 'off' disables)",
+                f"(default: {_shown(getattr(limit, kind))}; 'off' disables)",
             )
+    p.add_argument(
+        "--wait-p95",
+        dest="wait_p95_warn",
+        type=threshold,
+        metavar="SECONDS",
+        help="the same as --wait-p95-warn (WARNING above it; --wait-p95-crit for CRITICAL)",
+    )
     p.add_argument("--json", action="store_true", help="print the verdicts and measures as JSON")
     p.add_argument(
         "--window",

@@ -15,6 +15,7 @@ from pgq_tui.exitcodes import CHECK_CRITICAL, CHECK_OK, CHECK_UNKNOWN, CHECK_WAR
 from pgq_tui.fleet.support import stuck_total, why_not
 from pgq_tui.monitor import figures
 from pgq_tui.monitor.health import CRIT, OK, WARN, fmt_age, fmt_count
+from pgq_tui.monitor.latency import span_of
 from pgq_tui.monitor.snapshot import AT_LEAST, STALE, Snapshot
 
 UNKNOWN = "unknown"
@@ -61,6 +62,7 @@ class CheckThresholds:
     dead_tuples_ratio: Limit = Limit(4, 20)
     xmin_age_s: Limit = Limit(300, 3600)
     idle_tx_age_s: Limit = Limit(60, 600)
+    wait_p95_s: Limit = Limit(None, None)  # off unless asked (--wait-p95): no latency figure by default
 
 
 @dataclass(frozen=True)
@@ -256,6 +258,10 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     idle_msg = f"pid {idle.pid}{app} idle in transaction for {fmt_age(idle_age)}" if idle else ""
     out.append(_rated(snap, "sessions", "idle_tx_age", idle_age, t.idle_tx_age_s, idle_msg, "s"))
 
+    latency = wait_p95(snap, t.wait_p95_s)
+    if latency is not None:
+        out.append(latency)
+
     # Reported, never alerted on: the figures a graph wants next to the alerting ones.
     queues_ok, sessions_ok = "queues" not in failed, "sessions" not in failed
     for state in ("ready", "scheduled", "running"):
@@ -280,6 +286,36 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     out.append(Measure("idle_tx_sessions", idle_count if sessions_ok else None))
     out.append(Measure("poll_time", round(snap.server.collect_ms / 1000, 4), "s"))
     return out
+
+
+def wait_p95(snap: Snapshot, limit: Limit) -> Measure | None:
+    """The slowest queue's p95 wait over the last 5 minutes (monitor/latency.py). A queue none of whose
+    jobs finished in those minutes has no wait to judge and is left out; with thresholds set, a figure
+    not taken (the pass not landed or failed, no queue finished a job) is UNKNOWN, saying why; the
+    kind timing no jobs is unsupported. Without thresholds it is only reported (None: not at all,
+    where the kind times no jobs)."""
+    label, alerts = "wait_p95", limit.warn is not None or limit.crit is not None
+    latency = snap.latency
+    if latency is not None and latency.unsupported:
+        why = latency.reason or "not supported"
+        return Measure(label, None, "s", limit, unsupported=why) if alerts else None
+    spans = [(q.queue, span_of(latency, q.queue, "5m")) for q in snap.queues]
+    known = [(queue, s) for queue, s in spans if s.wait is not None and s.wait.p95 is not None]
+    if not known:
+        reasons = [s.figure.reason for _, s in spans if s.figure.reason]
+        first = "not read" if latency is None else latency.reason
+        why = first or (reasons[0] if reasons else "no job finished in the last 5m")
+        if not alerts:
+            return Measure(label, None, "s", limit)
+        return Measure(label, None, "s", limit, level=UNKNOWN, message=f"{label} unknown: {why}")
+    queue, worst_span = max(known, key=lambda k: k[1].wait.p95 or 0.0)  # type: ignore[union-attr]
+    value = round(worst_span.wait.p95 or 0.0, 4)  # type: ignore[union-attr]
+    level = limit.level(value)
+    ago = ""
+    if worst_span.figure.as_of is not None:
+        ago = f", as of {fmt_age(max(0.0, (snap.server.now - worst_span.figure.as_of).total_seconds()))} ago"
+    message = f"queue {queue}: p95 wait {fmt_age(value)} over the last 5m ({worst_span.jobs} jobs{ago})"
+    return Measure(label, value, "s", limit, level=level, message=message if level != OK else "")
 
 
 def _at_least(snap: Snapshot, name: str) -> bool:

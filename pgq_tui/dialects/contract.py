@@ -71,6 +71,8 @@ class Capability(str, Enum):
     RATES = "rates"  # per-queue rates derived from the table (QueueModel.activity), for any writer
     SCHEDULES = "schedules"  # periodic schedules kept in the database (QueueModel.schedules)
     PAUSE = "pause"  # pause and resume a queue, the framework's own way (QueueModel.pause)
+    ATTEMPTS = "attempts"  # one job's attempts, one by one (QueueModel.attempts)
+    LATENCY = "latency"  # wait and run time percentiles of finished jobs (QueueModel.latency)
 
 
 # -- statements ------------------------------------------------------------------------------------
@@ -83,6 +85,8 @@ class Statement:
       cap1   int | NULL  each count stops after this many rows (NULL: exact, for background counts)
       rows   int         rows per list (leases, dead)
       id     JobId       one job (detail)
+      shown  int         rows of one job's attempts (QueueModel.attempts)
+      newest int         finished jobs the latency statement reads at most (QueueModel.latency)
       ids    array|NULL  chosen jobs; NULL = every job the action's guard admits
       queue  text|NULL   restrict an action to one queue; NULL = all queues
       batch  int         rows per write transaction; the engine repeats until fewer come back
@@ -216,6 +220,28 @@ JOB_COLUMNS = (
     "payload",  # text
     "details",  # jsonb: framework-specific fields, shown as they are
 )
+# QueueModel.attempts: one job's attempts where the framework keeps them (River's and Oban's `errors`,
+# procrastinate's events, pgqueuer's log, ...), newest first; params `id` and `shown` (at most that
+# many rows: the engine passes ATTEMPTS_SHOWN).
+# A column the framework does not record is NULL (never made up).
+ATTEMPT_COLUMNS = (
+    "attempt",  # int: the attempt's number, 1 = the first run
+    "at",  # timestamptz: when it ended (the framework's error time), else when it started
+    "outcome",  # the framework's word for how it ended ("errored", "exception", "failed", ...)
+    "worker",  # text: who ran it
+    "error",  # text: the error (message, class), as the framework stored it
+    "trace",  # text: the stack trace or backtrace
+)
+ATTEMPTS_SHOWN = 50
+# QueueModel.latency: per queue and span ('5m', '1h'), the wait (run_at/scheduled/available -> the
+# attempt's start) and run (start -> finish) of the jobs that finished in it, from the framework's own
+# timestamps (dialects/latency.py composes the template with the dialect's finished rows); param
+# `newest`: at most that many finished jobs are read, newest first (`whole` false: the span's figures
+# are over the newest ones only). wait and run are float8[] [p50, p95, p99] in seconds, NULL where the
+# framework recorded no such time.
+LATENCY_COLUMNS = ("queue", "span", "jobs", "wait", "wait_max", "run", "run_max", "whole", "as_of")
+LATENCY_SPANS = (("5m", 300), ("1h", 3600))
+LATENCY_NEWEST = 100_000
 PREVIEW_COLUMNS = ("eligible", "alive")  # an action's preview: rows its guard admits now; of them, alive
 # Optional preview columns after those two, for richer plans: `holders` text[] names up to 5 live
 # holders ("worker (pid 42)"), `exhausted` counts eligible jobs the action sends to dead (no attempts left).
@@ -477,6 +503,12 @@ class QueueModel:
     leases: Statement | None = None
     dead: Statement | None = None
     job: Statement | None = None
+    attempts: Statement | None = None  # ATTEMPT_COLUMNS for one job (the detail's history), newest first
+    # wait/run percentiles per queue over LATENCY_SPANS (LATENCY_COLUMNS), read in the background
+    latency: Statement | None = None
+    # why a queue may have no finished job to read although jobs finished (its finished rows are
+    # deleted, e.g. pgq-top's workers without --keep), said with a span's "no job finished"
+    latency_gap: str = ""
     throughput: Statement | None = None  # rows: queue, bucket, enqueued, completed, failed, dead
     # New jobs per queue since the previous poll (ACTIVITY_COLUMNS), for per-queue rates whoever
     # writes: a key-range scan of the primary key above the previous poll's max id. Only for ids that
@@ -556,6 +588,8 @@ class QueueModel:
             Capability.LIVENESS: self.leases is not None and self.liveness_known,
             Capability.DEAD: self.dead is not None,
             Capability.DETAIL: self.job is not None,
+            Capability.ATTEMPTS: self.attempts is not None,
+            Capability.LATENCY: self.latency is not None,
             Capability.THROUGHPUT: self.throughput is not None,
             Capability.RATES: self.activity is not None or self.finished is not None,
             Capability.SCHEDULES: self.schedules is not None,

@@ -14,7 +14,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from pgq_tui.dialects.catalog import CATALOG_SQL, Catalog, catalog_from_row, marker_param
-from pgq_tui.dialects.contract import Dialect
+from pgq_tui.dialects.contract import ATTEMPTS_SHOWN, LATENCY_NEWEST, Dialect
 from pgq_tui.dialects.detect import markers
 
 DEFAULTS: Mapping[str, Any] = {
@@ -27,6 +27,8 @@ DEFAULTS: Mapping[str, Any] = {
     "since": None,
     "until": None,
     "before": None,
+    "shown": ATTEMPTS_SHOWN,
+    "newest": LATENCY_NEWEST,
 }
 
 

@@ -15,7 +15,7 @@ from psycopg import sql
 from pgq_tui.dialects import contract
 from pgq_tui.dialects.catalog import Partition, Relation
 from pgq_tui.dialects.contract import ActionKind, ActionSpec, Capability, Match, QueueModel, Statement
-from pgq_tui.dialects.sqlfiles import sql_file
+from pgq_tui.dialects.sqlfiles import has_sql_file, sql_file
 
 Number = float | int
 
@@ -122,6 +122,10 @@ class Sql:
     def job(self) -> Statement:
         return self("job", contract.JOB_COLUMNS)
 
+    def attempts(self) -> Statement:
+        """One job's attempts (`attempts.sql`, ATTEMPT_COLUMNS; params id, shown)."""
+        return self("attempts", contract.ATTEMPT_COLUMNS)
+
     def probe(self) -> Statement:
         return self("claim_probe", ("id",))
 
@@ -134,12 +138,13 @@ class Sql:
 
     def reads(self, leases: Statement | None = None, dead: Statement | None = None) -> Reads:
         """A model's reads of single jobs, as QueueModel keywords (`QueueModel(..., **s.reads())`):
-        `leases` and `dead` (`leases.sql`, `dead.sql` unless given), the job's detail (`job.sql`) and
-        the claim probe (`claim_probe.sql`)."""
+        `leases` and `dead` (`leases.sql`, `dead.sql` unless given), the job's detail (`job.sql`), its
+        attempts (`attempts.sql`, where the framework keeps them) and the claim probe (`claim_probe.sql`)."""
         return Reads(
             leases=self.leases() if leases is None else leases,
             dead=self.dead() if dead is None else dead,
             job=self.job(),
+            attempts=self.attempts() if has_sql_file(self.package, "attempts") else None,
             claim_probe=self.probe(),
         )
 
@@ -150,6 +155,7 @@ class Reads(TypedDict):
     leases: Statement
     dead: Statement
     job: Statement
+    attempts: Statement | None
     claim_probe: Statement
 
 

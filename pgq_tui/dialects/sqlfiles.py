@@ -17,6 +17,14 @@ def sql_file(package: str, name: str) -> str:
     return path.read_text(encoding="utf-8").strip().rstrip(";")
 
 
+def has_sql_file(package: str, name: str) -> bool:
+    """Whether `sql_file(package, name)` exists (a statement the framework may not have)."""
+    folder = resources.files(package)
+    return (
+        folder.joinpath("sql").joinpath(f"{name}.sql").is_file() or folder.joinpath(f"{name}.sql").is_file()
+    )
+
+
 def body(text: str) -> str:
     """An SQL text without its leading comment lines (a file's documentation), for a Statement part.
 

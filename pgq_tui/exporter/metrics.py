@@ -17,6 +17,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from pgq_tui.exporter.cache import ExporterState
 from pgq_tui.exporter.counters import EVENTS, ThroughputCounters
+from pgq_tui.exporter.latency import latency_families
 from pgq_tui.exporter.schedules import schedule_families
 from pgq_tui.fleet.poll import QueueOutcome
 from pgq_tui.fleet.support import state_served, stuck_total, why_not
@@ -91,6 +92,7 @@ def snapshot_families(state: ExporterState) -> Iterator[Metric]:
     yield info
     yield gauge("pgq_server_in_recovery", "1 on a standby", 1 if srv.in_recovery else 0)
     yield from _queue_families(read, state.counters)
+    yield from latency_families(read)  # wait and run time quantiles (exporter/latency.py)
     yield from _table_families(read)
     yield from schedule_families(read)
     yield from _session_families(first)

@@ -60,7 +60,9 @@ CREATE TABLE IF NOT EXISTS {jobs} (
     created_at   timestamptz NOT NULL DEFAULT now(),
     finished_at  timestamptz,
     last_error   text,
-    heartbeat_at timestamptz
+    heartbeat_at timestamptz,
+    started_at   timestamptz,
+    attempt_log  jsonb       NOT NULL DEFAULT '[]'::jsonb
 )
 """
 
@@ -113,6 +115,12 @@ _UPGRADE_COLUMNS = {
     "last_error": "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS last_error text",
     # When the holder last renewed the lease (worker heartbeats; NULL until the first); no default.
     "heartbeat_at": "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS heartbeat_at timestamptz",
+    # When the current (or last) attempt was claimed: the wait and run percentiles; no default.
+    "started_at": "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS started_at timestamptz",
+    # The last few attempts, newest first (statements.log_attempt appends, capped): the job detail's
+    # history. A constant default: catalog-only.
+    "attempt_log": "ALTER TABLE {jobs} ADD COLUMN IF NOT EXISTS attempt_log jsonb NOT NULL"
+    " DEFAULT '[]'::jsonb",
 }
 _COLUMNS = """
 SELECT coalesce(array_agg(attname::text), '{}') FROM pg_attribute

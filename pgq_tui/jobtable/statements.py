@@ -112,7 +112,7 @@ WITH c AS (
     FOR UPDATE SKIP LOCKED
 )
 UPDATE {{jobs}} j
-SET status = 'running', attempts = j.attempts + 1,
+SET status = 'running', attempts = j.attempts + 1, started_at = now(),
     locked_until = now() + make_interval(secs => %(lease)s), locked_by = %(worker)s
 FROM c WHERE j.id = c.id
 RETURNING {", ".join("j." + c.strip() for c in JOB_COLUMNS.split(","))}
@@ -147,6 +147,28 @@ counted AS ({_bump("done", completed="count(*)")})
 SELECT id FROM done
 """
 
+# Each attempt's end, newest first, in `attempt_log` (the job detail's history): the attempt, when,
+# the worker that held it and the error's first line, appended by the statement that ends the attempt
+# (fail, reap) and capped to the last ATTEMPT_LOG_KEPT entries, so a row never grows without bound.
+ATTEMPT_LOG_KEPT = 10
+ATTEMPT_ERROR_CHARS = 500
+
+
+def log_attempt(outcome: str, error: str) -> str:
+    """The SET clause appending one attempt to `attempt_log` (on the row `j`, before its lease is
+    cleared: `j.locked_by` is the holder); `outcome` and `error` are SQL expressions."""
+    entry = (
+        f"jsonb_build_object('attempt', j.attempts, 'at', now(), 'outcome', {outcome},"
+        f" 'worker', j.locked_by, 'error', left(split_part({error}, E'\\n', 1), {ATTEMPT_ERROR_CHARS}))"
+    )
+    return (
+        f"attempt_log = jsonb_path_query_array(jsonb_build_array({entry}) || j.attempt_log,"
+        f" '$[0 to {ATTEMPT_LOG_KEPT - 1}]')"
+    )
+
+
+_OUT_OF_ATTEMPTS = "CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'retried' END"
+
 FAIL = f"""
 WITH {_FENCE},
 failed AS (
@@ -155,7 +177,8 @@ failed AS (
         run_at = CASE WHEN j.attempts >= j.max_attempts THEN j.run_at
                       ELSE now() + make_interval(secs => %(delay)s) END,
         finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
-        last_error = %(error)s, locked_until = NULL, locked_by = NULL
+        last_error = %(error)s, locked_until = NULL, locked_by = NULL,
+        {log_attempt(_OUT_OF_ATTEMPTS, "%(error)s")}
     FROM fence WHERE {_FENCED}
     RETURNING j.id, j.queue, j.status
 ),
@@ -179,13 +202,25 @@ FROM fence WHERE {_FENCED}
 RETURNING j.id
 """
 
+
 # Expired leases, oldest first, in batches; rows a worker is finishing right now are skipped, and the
 # condition is re-checked on the locked row. A job that has used all its attempts goes to the dead
 # letters: a payload that crashes its worker every time must not loop forever. Counted like FAIL:
 # every reaped lease is a failed attempt, and the exhausted ones are dead.
 # %(before)s (NULL: no bound) limits a reap to leases that had expired by then: an operator's reap
 # touches only what its confirmation counted (no claim or extend can set a lease in the past).
-_REAP = f"""
+def _reap(logged: bool = True) -> str:
+    """The reaper's CTEs; `logged`: each reaped lease appended to attempt_log (a table `pgq-top init`
+    has not upgraded yet has none: the pgq dialect reads it as it is)."""
+    log = (
+        ",\n        "
+        + log_attempt(
+            "'lease expired'", "'lease expired while held by ' || coalesce(j.locked_by, 'unknown worker')"
+        )
+        if logged
+        else ""
+    )
+    return f"""
 WITH expired AS (
     SELECT id FROM {{jobs}}
     WHERE status = 'running' AND locked_until < now()
@@ -199,20 +234,23 @@ reaped AS (
     SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'pending' END,
         finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
         last_error = 'lease expired while held by ' || coalesce(j.locked_by, 'unknown worker'),
-        locked_until = NULL, locked_by = NULL
+        locked_until = NULL, locked_by = NULL{log}
     FROM expired
     WHERE j.id = expired.id AND j.status = 'running' AND j.locked_until < now()
       AND j.locked_until < coalesce(%(before)s::timestamptz, 'infinity')
     RETURNING j.id, j.queue, j.status, j.run_at
 ),
 counted AS ({_bump("reaped", failed="count(*)", dead="count(*) FILTER (WHERE status = 'failed')")})"""
-REAP = f"""{_REAP}
+
+
+REAP = f"""{_reap()}
 SELECT id, status FROM reaped
 """
+
 # The pool's reaper: the same pass, and in the same statement when the next lease falls due (seconds
 # from now; NULL: no job is running), so an idle pool sleeps until then instead of reaping every few
 # seconds. Its one extra row has a NULL id.
-REAP_NEXT = f"""{_REAP}
+REAP_NEXT = f"""{_reap()}
 SELECT id, status, NULL::float8 AS next_due_s FROM reaped
 UNION ALL
 SELECT NULL, NULL, extract(epoch FROM min(locked_until) - now())::float8
@@ -220,11 +258,11 @@ FROM {{jobs}} WHERE status = 'running' AND locked_until >= now()
 """
 
 
-def reap_waking(channel: str) -> str:
+def reap_waking(channel: str, *, logged: bool = True) -> str:
     """The reaper's pass that also wakes idle workers of the queues it made ready, in the same
     statement (an operator's reap; the worker pool's reaper wakes them after its batches instead)."""
     ready = "(SELECT queue, run_at FROM reaped WHERE status = 'pending') p"
-    return f"""{_REAP},
+    return f"""{_reap(logged)},
 {wake(ready, channel)}
 SELECT id, status FROM reaped {READ_WOKEN}
 """

@@ -47,6 +47,8 @@ from pgq_tui.monitor import counting, finished, panels, pauses, pipeline, querie
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
 from pgq_tui.monitor.bloat import BloatReport
 from pgq_tui.monitor.bloatwatch import BloatWatch
+from pgq_tui.monitor.latency import LatencyReader
+from pgq_tui.monitor.latency import complete as complete_latency
 from pgq_tui.monitor.schedules import INTERVAL_S, SCAN_TOO_LARGE
 from pgq_tui.monitor.schedules import read as read_schedules
 from pgq_tui.monitor.snapshot import (
@@ -173,6 +175,8 @@ class Monitor:
             read_only=read_only,
             list_rows=lease_rows,
         )
+        # wait/run percentiles, on their own connection (monitor/latency.py)
+        self._latency = LatencyReader(conninfo, model, read_only=read_only, budget_ms=count_budget_ms)
         self._stamps = finished.Stamps(model)  # rates from the framework's timestamps
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
         self._prefetched: dict[Hashable, pipeline.QueryResult] = {}  # sent together, read by _rows/_run
@@ -200,6 +204,7 @@ class Monitor:
         """The Monitor's end, and the one place its lifetimes end: the background counter's and the
         poll session's. A failed poll never calls it (a lost link drops the poll session only)."""
         self._counter.close()
+        self._latency.close()
         self._session.close()
 
     def _drop_poll_session(self) -> None:
@@ -209,16 +214,21 @@ class Monitor:
 
     @property
     def owes(self) -> bool:
-        """The last poll left some figure to the background counter (whatever it serves)."""
-        return bool(self._counter.wanted)
+        """The last poll left some figure to the background counter (whatever it serves), or the
+        latency pass has not landed yet."""
+        return bool(self._counter.wanted) or self._latency.owed
 
     def settle(self, timeout: float) -> bool:
         """Wait (at most `timeout` s) until every figure the last poll left to the background counter
         has a value: True when its count landed (or nothing was owed), False past the budget or when
         that count failed. For one-shot use (`snapshot`, `check`, monitor/settle.py): the next
         collect() shows those figures stale and exact."""
+        deadline = time.monotonic() + timeout
         wanted = self._counter.wanted
-        return not wanted or self._counter.wait_for(wanted, timeout)
+        counted = not wanted or self._counter.wait_for(wanted, timeout)
+        # the percentiles' first pass (its figures say "not read yet" past the wait, never 0)
+        self._latency.wait_for_pass(max(0.0, deadline - time.monotonic()))
+        return counted
 
     def __enter__(self) -> Monitor:
         return self
@@ -440,6 +450,7 @@ class Monitor:
             bloat=bloat,
             unknown=unknown,
             schedules=schedules,
+            latency=complete_latency(self._latency.latest(), (q.queue for q in queues)),
         )
 
     def _read_schedules(self, now: datetime) -> ScheduleReport:

@@ -340,6 +340,51 @@ class CountStatus:
 
 
 @dataclass(frozen=True)
+class Percentiles:
+    """p50, p95, p99 (interpolated) and the max of a duration, in seconds; None where not recorded."""
+
+    p50: float | None
+    p95: float | None
+    p99: float | None
+    max: float | None
+
+
+@dataclass(frozen=True)
+class SpanLatency:
+    """One queue's wait (due -> started) and run (started -> finished) times over one span ("5m",
+    "1h") of finished jobs. `figure` says how they were read: stale (exact as of its as_of, from the
+    background pass), approximate (over the newest jobs only) or unknown (why: `figure.reason`); a
+    side the framework did not time is None with the reason too, never 0."""
+
+    span: str
+    jobs: int | None  # finished jobs the figures are over; None: not read
+    wait: Percentiles | None
+    run: Percentiles | None
+    figure: Figure
+
+
+@dataclass(frozen=True)
+class QueueLatency:
+    queue: str
+    spans: tuple[SpanLatency, ...]
+
+
+@dataclass(frozen=True)
+class Latency:
+    """The latency pass's latest result (monitor/latency.py): per queue, the spans it read; `reason`
+    says why there is nothing (the kind does not time its jobs, no pass landed yet, it failed)."""
+
+    queues: tuple[QueueLatency, ...]
+    as_of: datetime | None
+    reason: str | None = None
+    error: str | None = None  # the last pass failed (its figures are the previous pass's, stale)
+    cost_ms: float | None = None
+    note: str | None = None  # how it is read (e.g. "no index serves it (a scan)")
+    unsupported: bool = False  # the kind does not time its jobs (reason says so): never an alert
+    gap: str = ""  # why a queue may show no finished job although jobs finished (QueueModel.latency_gap)
+
+
+@dataclass(frozen=True)
 class Snapshot:
     server: ServerInfo
     queues: tuple[QueueStats, ...]
@@ -370,6 +415,9 @@ class Snapshot:
     # The kind's periodic schedules (monitor/schedules.py), read at most every INTERVAL_S (its as_of
     # says when); None: not read (a snapshot built by hand, or the read failed: errors["schedules"])
     schedules: ScheduleReport | None = None
+    # wait and run time percentiles per queue (monitor/latency.py); None: not read (built by hand,
+    # recorded before they existed): every figure unknown
+    latency: Latency | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = _jsonable(dataclasses.asdict(self))

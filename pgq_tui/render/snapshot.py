@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pgq_tui.monitor import figures, health, provenance
+from pgq_tui.monitor.latency import span_of
 from pgq_tui.monitor.snapshot import LeaseList, Snapshot
 
 _STYLE = {health.WARN: "yellow", health.CRIT: "bold red"}
@@ -57,6 +58,33 @@ def _queues(snap: Snapshot) -> Table:
     )
     table.caption_justify = "left"
     return table
+
+
+def _latency(snap: Snapshot) -> list[Table]:
+    """Wait and run p95 per queue and span (monitor/latency.py), where the kind times its jobs."""
+    latency = snap.latency
+    if latency is None or latency.unsupported or not snap.queues:
+        return []
+    table = Table(title="wait and run time, p95 (finished jobs)", title_justify="left", expand=False)
+    for col in ("queue", "wait 5m", "run 5m", "wait 1h", "run 1h"):
+        table.add_column(col, justify="left" if col == "queue" else "right")
+    for q in snap.queues:
+        cells = []
+        for name in ("5m", "1h"):
+            span = span_of(latency, q.queue, name)
+            cells += [
+                _t("?" if p is None or p.p95 is None else health.fmt_age(p.p95))
+                for p in (span.wait, span.run)
+            ]
+        table.add_row(_t(q.queue), *cells)
+    age = (
+        ""
+        if latency.as_of is None
+        else f", read {health.fmt_age((snap.server.now - latency.as_of).total_seconds())} ago"
+    )
+    table.caption = f"a background pass's{age} · ? not taken (the JSON's latency says why)"
+    table.caption_justify = "left"
+    return [table]
 
 
 def _rate(per_s: float | None) -> str:
@@ -197,6 +225,7 @@ def render(snap: Snapshot) -> Group:
         *errors,
         *unsupported,
         _queues(snap),
+        *_latency(snap),
         rates,
         _leases("running leases", snap.leases),
         _leases("stuck jobs", snap.stuck),

@@ -153,6 +153,7 @@ class GraphileDialect:
             advice=advice,
             unsupported=(
                 (Capability.DONE, "Graphile Worker deletes finished jobs"),
+                (Capability.LATENCY, "Graphile Worker deletes finished jobs: no finish times to read"),
                 (Capability.LIVENESS, "Graphile Worker ties no worker id (locked_by) to a session"),
                 (Capability.THROUGHPUT, "Graphile Worker keeps no counters"),
             ),

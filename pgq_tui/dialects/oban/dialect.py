@@ -40,6 +40,7 @@ from pgq_tui.dialects.kit import (
     state_words,
     unindexed,
 )
+from pgq_tui.dialects.latency import latency_statement
 from pgq_tui.dialects.skipscan import counted_per_state
 from pgq_tui.schedules.model import SCHEDULE_COLUMNS, SCHEDULE_JOB_COLUMNS
 
@@ -213,6 +214,8 @@ class ObanDialect:
             ),
             extra_states=extras,
             unsupported=((Capability.THROUGHPUT, "Oban keeps no counters"),),
+            # no Oban index serves completed_at: a scan (the latency reader is a background pass)
+            latency=latency_statement("oban.latency", __package__, indexed=False, jobs=(schema, match.table)),
             relations=((schema, match.table),),
             search=_search((schema, match.table), float(horizon), labels),
             schedules=_schedules(schema, match.table),

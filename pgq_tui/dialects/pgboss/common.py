@@ -27,6 +27,7 @@ from pgq_tui.dialects.contract import (
     Statement,
 )
 from pgq_tui.dialects.kit import Sql, discard, partitioned_index, retry
+from pgq_tui.dialects.latency import latency_statement
 from pgq_tui.dialects.sqlfiles import body, sql_file
 from pgq_tui.schedules.model import SCHEDULE_COLUMNS, SCHEDULE_JOB_COLUMNS
 
@@ -81,6 +82,12 @@ def statements(schema: str, version: int) -> BossSql:
     """The statements for pg-boss schema `version`, on the tables of `schema`."""
     idents = {"job": (schema, "job"), "queue": (schema, "queue"), "job_state": (schema, "job_state")}
     return BossSql(__package__, "pgboss", idents, version=version)
+
+
+def boss_latency(schema: str) -> Statement:
+    """Wait and run percentiles from created/started/completed_on (sql/latency_finished.sql); no
+    pg-boss index serves completed jobs' completed_on: a scan, in the background."""
+    return latency_statement("pgboss.latency", __package__, indexed=False, job=(schema, "job"))
 
 
 def pick(s: Sql, indexed: bool, name: str, scan: str, columns: tuple[str, ...]) -> Statement:

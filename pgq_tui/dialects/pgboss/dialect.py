@@ -22,7 +22,14 @@ from pgq_tui.dialects.contract import (
 )
 from pgq_tui.dialects.kit import found, refused, requeue, state_words
 from pgq_tui.dialects.pgboss import modern
-from pgq_tui.dialects.pgboss.common import advice, dead_actions, schedule_source, search_columns, statements
+from pgq_tui.dialects.pgboss.common import (
+    advice,
+    boss_latency,
+    dead_actions,
+    schedule_source,
+    search_columns,
+    statements,
+)
 
 KIND = "pg-boss"
 JOB_COLUMNS_SEEN = frozenset(
@@ -207,6 +214,7 @@ class PgBossDialect:
                 (Capability.THROUGHPUT, "pg-boss keeps no counters in 10.x"),
             ),
             relations=((schema, "job"),),
+            latency=boss_latency(schema),
             search=search_columns(s, schema),
             schedules=schedule_source(catalog, schema),
         )

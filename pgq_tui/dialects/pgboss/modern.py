@@ -37,6 +37,7 @@ from pgq_tui.dialects.contract import (
 from pgq_tui.dialects.kit import requeue
 from pgq_tui.dialects.pgboss.common import (
     advice,
+    boss_latency,
     dead_actions,
     pick,
     schedule_source,
@@ -212,6 +213,7 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
             (Capability.THROUGHPUT, "pgq-top does not read pg-boss 11 and 12's queue counters yet"),
         ),
         relations=((schema, "job"),),
+        latency=boss_latency(schema),
         search=search_columns(s, schema),
         schedules=schedule_source(catalog, schema),
     )

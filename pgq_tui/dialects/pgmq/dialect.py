@@ -158,6 +158,7 @@ class PgmqDialect:
             liveness_known=False,
             count_cap=COUNT_CAP,
             unsupported=(
+                (Capability.LATENCY, "pgmq keeps no start or finish time of a message"),
                 (
                     Capability.THROUGHPUT,
                     "pgmq keeps no per-second history (its msg_id sequences give the per-queue"

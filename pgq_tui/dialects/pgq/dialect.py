@@ -7,6 +7,7 @@ from psycopg import sql
 from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
+    ATTEMPT_COLUMNS,
     COUNT_KEY,
     DEAD_COLUMNS,
     JOB_COLUMNS,
@@ -27,6 +28,7 @@ from pgq_tui.dialects.contract import (
     Statement,
 )
 from pgq_tui.dialects.kit import found, state_words
+from pgq_tui.dialects.latency import latency_statement
 from pgq_tui.dialects.pgq import statements as st
 from pgq_tui.jobtable.schema import SETUP_HINT, channel
 
@@ -119,11 +121,19 @@ class PgqDialect:
             return statement.scan() if missing & set(needs) else statement
 
         unsupported: tuple[tuple[Capability, str], ...] = ()
+        # the bounded attempt history `pgq-top init` adds (attempt_log); an older table has none yet
+        logged = rel is not None and rel.column("attempt_log") is not None
+        if not logged:
+            unsupported += ((Capability.ATTEMPTS, "no attempt_log column yet (add it with: pgq-top init)"),)
+        # the claim's start time (started_at, added by `pgq-top init`): wait and run percentiles
+        timed = rel is not None and rel.column("started_at") is not None
+        if not timed:
+            unsupported += ((Capability.LATENCY, "no started_at column yet (add it with: pgq-top init)"),)
         counters = catalog.relation(*stats)
         # the counters table counts the operator's removals (pgq-top init adds the columns)
         removals = counters is not None and counters.column("discarded") is not None
         if counters is None:
-            unsupported = (
+            unsupported += (
                 (
                     Capability.THROUGHPUT,
                     f"no counters table {match.table}_stats (create it with: pgq-top init)",
@@ -168,6 +178,13 @@ class PgqDialect:
             leases=served(s("leases", st.LEASES, LEASE_COLUMNS + LEASE_EXTRA_COLUMNS), Capability.LEASES),
             dead=served(s("dead", st.DEAD, DEAD_COLUMNS), Capability.DEAD),
             job=s("job", st.JOB, JOB_COLUMNS),
+            # the bounded history `pgq-top init` adds (attempt_log); an older table has none yet
+            attempts=s("attempts", st.ATTEMPTS, ATTEMPT_COLUMNS) if logged else None,
+            # done jobs through <table>_done_idx; kept only by workers run with --keep
+            latency=served(latency_statement("pgq.latency", __package__, jobs=jobs), Capability.DONE)
+            if timed
+            else None,
+            latency_gap="pgq-top's workers keep done jobs only with --keep",
             claim_probe=s("claim_probe", st.CLAIM_PROBE, ("id",)),
             activity=activity_statement("pgq.activity", jobs=jobs, id="id", queue_of_j="j.queue"),
             throughput=s(
@@ -186,7 +203,7 @@ class PgqDialect:
                     ),
                     guard="status = 'running' AND locked_until < now()",
                     preview=s("preview_stuck", st.PREVIEW_STUCK, previewed),
-                    statement=s("requeue", st.REQUEUE, ("id",)),
+                    statement=s("requeue", st.REQUEUE if logged else st.REQUEUE_UNLOGGED, ("id",)),
                 ),
                 ActionSpec(
                     kind=ActionKind.REAP,
@@ -198,7 +215,7 @@ class PgqDialect:
                     ),
                     guard="status = 'running' AND locked_until < now()",
                     preview=s("preview_reap", st.PREVIEW_REAP, (*previewed, "exhausted")),
-                    statement=s("reap", st.REAP, ("id", "status")),
+                    statement=s("reap", st.REAP if logged else st.REAP_UNLOGGED, ("id", "status")),
                 ),
                 ActionSpec(
                     kind=ActionKind.RETRY,

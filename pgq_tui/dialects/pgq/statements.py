@@ -85,6 +85,8 @@ SELECT j.id, j.queue,
 FROM {jobs} j WHERE j.id = %(id)s::bigint
 """
 
+ATTEMPTS = monitor_sql("attempts")
+
 THROUGHPUT = monitor_sql("throughput")
 # A counters table made before it counted the operator's removals (until `pgq-top init` adds them).
 THROUGHPUT_UNCOUNTED = THROUGHPUT.replace("sum(s.discarded)::bigint", "0::bigint").replace(
@@ -138,7 +140,13 @@ _READ_WOKEN = queue_statements.READ_WOKEN
 
 # Operator requeue of stuck jobs: back to pending (the attempt stays counted); the guard is
 # re-checked on the locked row, and rows a worker holds right now are skipped.
-REQUEUE = f"""
+_REQUEUED = "'requeued by operator after lease expired (held by ' || coalesce(j.locked_by, '?') || ')'"
+
+
+def requeue(*, logged: bool = True) -> str:
+    """`logged`: the ended attempt appended to attempt_log (a table without it: REQUEUE_UNLOGGED)."""
+    log = ",\n        " + queue_statements.log_attempt("'requeued'", _REQUEUED) if logged else ""
+    return f"""
 WITH chosen AS (
     SELECT j.id FROM {{jobs}} j
     WHERE {_EXPIRED}
@@ -148,7 +156,7 @@ WITH chosen AS (
 ), moved AS (
     UPDATE {{jobs}} j
     SET status = 'pending', locked_until = NULL, locked_by = NULL,
-        last_error = 'requeued by operator after lease expired (held by ' || coalesce(j.locked_by, '?') || ')'
+        last_error = {_REQUEUED}{log}
     FROM chosen
     WHERE j.id = chosen.id AND {_EXPIRED}
     RETURNING j.id, j.queue, j.run_at
@@ -156,10 +164,13 @@ WITH chosen AS (
 SELECT id FROM moved {_READ_WOKEN}
 """
 
+
 # The reaper's pass is the queue's own statement (the worker pool's reaper runs it too): every lease
 # expired before %(before)s, back to pending or dead when out of attempts, counted; idle workers of
 # the queues it made ready are notified.
+REQUEUE, REQUEUE_UNLOGGED = requeue(), requeue(logged=False)
 REAP = queue_statements.reap_waking("{channel}")
+REAP_UNLOGGED = queue_statements.reap_waking("{channel}", logged=False)
 
 # The dead letters an operator's retry or discard takes: by id, at most `batch`, none a writer holds.
 _CHOSEN_DEAD = f"""chosen AS (

@@ -184,6 +184,7 @@ class PgqueuerDialect:
             advice=advice,
             unsupported=(
                 (Capability.DONE, "pgqueuer deletes finished jobs (they are only logged)"),
+                (Capability.LATENCY, "not read from pgqueuer's log yet (it deletes finished jobs)"),
                 (Capability.THROUGHPUT, "not read from pgqueuer_statistics yet"),
             ),
             relations=((schema, table),),

@@ -27,6 +27,7 @@ from pgq_tui.dialects.contract import (
 )
 from pgq_tui.dialects.guarded import guarded, preview
 from pgq_tui.dialects.kit import Setting, Sql, discard, found, index_advice, requeue, retry, state_words
+from pgq_tui.dialects.latency import latency_statement
 from pgq_tui.dialects.skipscan import over_queues
 from pgq_tui.schedules.model import SCHEDULE_COLUMNS, SCHEDULE_JOB_COLUMNS
 
@@ -214,6 +215,14 @@ class ProcrastinateDialect:
             liveness_known=True,
             advice=tuple(advice),
             unsupported=((Capability.THROUGHPUT, "procrastinate keeps no counters"),),
+            # from procrastinate_events (deferred, started, succeeded); no index on `at`: a scan
+            latency=latency_statement(
+                "procrastinate.latency",
+                __package__,
+                indexed=False,
+                events=idents["events"],
+                jobs=idents["jobs"],
+            ),
             relations=((schema, "procrastinate_jobs"),),
             search=_search(idents["jobs"], idents["workers"], float(stalled)),
             schedules=_schedules(catalog, schema),

@@ -37,6 +37,7 @@ from pgq_tui.dialects.kit import (
     state_words,
     unindexed,
 )
+from pgq_tui.dialects.latency import latency_statement
 from pgq_tui.dialects.skipscan import counted_per_state
 
 KIND = "river"
@@ -203,6 +204,12 @@ class RiverDialect:
             ),
             extra_states=("cancelled", "pending"),
             unsupported=((Capability.THROUGHPUT, "River keeps no counters"),),
+            latency=latency_statement(
+                "river.latency",
+                __package__,
+                indexed=rel.has_index(("state", "finalized_at")),
+                jobs=(schema, match.table),
+            ),
             relations=((schema, match.table),),
             search=_search((schema, match.table), float(horizon)),
             pause=_pause(s, schema) if catalog.relation(schema, "river_queue") else None,

@@ -186,7 +186,10 @@ class SolidQueueDialect:
             capped_overall=(State.SCHEDULED.value, State.DEAD.value, "blocked"),
             liveness_known=True,
             advice=advice,
-            unsupported=((Capability.THROUGHPUT, "Solid Queue keeps no counters"),),
+            unsupported=(
+                (Capability.THROUGHPUT, "Solid Queue keeps no counters"),
+                (Capability.LATENCY, "Solid Queue records no start time of a finished job"),
+            ),
             relations=tuple((schema, PREFIX + suffix) for suffix in TABLES if suffix != "processes"),
             search=_search(idents, float(threshold)),
             schedules=_schedules(catalog, schema, idents),

@@ -17,6 +17,7 @@ from pgq_tui.monitor.provenance import count_how, queue_provenance
 from pgq_tui.monitor.snapshot import QueueStats, Snapshot
 from pgq_tui.tui.format import visible
 from pgq_tui.tui.screens import QUIT
+from pgq_tui.tui.widgets import latency_cells
 
 
 class QueueScreen(ModalScreen[None]):
@@ -34,6 +35,8 @@ class QueueScreen(ModalScreen[None]):
             yield Static(queue_provenance(self._snap, self._queue), id="detail-body")
             if self._queue.extra:
                 yield Static(extra_states(self._snap, self._queue), id="detail-extra")
+            if self._snap.latency is not None and not self._snap.latency.unsupported:
+                yield Static(latency_cells.provenance(self._snap, self._queue.queue), id="detail-latency")
 
     def on_mount(self) -> None:
         self.query_one("#detail-box").focus()

@@ -16,6 +16,7 @@ from pgq_tui.monitor.figures import oldest_accuracy
 from pgq_tui.monitor.health import COUNT_MARK, Thresholds, fmt_count, fmt_figure, fmt_wait
 from pgq_tui.monitor.snapshot import EXACT, STALE, UNKNOWN, UNSUPPORTED, QueueStats, Rates, Snapshot
 from pgq_tui.tui.format import fmt_age, fmt_rate, level, leveled, safe, sparkline
+from pgq_tui.tui.widgets import latency_cells
 from pgq_tui.tui.widgets.table import Column, PanelTable, Row, matches
 
 # Oldest ready job waiting this long: workers are not keeping up. Same thresholds as the verdicts.
@@ -139,10 +140,12 @@ class QueuesTable(PanelTable):
         super().__init__(**kwargs)
         self.extras: tuple[str, ...] = ()  # the open queue's extra states (from the last snapshot)
         self.shown_keys: tuple[str, ...] = ()  # the keys of the columns shown, in order
+        self._timed = False  # the last snapshot has latency figures (the p95 columns' condition)
 
     # -- columns -----------------------------------------------------------------------------------
     def visible_columns(self) -> list[Column]:
         shown = super().visible_columns()
+        shown = self._with_latency(shown)
         if not self.extras:
             return shown
         after = [c.label for c in shown].index("done") + 1
@@ -157,6 +160,24 @@ class QueuesTable(PanelTable):
         if spare < self._cells([one]):
             shown = [c for c in shown if c.label != "trend"]
         return [*shown[:after], one, *shown[after:]]
+
+    def _with_latency(self, shown: list[Column]) -> list[Column]:
+        """The p95 columns after the wait, on a terminal of MIN_TERMINAL columns or more, for a queue
+        whose kind times its jobs (a snapshot without latency figures, a replay of an older recording,
+        keeps the panel as it was); the trend, then in/s and done/s give way while the panel has no
+        room for them (the throughput chart shows the same)."""
+        snap = self._snapshot
+        terminal = self.app.size.width if self.is_attached else 0
+        latency = snap.latency if snap is not None else None
+        if terminal < latency_cells.MIN_TERMINAL or latency is None or latency.unsupported:
+            return shown
+        at = next((i for i, c in enumerate(shown) if c.label == "wait"), len(shown) - 1) + 1
+        out = [*shown[:at], *latency_cells.COLUMNS, *shown[at:]]
+        for label in ("trend", "in/s", "done/s"):
+            if self.size.width >= self._cells(out):
+                break
+            out = [c for c in out if c.label != label]
+        return out
 
     def _cells(self, columns: Sequence[Column]) -> int:
         """Cells the columns take, with a vertical scrollbar's worth to spare (as full_width)."""
@@ -177,8 +198,10 @@ class QueuesTable(PanelTable):
 
     def update_from(self, snap: Snapshot, filter_text: str = "") -> None:
         extras = extra_labels(snap)
-        if extras != self.extras:  # another kind of queue, other extra states
-            self.extras = extras
+        timed = snap.latency is not None and not snap.latency.unsupported
+        if extras != self.extras or timed != self._timed:  # another kind of queue: other columns
+            self.extras, self._timed = extras, timed
+            self._snapshot = snap  # the columns depend on it (_with_latency)
             self._relayout()
         super().update_from(snap, filter_text)
 
@@ -217,6 +240,7 @@ class QueuesTable(PanelTable):
                     if name in snap.unsupported and name not in q.figures  # a snapshot built by hand
                     else _num(q, name, style)
                 )
+            cells.update(latency_cells.cells(snap, q.queue))
             for x in self.extras:
                 cells[f"x:{x}"] = _num(q, x, extra=True)
             if len(self.extras) == 1:
@@ -234,6 +258,8 @@ class QueuesTable(PanelTable):
         notes = count_notes(snap) if snap is not None else []
         if snap is not None and any(q.paused is True for q in snap.queues):
             notes.append("paused: not claimed, U resumes")
+        if snap is not None and latency_cells.WAIT in self.shown_keys and (said := latency_cells.note(snap)):
+            notes.append(said)
         if FOLDED in self.shown_keys and len(self.extras) > 1:
             short = abbreviations(self.extras)
             notes.append("other: " + " ".join(f"{short[x]} {x}" for x in self.extras))

@@ -1,4 +1,5 @@
--- One job in full: its state in Oban's words and in pgq-top's, Oban's own fields in `details`.
+-- One job in full: its state in Oban's words and in pgq-top's, Oban's own fields in `details`
+-- (its `errors` array is the detail's attempt history: attempts.sql).
 SELECT j.id, j.queue,
        CASE j.state::text
             WHEN 'available' THEN 'ready'
@@ -19,7 +20,6 @@ SELECT j.id, j.queue,
        j.args::text AS payload,
        jsonb_build_object('worker', j.worker, 'priority', j.priority, 'tags', to_jsonb(j.tags),
                           'meta', j.meta, 'attempted_by', to_jsonb(j.attempted_by),
-                          'errors', to_jsonb(j.errors),
                           'rescue_after', make_interval(secs => {rescue_after_s})::text) AS details
 FROM {jobs} j
 WHERE j.id = %(id)s::bigint

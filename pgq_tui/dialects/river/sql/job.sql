@@ -1,4 +1,5 @@
--- One job in full: its state in River's words and in pgq-top's, River's own fields in `details`.
+-- One job in full: its state in River's words and in pgq-top's, River's own fields in `details`
+-- (its `errors` array is the detail's attempt history: attempts.sql).
 SELECT j.id, j.queue,
        CASE j.state::text
             WHEN 'available' THEN CASE WHEN j.scheduled_at <= now() THEN 'ready' ELSE 'scheduled' END
@@ -16,7 +17,6 @@ SELECT j.id, j.queue,
        j.args::text AS payload,
        jsonb_build_object('kind', j.kind, 'priority', j.priority, 'tags', to_jsonb(j.tags),
                           'attempted_by', to_jsonb(j.attempted_by), 'metadata', j.metadata,
-                          'errors', to_jsonb(j.errors),
                           'rescue_horizon', make_interval(secs => {rescue_after_s})::text) AS details
 FROM {jobs} j
 WHERE j.id = %(id)s::bigint
