@@ -12,7 +12,9 @@ swallows each new connection once its client has sent that many chunks (used by 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import socket
 import threading
 import time
 
@@ -34,6 +36,8 @@ class DelayProxy:
         self.round_trips = 0
         self._answered: dict[int, bool] = {}  # connection -> the server said ReadyForQuery since it spoke
         self._tail: dict[int, bytes] = {}  # connection -> the server's last bytes (a message split in two)
+        self.by_port: dict[int, int] = {}  # round trips per client port (one connection's, see trips_of)
+        self._port: dict[int, int] = {}  # connection -> its client's port
         self.port = 0
         self.hole_after: int | None = None  # swallow each new connection after this many client chunks
         self._next_id = 0
@@ -59,6 +63,13 @@ class DelayProxy:
             return await asyncio.open_unix_connection(f"{host}/.s.PGSQL.{port}")
         return await asyncio.open_connection(host, int(port))
 
+    def trips_of(self, conn: object) -> int:
+        """Round trips so far on one psycopg connection through this proxy (others, such as a
+        monitor's background readers on their own connections, are not counted)."""
+        fd = conn.pgconn.socket  # type: ignore[attr-defined]
+        with socket.socket(fileno=os.dup(fd)) as sock:
+            return self.by_port.get(sock.getsockname()[1], 0)
+
     def black_hole(self, *, new_too: bool = False) -> None:
         """Every established connection swallows all traffic from now on; new ones too if `new_too`."""
         self._holed |= self._live
@@ -72,6 +83,7 @@ class DelayProxy:
         up_reader, up_writer = await self._open_upstream()
         cid, self._next_id = self._next_id, self._next_id + 1
         self._answered[cid] = True  # the startup message is the connection's first round trip
+        self._port[cid] = writer.get_extra_info("peername")[1]
         self._live.add(cid)
         if self._hole_new:
             self._holed.add(cid)
@@ -112,6 +124,8 @@ class DelayProxy:
                     continue  # a dead link: the bytes vanish, nothing closes
                 if side == "client" and self._answered.get(cid):
                     self.round_trips += 1
+                    port = self._port.get(cid, 0)
+                    self.by_port[port] = self.by_port.get(port, 0) + 1
                     self._answered[cid] = False
                 elif side == "server":
                     seen = self._tail.get(cid, b"") + data

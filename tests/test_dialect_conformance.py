@@ -225,10 +225,11 @@ def test_a_poll_is_two_round_trips(populated) -> None:
     # a cap above every count (no background count on the link) and no claim-cost probe
     with Monitor(via, model, count_cap=100_000, probe_interval_s=0) as monitor:
         monitor.collect()  # connects and prepares
+        poll = monitor._connection()  # the poll's own session: the background readers have theirs
         for _ in range(3):
-            before = proxy.round_trips
+            before = proxy.trips_of(poll)
             snap = monitor.collect()
-            assert proxy.round_trips - before == 2, case.id
+            assert proxy.trips_of(poll) - before == 2, case.id
             assert snap.errors == {} and snap.queues, case.id
 
 

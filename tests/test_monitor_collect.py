@@ -169,6 +169,7 @@ def test_json_round_trip(dsn: str, seeded: dict[str, object]) -> None:
         "bloat",
         "stuck_label",
         "unknown",  # counts not taken at this poll, and why (docs/unknown-figures.md)
+        "schedules",  # the kind's periodic schedules, read at most every 15 s (issue 33)
         "latency",  # wait and run percentiles per queue, a background pass's (issue 33)
     ]
     assert data["unknown"] == {}  # pgq-top's own table: every count taken
