@@ -187,3 +187,19 @@ def parse(text: str, now: datetime) -> Query:
         except ValueError as exc:
             raise QueryError(f"bad search term {token!r}: {exc}") from None
     return Query(tuple(terms), stripped)
+
+
+def is_search(text: str) -> bool:
+    """Whether the dashboard's `/` text is a search (runs on enter) rather than its live text filter:
+    some word is `key:value` with a key of this language. A lone `queue:NAME` stays the dashboard's
+    exact queue filter (the same meaning, without a database read).
+
+    >>> is_search("state:dead"), is_search("mail"), is_search("queue:mail"), is_search("queue:a id:3")
+    (True, False, False, True)
+    >>> is_search("http://x"), is_search("args.customer.id:42"), is_search('error:~"refused"')
+    (False, True, True)
+    """
+    words = [m.group(0) for m in _TOKEN.finditer(text.strip())]
+    keyed = [w.partition(":")[0] for w in words if ":" in w]
+    known = [k for k in keyed if k in KEYS or k.split(".")[0] in DOCUMENTS]
+    return bool(known) and not (len(words) == 1 and known == ["queue"])

@@ -96,9 +96,11 @@ def search(
     rows: int = ROWS,
     all_ids: bool = False,
     statement_timeout_ms: int = STATEMENT_TIMEOUT_MS,
+    on_connect: Callable[[psycopg.Connection], None] | None = None,
 ) -> Result:
     """Run `query` on `model`'s jobs (raises QueryError for a term the kind cannot serve, PgqError
-    with one line for a failed or timed-out read)."""
+    with one line for a failed or timed-out read). `on_connect` is handed the search's connection
+    before it reads, so another thread may cancel it (`conn.cancel_safe()`: the dashboard's escape)."""
     compiled = compile_query(query, model)
     bounded = limit_scan is not None and not compiled.by_id
     params = {**compiled.params, "w_scan": limit_scan, "w_rows": rows}
@@ -110,6 +112,8 @@ def search(
         read_only=True,
     )
     try:
+        if on_connect is not None:
+            on_connect(conn)
         conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
             cur.execute("SELECT now() AS as_of")
