@@ -42,7 +42,8 @@ def _incident(queue: JobQueue, sql: psycopg.Connection, refused: int, card: int)
 
 
 def _pending(sql: psycopg.Connection, ids: list[int]) -> int:
-    row = sql.execute("SELECT count(*) FROM jobs WHERE status = 'pending' AND id = ANY(%s)", (ids,)).fetchone()
+    query = "SELECT count(*) FROM jobs WHERE status = 'pending' AND id = ANY(%s)"
+    row = sql.execute(query, (ids,)).fetchone()
     assert row is not None
     return int(row[0])
 
@@ -155,8 +156,8 @@ async def test_bulk_retry_shows_progress_stops_halfway_and_a_second_run_finishes
         end = json.loads((tmp_path / "audit.jsonl").read_text().splitlines()[-1])
         assert end["event"] == "end" and end["changed"] == outcome.changed and end["where"] == REFUSED
         # the search ran again: the rest still match; a second run finishes them
-        await _wait(pilot, lambda: screen.result is not None and screen.result.matched == 300 - outcome.changed)
         first = outcome.changed
+        await _wait(pilot, lambda: screen.result is not None and screen.result.matched == 300 - first)
         await pilot.press("t")
         await _wait(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")

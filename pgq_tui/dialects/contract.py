@@ -382,6 +382,7 @@ class SearchColumns:
     time_words: str = ""  # what that time is, in words (docs, --help)
     documents: tuple[tuple[str, str], ...] = ()  # language document (args, meta, output) -> jsonb column
     payload: str | None = None  # expression shown as the match's payload preview
+    tags: str | None = None  # column: the job's tags, an array of text (River, Oban); `tags:x` holds x
     # `{name}` in the expressions -> a constant bound as a quoted literal (e.g. a rescue horizon)
     literals: tuple[tuple[str, Any], ...] = ()
     # `{name}` -> another relation an expression reads (e.g. a workers table), quoted as an identifier

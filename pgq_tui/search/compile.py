@@ -77,6 +77,10 @@ def _condition(term: Term, cols: SearchColumns, param: str, title: str) -> tuple
             raise _refuse(term, title, "records no error text")
         text = sql.SQL("position(lower({}::text) in lower({})) > 0").format(p, cols.fragment(cols.error))
         return text, term.value
+    if term.key == "tags":
+        if cols.tags is None:
+            raise _refuse(term, title, "jobs have no tags")
+        return sql.SQL("{}::text = ANY(j.{})").format(p, sql.Identifier(cols.tags)), str(term.value)
     if term.key in ("since", "before"):
         if cols.time is None:
             raise _refuse(term, title, "records no job time")

@@ -7,6 +7,7 @@ Terms are separated by spaces and all must hold (AND):
     state:dead                  a canonical state (ready, scheduled, running, stuck, dead, done) or
                                 a kind's own extra (cancelled, pending)
     error:~"connection refused" the last error contains this text, ignoring case (`~` may be left out)
+    tags:billing                the job carries this tag (kinds with tags: River, Oban)
     args.customer.id:42         a JSON path of the job's arguments equals a value (also meta., output.
                                 where the kind has them); a bare number, true, false or null is JSON,
                                 anything else (or anything quoted) a string
@@ -26,7 +27,7 @@ from datetime import datetime, timedelta
 
 from pgq_tui.errors import EXIT_USAGE, PgqError
 
-KEYS = ("id", "queue", "state", "error", "since", "before")
+KEYS = ("id", "queue", "state", "error", "since", "before", "tags")
 STATES = ("ready", "scheduled", "running", "stuck", "dead", "done")
 # the JSON documents a term may name (`args.x`); each kind maps the ones it has onto its columns
 DOCUMENTS = ("args", "meta", "output")

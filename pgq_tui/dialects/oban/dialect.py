@@ -210,11 +210,13 @@ class ObanDialect:
             extra_states=extras,
             unsupported=((Capability.THROUGHPUT, "Oban keeps no counters"),),
             relations=((schema, match.table),),
-            search=_search((schema, match.table), float(horizon), labels),
+            search=_search((schema, match.table), float(horizon), labels, "tags" in rel.column_names),
         )
 
 
-def _search(jobs: tuple[str, str], rescue_after_s: float, labels: tuple[str, ...]) -> SearchColumns:
+def _search(
+    jobs: tuple[str, str], rescue_after_s: float, labels: tuple[str, ...], tags: bool
+) -> SearchColumns:
     """The search language on oban_jobs: args, meta, the errors array; its timestamps are UTC
     without a zone (docs/search.md)."""
     fresh = "j.attempted_at >= (now() AT TIME ZONE 'UTC') - make_interval(secs => {rescue_after_s})"
@@ -239,4 +241,5 @@ def _search(jobs: tuple[str, str], rescue_after_s: float, labels: tuple[str, ...
         documents=(("args", "args"), ("meta", "meta")),
         payload="j.args",
         literals=(("rescue_after_s", rescue_after_s),),
+        tags="tags" if tags else None,
     )

@@ -188,12 +188,12 @@ class RiverDialect:
             extra_states=("cancelled", "pending"),
             unsupported=((Capability.THROUGHPUT, "River keeps no counters"),),
             relations=((schema, match.table),),
-            search=_search((schema, match.table), float(horizon)),
+            search=_search((schema, match.table), float(horizon), "tags" in rel.column_names),
         )
 
 
-def _search(jobs: tuple[str, str], rescue_after_s: float) -> SearchColumns:
-    """The search language on river_job: args, metadata, the errors array (docs/search.md)."""
+def _search(jobs: tuple[str, str], rescue_after_s: float, tags: bool) -> SearchColumns:
+    """The search language on river_job: args, metadata, the errors array, tags (docs/search.md)."""
     fresh = "j.attempted_at >= now() - make_interval(secs => {rescue_after_s})"
     return SearchColumns(
         jobs=jobs,
@@ -216,4 +216,5 @@ def _search(jobs: tuple[str, str], rescue_after_s: float) -> SearchColumns:
         documents=(("args", "args"), ("meta", "metadata")),
         payload="j.args",
         literals=(("rescue_after_s", rescue_after_s),),
+        tags="tags" if tags else None,
     )

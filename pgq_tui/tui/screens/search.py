@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.text import Text
 from textual import events, work
@@ -31,13 +31,17 @@ from pgq_tui.tui.keys import READ_ONLY_REFUSAL
 from pgq_tui.tui.screens.confirm import ConfirmScreen
 
 if TYPE_CHECKING:
-    import psycopg
-
     from pgq_tui.actions.model import ActionOutcome
     from pgq_tui.tui.ports import ActionsPort
 
 # the bulk keys, as on the dashboard where one exists (r requeue, t retry, D discard); X: cancel jobs
 BULK_KEYS = {ActionKind.REQUEUE: "r", ActionKind.RETRY: "t", ActionKind.DISCARD: "D", ActionKind.CANCEL: "X"}
+
+
+class Cancellable(Protocol):
+    """The search's connection, as far as the panel knows it: escape cancels its statement."""
+
+    def cancel_safe(self) -> None: ...
 
 
 class SearchDone(Message):
@@ -91,7 +95,7 @@ class SearchScreen(ModalScreen[None]):
         self.running: ActionKind | None = None  # a bulk action in progress
         self.last: str | None = None  # the last bulk action's summary
         self.outcome: ActionOutcome | None = None
-        self._conn: psycopg.Connection | None = None
+        self._conn: Cancellable | None = None
         self._stop = threading.Event()
         self._started = 0.0
 
@@ -173,7 +177,7 @@ class SearchScreen(ModalScreen[None]):
             self._conn = None
         self.post_message(SearchDone(result, None))
 
-    def _keep(self, conn: psycopg.Connection) -> None:
+    def _keep(self, conn: Cancellable) -> None:
         self._conn = conn
 
     def on_search_done(self, message: SearchDone) -> None:
