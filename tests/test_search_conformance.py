@@ -35,6 +35,7 @@ SEARCHABLE = (
     "pg-boss",
     "seed-jobs",
     "seed-job-queue",
+    "pgmq",
 )
 CASES = [pytest.param(c, id=c.id, marks=c.marks) for c in all_cases() if c.kind in SEARCHABLE]
 
