@@ -72,8 +72,8 @@ class SearchScreen(ModalScreen[None]):
     """The matches of one search and the bulk actions on them. Escape clears the search (closes)."""
 
     BINDINGS = [
-        Binding("escape", "close", "Clear search"),
-        Binding("slash", "edit", "Edit search", key_display="/"),
+        Binding("escape", "close", "Clear"),
+        Binding("slash", "edit", "Edit", key_display="/"),
         Binding("f5,ctrl+r", "rerun", "Search again", show=False),
         Binding(BULK_KEYS[ActionKind.REQUEUE], "bulk('requeue')", "Requeue all"),
         Binding(BULK_KEYS[ActionKind.RETRY], "bulk('retry')", "Retry all"),
@@ -315,6 +315,7 @@ class SearchScreen(ModalScreen[None]):
         rate.display = True
         rate.update(Text(f"{matching.kind.value}: 0 of ~{matching.plan.count:,} · s stops between batches"))
         self.refresh_bindings()
+        self._show()  # the previous action's summary goes
         self._run(matching)
 
     @work(thread=True, exclusive=True, group="bulk-run", exit_on_error=False)
