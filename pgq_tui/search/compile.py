@@ -75,7 +75,7 @@ def _condition(term: Term, cols: SearchColumns, param: str, title: str) -> tuple
     if term.key == "error":
         if cols.error is None:
             raise _refuse(term, title, "records no error text")
-        text = sql.SQL("position(lower({}::text) in lower({})) > 0").format(p, cols.fragment(cols.error))
+        text = sql.SQL("position(lower({}::text) in lower(({}))) > 0").format(p, cols.fragment(cols.error))
         return text, term.value
     if term.key == "tags":
         if cols.tags is None:
