@@ -90,7 +90,7 @@ def test_pgq_sql_is_composed_with_identifiers_and_parameters() -> None:
     text = c.shown()
     assert text == (
         "j.\"queue\"::text = %(w0)s AND (j.status = 'failed') AND position(lower(%(w2)s::text) in"
-        ' lower(j.last_error)) > 0 AND j."payload" @> %(w3)s AND (coalesce(j.finished_at, j.created_at))'
+        ' lower((j.last_error))) > 0 AND j."payload" @> %(w3)s AND (coalesce(j.finished_at, j.created_at))'
         " >= %(w4)s"
     )
     assert c.params["w0"] == "emails" and c.params["w3"].obj == {"customer": {"id": 42}}

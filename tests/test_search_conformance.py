@@ -15,6 +15,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from pgq_tui.actions import Actions
+from pgq_tui.actions.bulk import plan_matching, run_matching, summary
 from pgq_tui.audit import AuditLog
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import ActionKind
@@ -35,6 +36,7 @@ SEARCHABLE = (
     "pg-boss",
     "seed-jobs",
     "seed-job-queue",
+    "pgmq",
 )
 CASES = [pytest.param(c, id=c.id, marks=c.marks) for c in all_cases() if c.kind in SEARCHABLE]
 
@@ -101,3 +103,61 @@ def test_retry_where_state_dead_retries_every_dead_job(populated, tmp_path) -> N
         outcome = actions.execute(plan, recheck=still_matching(compile_query(query, model)))
     assert outcome.error is None and outcome.changed == dead.matched
     assert search(dsn, model, query, limit_scan=None).matched == 0
+
+
+# Each kind's own way of recording a failure's text, written on dead jobs the case made (the columns
+# the framework writes when a job fails): {jobs} and {id} are the kind's job table and primary key.
+ERROR_WRITES = {
+    "pgq": "UPDATE {jobs} SET last_error = %(e)s WHERE {id}::text = ANY(%(ids)s)",
+    "graphile-worker": "UPDATE {jobs} SET last_error = %(e)s WHERE {id}::text = ANY(%(ids)s)",
+    # pg-boss's fail(): output is the error object
+    "pg-boss": "UPDATE {jobs} SET output = jsonb_build_object('message', %(e)s::text, 'stack', '')"
+    " WHERE {id}::text = ANY(%(ids)s)",
+    # River's and Oban's error transitions append {at, attempt, error} to the errors array
+    "river": "UPDATE {jobs} SET errors = array_append(errors, jsonb_build_object('at', now(), 'attempt',"
+    " attempt, 'error', %(e)s::text)) WHERE {id}::text = ANY(%(ids)s)",
+    "oban": "UPDATE {jobs} SET errors = array_append(errors, jsonb_build_object('at', now(), 'attempt',"
+    " attempt, 'error', %(e)s::text)) WHERE {id}::text = ANY(%(ids)s)",
+    # Solid Queue keeps the error on the job's failed execution
+    "solid-queue": "UPDATE {failed} SET error = %(e)s WHERE job_id::text = ANY(%(ids)s)",
+}
+
+
+def test_error_a_state_dead_finds_exactly_a_and_retrying_all_matching_leaves_b(populated, tmp_path) -> None:
+    """The acceptance on each kind's stock schema: dead jobs failed with error A and with error B;
+    `error:~A state:dead` finds exactly A's, and a bulk retry of all matching (the dashboard's path,
+    actions/bulk.py, one job per batch) retries exactly those; B's stay dead."""
+    case, dsn, conn, model = populated
+    write = ERROR_WRITES.get(case.kind)
+    if write is None or model.action(ActionKind.RETRY) is None:
+        pytest.skip(f"{case.kind}: no error text or no retry")
+    now = datetime.now(timezone.utc)
+    dead = [str(i) for i in search(dsn, model, parse("state:dead", now), limit_scan=None, all_ids=True).ids]
+    if not dead:
+        pytest.skip(f"{case.id} populates no dead job")
+    # half with A, half with B (a case with one dead job has only A: its B list is empty)
+    a_ids, b_ids = dead[: len(dead) // 2 + len(dead) % 2], dead[len(dead) // 2 + len(dead) % 2 :]
+    cols = model.search
+    assert cols is not None
+    schema = cols.jobs[0]
+    statement = sql.SQL(write).format(
+        jobs=sql.Identifier(*cols.jobs),
+        id=sql.Identifier(cols.id),
+        failed=sql.Identifier(schema, "solid_queue_failed_executions"),
+    )
+    conn.execute(statement, {"e": "PaymentsAPI: connection refused (A)", "ids": a_ids})
+    if b_ids:
+        conn.execute(statement, {"e": "CardError: invalid card (B)", "ids": b_ids})
+    query = parse('error:~"Connection Refused" state:dead', now)
+    found = search(dsn, model, query, limit_scan=None, all_ids=True)
+    assert sorted(map(str, found.ids)) == sorted(a_ids)
+    with Actions(dsn, model, audit=AuditLog(tmp_path / "a.jsonl"), batch=1) as actions:
+        matching = plan_matching(actions, ActionKind.RETRY, query, limit_scan=None)
+        assert matching.plan.refused is None and matching.plan.count == len(a_ids), matching.plan.refused
+        outcome = run_matching(actions, matching)
+    assert outcome.error is None and outcome.changed == len(a_ids)
+    noun = "matching job" if len(a_ids) == 1 else "matching jobs"
+    assert summary(matching, outcome) == f"retried {len(a_ids)} of {len(a_ids)} {noun}"
+    assert search(dsn, model, query, limit_scan=None).matched == 0
+    still = search(dsn, model, parse('error:~"invalid card" state:dead', now), limit_scan=None, all_ids=True)
+    assert sorted(map(str, still.ids)) == sorted(b_ids)

@@ -54,3 +54,34 @@ def test_river_search_and_retry_where(river, capsys: pytest.CaptureFixture[str],
     )
     assert back.fetchone() == (20,)
     assert [json.loads(line).get("changed") for line in log.read_text().splitlines()] == [None, 20]
+
+
+def test_river_tags_term_and_a_bulk_retry_of_one_tag(
+    river, capsys: pytest.CaptureFixture[str], tmp_path
+) -> None:
+    """`tags:` on River's `tags` column, jobs tagged by River's own insert client (InsertOpts.tags)."""
+    dsn, conn = river
+    insert(dsn, SCHEMA, "payments", 12, max_attempts=1, tags=["billing", "europe"])
+    insert(dsn, SCHEMA, "payments", 5, max_attempts=1, tags=["emails"])
+    insert(dsn, SCHEMA, "payments", 3, max_attempts=1)
+    pins = ["--dsn", dsn, "--kind", "river"]
+
+    def matched(where: str) -> int:
+        assert main(["jobs", *pins, "--where", where, "--json"]) == 0
+        return int(json.loads(capsys.readouterr().out)["matched"])
+
+    assert matched("tags:billing") == 12 and matched("tags:billing tags:europe") == 12
+    assert (
+        matched("tags:emails") == 5 and matched("tags:europe tags:emails") == 0 and matched("tags:none") == 0
+    )
+    conn.execute(DISCARD, ("dial tcp: connection refused", claim(conn, "payments", 20)))
+    assert matched("tags:billing state:dead") == 12
+    log = tmp_path / "audit.jsonl"
+    assert main(["retry", *pins, "--where", "tags:billing state:dead", "--yes", "--audit-log", str(log)]) == 0
+    assert "retried 12 of 12 dead jobs" in capsys.readouterr().out
+    rows = conn.execute(
+        "SELECT tags, state::text, count(*) FROM river_job GROUP BY 1, 2 ORDER BY 3"
+    ).fetchall()
+    assert sorted(rows) == sorted(
+        [([], "discarded", 3), (["emails"], "discarded", 5), (["billing", "europe"], "available", 12)]
+    )

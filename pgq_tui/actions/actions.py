@@ -354,6 +354,7 @@ class Actions:
         where: str | None = None,
         recheck: Recheck | None = None,
         progress: Progress | None = None,
+        stop: threading.Event | None = None,
     ) -> ActionOutcome:
         """Run a plan; never raises. `changed` counts what really changed, even when a batch failed.
 
@@ -361,9 +362,10 @@ class Actions:
         the chosen ids that still match (`recheck`, locked in the batch's own transaction) before
         the action's guard is re-checked. `progress` hears after each batch. Every run is recorded
         in the audit log, before and after; one that cannot be recorded does not run. Ctrl-C stops
-        it between batches: the outcome says how many changed."""
+        it between batches, as does `stop` once set (the dashboard's stop key): the outcome says how
+        many changed, and (`attempted`) how many of the chosen ids its batches reached."""
         if self.read_only or plan.refused or plan.action not in ACTIONS:
-            return self._execute(plan, recheck, progress)
+            return self._execute(plan, recheck, progress, stop)
         fields = {
             "kind": self.model.kind,
             "action": plan.action,
@@ -377,17 +379,30 @@ class Actions:
         except PgqError as exc:
             reason = str(exc)
             return ActionOutcome(plan.action, plan.count, 0, f"not run: {reason}", error=reason)
-        outcome = self._execute(plan, recheck, progress)
+        outcome = self._execute(plan, recheck, progress, stop)
         end = {**fields, "changed": outcome.changed, "outcome": outcome.message, "error": outcome.error}
         try:
             self.audit.write(self.conninfo, "end", **end)
         except PgqError as exc:  # it ran: say so, and that the record of it is missing
             return ActionOutcome(
-                outcome.action, outcome.requested, outcome.changed, outcome.message, str(exc), EXIT_ERROR
+                outcome.action,
+                outcome.requested,
+                outcome.changed,
+                outcome.message,
+                str(exc),
+                EXIT_ERROR,
+                outcome.attempted,
+                outcome.stopped,
             )
         return outcome
 
-    def _execute(self, plan: Plan, recheck: Recheck | None, progress: Progress | None) -> ActionOutcome:
+    def _execute(
+        self,
+        plan: Plan,
+        recheck: Recheck | None,
+        progress: Progress | None,
+        stop: threading.Event | None = None,
+    ) -> ActionOutcome:
         requested = plan.count
         if plan.action not in ACTIONS:
             return ActionOutcome(
@@ -402,6 +417,7 @@ class Actions:
             return self._run_pause(plan)
         verb = _VERB[plan.action]
         gone: list[int] = []  # sessions whose planned backend_start no longer matches their pid
+        taken: list[int] = []  # per batch of chosen ids: how many it reached
         batches: Iterator[int]
         if plan.action in SIGNALS:
             noun, batches = "session", self._signal_batches(plan, gone)
@@ -410,7 +426,7 @@ class Actions:
             if spec is None:
                 missing = f"{self.model.title} has no {plan.action} action"
                 return ActionOutcome(plan.action, requested, 0, f"not run: {missing}", error=missing)
-            noun, batches = NOUN.get(spec.applies_to, "job"), self._job_batches(spec, plan, recheck)
+            noun, batches = NOUN.get(spec.applies_to, "job"), self._job_batches(spec, plan, recheck, taken)
             verb = spec.done or verb
         changed, error, code, stopped = 0, None, EXIT_ERROR, False
         try:
@@ -418,6 +434,8 @@ class Actions:
                 changed += n
                 if progress is not None:
                     progress(changed, requested)
+                if stop is not None and stop.is_set():
+                    raise KeyboardInterrupt  # between batches: the one that ran is committed
         except KeyboardInterrupt:  # between batches, or a batch cancelled and rolled back
             stopped, error, code = True, "stopped by the operator", 130
         except Exception as exc:  # the UI shows a line, never a traceback
@@ -435,9 +453,16 @@ class Actions:
                 if plan.action in SIGNALS
                 else " (the others had changed state meanwhile and were left alone)"
             )
-        return ActionOutcome(plan.action, requested, changed, message, error, code)
+        attempted = sum(taken) if plan.targets and plan.action not in SIGNALS else None
+        return ActionOutcome(plan.action, requested, changed, message, error, code, attempted, stopped)
 
-    def _job_batches(self, spec: ActionSpec, plan: Plan, recheck: Recheck | None = None) -> Iterator[int]:
+    def _job_batches(
+        self,
+        spec: ActionSpec,
+        plan: Plan,
+        recheck: Recheck | None = None,
+        taken: list[int] | None = None,
+    ) -> Iterator[int]:
         """The guarded statement in batches (each its own transaction), at most `plan.count` rows;
         with `recheck`, each batch first keeps (and locks) the chosen ids that still match."""
         left = plan.count
@@ -451,6 +476,8 @@ class Actions:
                 with self._batch_transaction(plan.action):
                     kept = recheck(self.conn, chunk) if recheck is not None else chunk
                     n = self._write(spec, params, kept, left) if kept else 0
+                if taken is not None:
+                    taken.append(len(chunk))
                 left -= n
                 yield n
             return

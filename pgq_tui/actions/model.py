@@ -55,6 +55,10 @@ class ActionOutcome:
     message: str  # one line for a toast, e.g. "requeued 3 of 3 jobs"
     error: str | None = None  # one line; execute() never raises
     exit_code: int = 1  # the CLI's exit code when `error` (by the failure's SQLSTATE class: errors.py)
+    # chosen ids (a plan with targets) the committed batches reached; the rest were never touched.
+    # None: not counted (a plan over every eligible job, session signals)
+    attempted: int | None = None
+    stopped: bool = False  # stopped by the operator between batches
 
 
 def plural(n: int, noun: str) -> str:

@@ -445,6 +445,12 @@ class SearchColumns:
     time_words: str = ""  # what that time is, in words (docs, --help)
     documents: tuple[tuple[str, str], ...] = ()  # language document (args, meta, output) -> jsonb column
     payload: str | None = None  # expression shown as the match's payload preview
+    tags: str | None = None  # column: the job's tags, an array of text (River, Oban); `tags:x` holds x
+    # Kinds with a table per queue (pgmq): constant SQL of the job rows (a UNION ALL subquery) read
+    # instead of `jobs`. It takes %(w_scan)s (at most that many newest rows per table; NULL: all) and
+    # %(w_ids)s (only these ids; NULL: any). A union cannot be locked: the per-batch recheck then
+    # only reads, and the action's own guarded statement locks its rows.
+    source: str | None = None
     # `{name}` in the expressions -> a constant bound as a quoted literal (e.g. a rescue horizon)
     literals: tuple[tuple[str, Any], ...] = ()
     # `{name}` -> another relation an expression reads (e.g. a workers table), quoted as an identifier

@@ -75,8 +75,12 @@ def _condition(term: Term, cols: SearchColumns, param: str, title: str) -> tuple
     if term.key == "error":
         if cols.error is None:
             raise _refuse(term, title, "records no error text")
-        text = sql.SQL("position(lower({}::text) in lower({})) > 0").format(p, cols.fragment(cols.error))
+        text = sql.SQL("position(lower({}::text) in lower(({}))) > 0").format(p, cols.fragment(cols.error))
         return text, term.value
+    if term.key == "tags":
+        if cols.tags is None:
+            raise _refuse(term, title, "jobs have no tags")
+        return sql.SQL("{}::text = ANY(j.{})").format(p, sql.Identifier(cols.tags)), str(term.value)
     if term.key in ("since", "before"):
         if cols.time is None:
             raise _refuse(term, title, "records no job time")
@@ -104,12 +108,21 @@ def compile_query(query: Query, model: QueueModel) -> Compiled:
         if value is not None:
             params[name] = value
     where = sql.SQL(" AND ").join(parts)
-    return Compiled(where, params, cols, by_id=bool(query.of("id")))
+    # an id term finds its row by primary key, unbounded; a source's ids are computed (pgmq's
+    # "queue:msg_id"): no key serves them, so such a search stays bounded
+    return Compiled(where, params, cols, by_id=bool(query.of("id")) and cols.source is None)
+
+
+def _relation(cols: SearchColumns) -> sql.Composable:
+    """The job table, or the kind's source subquery (a table per queue)."""
+    if cols.source is not None:
+        return sql.SQL("({})").format(cols.fragment(cols.source))
+    return sql.Identifier(*cols.jobs)
 
 
 def _source(c: Compiled, bounded: bool) -> sql.Composable:
     """The job rows searched: the newest %(w_scan)s by the kind's order column, or the whole table."""
-    jobs = sql.Identifier(*c.columns.jobs)
+    jobs = _relation(c.columns)
     if not bounded:
         return jobs
     return sql.SQL("(SELECT * FROM {jobs} n ORDER BY n.{order} DESC LIMIT %(w_scan)s)").format(
@@ -178,13 +191,13 @@ def scanned_statement(c: Compiled) -> sql.Composed:
     return sql.SQL(
         "SELECT count(*) AS scanned"
         " FROM (SELECT 1 FROM {jobs} n ORDER BY n.{order} DESC LIMIT %(w_scan)s + 1) x"
-    ).format(jobs=sql.Identifier(*c.columns.jobs), order=sql.Identifier(c.columns.order))
+    ).format(jobs=_relation(c.columns), order=sql.Identifier(c.columns.order))
 
 
 def recheck_statement(c: Compiled) -> sql.Composed:
     """The chosen ids (%(w_ids)s) that still match, locked for the rest of the batch's transaction:
     the action that follows in it changes only these, and no worker can change them meanwhile."""
+    lock = sql.SQL(" FOR UPDATE OF j SKIP LOCKED" if c.columns.source is None else "")
     return sql.SQL(
-        "SELECT j.{id} AS id FROM {jobs} j WHERE j.{id} = ANY(%(w_ids)s) AND {where}"
-        " ORDER BY j.{id} FOR UPDATE OF j SKIP LOCKED"
-    ).format(id=sql.Identifier(c.columns.id), jobs=sql.Identifier(*c.columns.jobs), where=c.where)
+        "SELECT j.{id} AS id FROM {jobs} j WHERE j.{id} = ANY(%(w_ids)s) AND {where} ORDER BY j.{id}{lock}"
+    ).format(id=sql.Identifier(c.columns.id), jobs=_relation(c.columns), where=c.where, lock=lock)

@@ -7,7 +7,7 @@ import argparse
 from pgq_tui.search.compile import DEFAULT_SCAN
 
 WHERE_HELP = (
-    'a search: id:N queue:Q state:dead error:~"text" args.path:value since:2h before:02:30 '
+    'a search: id:N queue:Q state:dead error:~"text" args.path:value tags:T since:2h before:02:30 '
     "(terms ANDed; see docs/search.md)"
 )
 

@@ -7,6 +7,7 @@ Terms are separated by spaces and all must hold (AND):
     state:dead                  a canonical state (ready, scheduled, running, stuck, dead, done) or
                                 a kind's own extra (cancelled, pending)
     error:~"connection refused" the last error contains this text, ignoring case (`~` may be left out)
+    tags:billing                the job carries this tag (kinds with tags: River, Oban)
     args.customer.id:42         a JSON path of the job's arguments equals a value (also meta., output.
                                 where the kind has them); a bare number, true, false or null is JSON,
                                 anything else (or anything quoted) a string
@@ -26,7 +27,7 @@ from datetime import datetime, timedelta
 
 from pgq_tui.errors import EXIT_USAGE, PgqError
 
-KEYS = ("id", "queue", "state", "error", "since", "before")
+KEYS = ("id", "queue", "state", "error", "since", "before", "tags")
 STATES = ("ready", "scheduled", "running", "stuck", "dead", "done")
 # the JSON documents a term may name (`args.x`); each kind maps the ones it has onto its columns
 DOCUMENTS = ("args", "meta", "output")
@@ -187,3 +188,19 @@ def parse(text: str, now: datetime) -> Query:
         except ValueError as exc:
             raise QueryError(f"bad search term {token!r}: {exc}") from None
     return Query(tuple(terms), stripped)
+
+
+def is_search(text: str) -> bool:
+    """Whether the dashboard's `/` text is a search (runs on enter) rather than its live text filter:
+    some word is `key:value` with a key of this language. A lone `queue:NAME` stays the dashboard's
+    exact queue filter (the same meaning, without a database read).
+
+    >>> is_search("state:dead"), is_search("mail"), is_search("queue:mail"), is_search("queue:a id:3")
+    (True, False, False, True)
+    >>> is_search("http://x"), is_search("args.customer.id:42"), is_search('error:~"refused"')
+    (False, True, True)
+    """
+    words = [m.group(0) for m in _TOKEN.finditer(text.strip())]
+    keyed = [w.partition(":")[0] for w in words if ":" in w]
+    known = [k for k in keyed if k in KEYS or k.split(".")[0] in DOCUMENTS]
+    return bool(known) and not (len(words) == 1 and known == ["queue"])

@@ -96,12 +96,15 @@ def search(
     rows: int = ROWS,
     all_ids: bool = False,
     statement_timeout_ms: int = STATEMENT_TIMEOUT_MS,
+    on_connect: Callable[[psycopg.Connection], None] | None = None,
 ) -> Result:
     """Run `query` on `model`'s jobs (raises QueryError for a term the kind cannot serve, PgqError
-    with one line for a failed or timed-out read)."""
+    with one line for a failed or timed-out read). `on_connect` is handed the search's connection
+    before it reads, so another thread may cancel it (`conn.cancel_safe()`: the dashboard's escape)."""
     compiled = compile_query(query, model)
     bounded = limit_scan is not None and not compiled.by_id
-    params = {**compiled.params, "w_scan": limit_scan, "w_rows": rows}
+    # w_scan NULL: no bound (LIMIT NULL is LIMIT ALL); w_ids NULL: any id (a kind's source reads both)
+    params = {**compiled.params, "w_scan": limit_scan if bounded else None, "w_rows": rows, "w_ids": None}
     conn = connect(
         conninfo,
         application_name=APPLICATION_NAME,
@@ -110,6 +113,8 @@ def search(
         read_only=True,
     )
     try:
+        if on_connect is not None:
+            on_connect(conn)
         conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
             cur.execute("SELECT now() AS as_of")
@@ -118,7 +123,8 @@ def search(
             if bounded:
                 cur.execute(scanned_statement(compiled), params)
                 counted = int(_one(cur)["scanned"])  # one past the bound: are there older jobs?
-                scanned, complete = min(counted, params["w_scan"]), counted <= params["w_scan"]
+                assert limit_scan is not None
+                scanned, complete = min(counted, limit_scan), counted <= limit_scan
             cur.execute(rows_statement(compiled, bounded), params)
             found = cur.fetchall()
             ids: Sequence[JobId] = ()
@@ -155,7 +161,7 @@ def still_matching(compiled: Compiled) -> Recheck:
 
     def recheck(conn: psycopg.Connection, ids: Sequence[JobId]) -> list[JobId]:
         with conn.cursor(row_factory=dict_row) as cur:
-            cur.execute(statement, {**compiled.params, "w_ids": list(ids)})
+            cur.execute(statement, {**compiled.params, "w_ids": list(ids), "w_scan": None})
             return [r["id"] for r in cur.fetchall()]
 
     return recheck

@@ -12,6 +12,7 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable
+from datetime import datetime, timezone
 from typing import Any
 
 from rich.text import Text
@@ -27,6 +28,7 @@ from pgq_tui.diagnosis.findings import DEFAULTS
 from pgq_tui.errors import describe
 from pgq_tui.history.series import WINDOWS, next_window
 from pgq_tui.monitor.snapshot import Snapshot
+from pgq_tui.search.query import QueryError, is_search, parse
 from pgq_tui.tui import hangup, keys
 from pgq_tui.tui.demo_keys import DemoKeys
 from pgq_tui.tui.fixes import Fixes
@@ -37,6 +39,7 @@ from pgq_tui.tui.screens.detail import DetailScreen
 from pgq_tui.tui.screens.help import HelpScreen
 from pgq_tui.tui.screens.queue import QueueScreen
 from pgq_tui.tui.screens.schedules import SchedulesScreen
+from pgq_tui.tui.screens.search import SearchScreen
 from pgq_tui.tui.screens.session import SessionScreen
 from pgq_tui.tui.screens.why import WhyScreen
 from pgq_tui.tui.source import SnapshotSource, as_source
@@ -144,8 +147,7 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
             yield HealthPanel(id="health", classes="panel")
         yield VerdictLine("health: waiting for data…", id="verdict")
         yield Input(
-            placeholder="filter: queue, job id, worker, error or payload text; queue:NAME: that queue only"
-            " (enter keeps, esc clears)",
+            placeholder="filter: text or queue:NAME · search: state:dead error:~text args.k:v (enter runs)",
             id="filter",
         )
         yield Footer()
@@ -406,11 +408,27 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        self._set_filter(event.value)
+        # a search (state:dead ...) runs on enter, on the database: it does not narrow the panels
+        self._set_filter("" if is_search(event.value) else event.value)
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not is_search(text):
+            self._close_filter()
+            return
+        try:
+            parse(text, datetime.now(timezone.utc).astimezone())
+        except QueryError as exc:  # one line; the box stays open to fix the term
+            self.notify(str(exc), title="search", severity="error", timeout=8)
+            return
+        event.input.value = ""
         self._close_filter()
+        self.open_search(text)
+
+    def open_search(self, text: str) -> None:
+        """The search panel over the dashboard: its matches, and the bulk keys (docs/search.md)."""
+        self.push_screen(SearchScreen(text, self.actions, read_only=self.read_only))
 
     def _close_filter(self) -> None:
         box = self.query_one("#filter", Input)

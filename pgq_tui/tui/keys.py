@@ -37,7 +37,7 @@ _SECTIONED: list[tuple[str, Binding]] = [
     (VIEW, Binding("q", "quit", "Quit")),
     # Priority (handled before the key is forwarded to a widget): the keys typed right after `/` or
     # `2` in the same read (SSH) must reach the filter box or the new panel, not the old focus.
-    (VIEW, Binding("slash", "filter", "Filter", key_display="/", priority=True)),
+    (VIEW, Binding("slash", "filter", "Filter / search", key_display="/", priority=True)),
     (VIEW, Binding("escape", "clear_filter", "Clear filter/marks", show=False)),
     (VIEW, Binding("p", "pause", "Pause")),
     (VIEW, Binding("plus,equals_sign", "interval(1)", "Slower refresh", show=False, key_display="+")),

@@ -11,17 +11,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pgq_tui.actions.bulk import Engine
 from pgq_tui.jobid import JobId
 
 if TYPE_CHECKING:
-    from pgq_tui.actions import ActionOutcome, Actions, Plan
+    from pgq_tui.actions import Actions, Plan
     from pgq_tui.demo.controller import DemoController, DemoStatus
     from pgq_tui.monitor.advice import Advice
     from pgq_tui.monitor.snapshot import Snapshot
 
 
-class ActionsPort(Protocol):
-    """The write keys' engine: it plans (never raises a database error at the UI) and executes."""
+class ActionsPort(Engine, Protocol):
+    """The write keys' engine: it plans (never raises a database error at the UI) and executes
+    (`Engine`: plan/execute, and the connection and model the search panel searches with)."""
 
     @property
     def read_only(self) -> bool: ...
@@ -50,8 +52,6 @@ class ActionsPort(Protocol):
     def plan_pause(self, queue: str) -> Plan: ...
 
     def plan_resume(self, queue: str) -> Plan: ...
-
-    def execute(self, plan: Plan) -> ActionOutcome: ...  # never raises: a failure is outcome.error
 
     def job_detail(self, job_id: JobId) -> dict[str, Any] | None: ...
 

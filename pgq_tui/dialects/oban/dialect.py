@@ -217,7 +217,7 @@ class ObanDialect:
             # no Oban index serves completed_at: a scan (the latency reader is a background pass)
             latency=latency_statement("oban.latency", __package__, indexed=False, jobs=(schema, match.table)),
             relations=((schema, match.table),),
-            search=_search((schema, match.table), float(horizon), labels),
+            search=_search((schema, match.table), float(horizon), labels, "tags" in rel.column_names),
             schedules=_schedules(schema, match.table),
             pause=_pause(schema, match.table),
         )
@@ -247,7 +247,9 @@ def _pause(schema: str, table: str) -> PauseSpec:
     )
 
 
-def _search(jobs: tuple[str, str], rescue_after_s: float, labels: tuple[str, ...]) -> SearchColumns:
+def _search(
+    jobs: tuple[str, str], rescue_after_s: float, labels: tuple[str, ...], tags: bool
+) -> SearchColumns:
     """The search language on oban_jobs: args, meta, the errors array; its timestamps are UTC
     without a zone (docs/search.md)."""
     fresh = "j.attempted_at >= (now() AT TIME ZONE 'UTC') - make_interval(secs => {rescue_after_s})"
@@ -272,6 +274,7 @@ def _search(jobs: tuple[str, str], rescue_after_s: float, labels: tuple[str, ...
         documents=(("args", "args"), ("meta", "meta")),
         payload="j.args",
         literals=(("rescue_after_s", rescue_after_s),),
+        tags="tags" if tags else None,
     )
 
 

@@ -119,6 +119,22 @@ def preview(
     return replace(st, name=name, literals=literals, parts=parts)
 
 
+def search_source(
+    package: str, queues: Sequence[QueueTables]
+) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...], tuple[tuple[str, Any], ...]]:
+    """`sql/search_source.sql`'s branch over `queues` (UNION ALL), as SearchColumns wants it: the
+    text with numbered `{q_i}`, `{a_i}`, `{qname_i}` placeholders, their identifiers and literals."""
+    branch = sections(sql_file(package, "search_source"))["branch"]
+    text = "\nUNION ALL\n".join(_per_queue(branch, i, q) for i, q in enumerate(queues))
+    idents = tuple(
+        pair
+        for i, q in enumerate(queues)
+        for pair in ((f"q_{i}", (q.schema, q.queue_table)), (f"a_{i}", (q.schema, q.archive_table)))
+    )
+    literals = tuple((f"qname_{i}", q.name) for i, q in enumerate(queues))
+    return text, idents, literals
+
+
 @dataclass(frozen=True)
 class QueueSql(Sql):
     """The kit's statement factory for pgmq: `s(name, columns)` is `statement()` over the queues."""

@@ -30,10 +30,11 @@ from pgq_tui.dialects.contract import (
     Capability,
     Match,
     QueueModel,
+    SearchColumns,
     State,
 )
 from pgq_tui.dialects.kit import Setting, discard, found, index_advice, requeue, state_words
-from pgq_tui.dialects.pgmq.compose import QueueSql, QueueTables, preview
+from pgq_tui.dialects.pgmq.compose import QueueSql, QueueTables, preview, search_source
 
 KIND = "pgmq"
 DEAD_READS = Setting(
@@ -243,4 +244,35 @@ class PgmqDialect:
             sized_together=tuple((schema, q.name) for q, _ in pairs),
             required_columns=tuple(sorted(QUEUE_COLUMNS)),
             setup_hint="pgmq queues are created with pgmq.create(name)",
+            search=_search(
+                schema, match.table, queues, n, all("headers" in q.column_names for q, _ in pairs)
+            ),
         )
+
+
+def _search(
+    schema: str, meta: str, queues: list[QueueTables], dead_reads: int, headers: bool
+) -> SearchColumns:
+    """The search language over every queue table and its archive (sql/search_source.sql): `queue:`
+    is the queue (its table), `args.` the message, `meta.` the headers; the states are the counts'."""
+    source, idents, literals = search_source(__package__, queues)
+    live = "NOT j.archived AND "
+    return SearchColumns(
+        jobs=(schema, meta),
+        states=(
+            ("ready", f"{live}j.vt <= now() AND j.read_ct < {{dead_reads}}"),
+            ("scheduled", f"{live}j.vt > now() AND j.read_ct = 0"),
+            ("running", f"{live}j.vt > now() AND j.read_ct > 0 AND j.read_ct < {{dead_reads}}"),
+            ("dead", f"{live}j.read_ct >= {{dead_reads}}"),
+            ("done", "j.archived"),
+        ),
+        integer_ids=False,
+        order="enqueued_at",
+        time="coalesce(j.archived_at, j.enqueued_at)",
+        time_words="archived_at for archived messages, else enqueued_at",
+        documents=(("args", "message"), ("meta", "headers")) if headers else (("args", "message"),),
+        payload="j.message",
+        literals=(("dead_reads", dead_reads), *literals),
+        idents=idents,
+        source=source,
+    )

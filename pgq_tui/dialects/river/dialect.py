@@ -211,7 +211,7 @@ class RiverDialect:
                 jobs=(schema, match.table),
             ),
             relations=((schema, match.table),),
-            search=_search((schema, match.table), float(horizon)),
+            search=_search((schema, match.table), float(horizon), "tags" in rel.column_names),
             pause=_pause(s, schema) if catalog.relation(schema, "river_queue") else None,
         )
 
@@ -234,8 +234,8 @@ def _pause(s: Sql, schema: str) -> PauseSpec:
     )
 
 
-def _search(jobs: tuple[str, str], rescue_after_s: float) -> SearchColumns:
-    """The search language on river_job: args, metadata, the errors array (docs/search.md)."""
+def _search(jobs: tuple[str, str], rescue_after_s: float, tags: bool) -> SearchColumns:
+    """The search language on river_job: args, metadata, the errors array, tags (docs/search.md)."""
     fresh = "j.attempted_at >= now() - make_interval(secs => {rescue_after_s})"
     return SearchColumns(
         jobs=jobs,
@@ -258,4 +258,5 @@ def _search(jobs: tuple[str, str], rescue_after_s: float) -> SearchColumns:
         documents=(("args", "args"), ("meta", "metadata")),
         payload="j.args",
         literals=(("rescue_after_s", rescue_after_s),),
+        tags="tags" if tags else None,
     )
