@@ -28,6 +28,7 @@ from psycopg.conninfo import make_conninfo
 from pgq_tui.cli import main
 from pgq_tui.detection import single_queue
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
+from pgq_tui.exitcodes import WHY_CRITICAL, WHY_WARNING
 
 from .dbos_client import DEAD, ENQUEUED, PENDING_KILLED, Dbos, populate
 from .harness import Processes, create_runs_table, runs, wait_for
@@ -158,7 +159,7 @@ def test_why_names_the_rule(dbos_world, capsys) -> None:
     code, out, err = cli(capsys, "why", "--dsn", fw.dsn, "--window", "1", "--interval", "0.5", "--json")
     assert "Traceback" not in out + err
     doc = json.dumps(json.loads(out))
-    assert code in (1, 2) and "executor not connected" in doc, out
+    assert code in (WHY_WARNING, WHY_CRITICAL) and "executor not connected" in doc, out
 
 
 def test_the_exporter_exports_the_counts(dbos_world) -> None:

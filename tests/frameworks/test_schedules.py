@@ -13,6 +13,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from dialect_support import cli
 
+from pgq_tui.exitcodes import WHY_WARNING
+
 from .harness import NODE_DIR, Processes, scalar, wait_for
 from .pgboss_client import PgBoss12
 from .pgqueuer_client import Pgqueuer, connect
@@ -76,7 +78,7 @@ def test_pgboss12_schedule_listed_then_late_once_its_client_stops(
 
     found = wait_for("why to report the schedule late", late, timeout=150, every=5)
     assert time.monotonic() - stopped <= 120  # within two periods of the stop
-    assert found["code"] == 1
+    assert found["code"] == WHY_WARNING
     line = found["chain"]["links"][0]["short"]
     assert line.startswith(f"schedule {NAME} last ran ") and line.endswith(" ago, due every 1m"), line
     code, out, _ = cli(capsys, "check", "--dsn", framework_dsn, "--schedule-late", str(LATE_S))
