@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from frameworks.cases import follow_index_advice
 from frameworks.dbos_client import Dbos
 from frameworks.fills import fill
+from frameworks.good_job_client import GoodJobSchema
 from frameworks.graphile_client import Graphile
 from frameworks.harness import create_runs_table
 from frameworks.pgboss_client import PgBoss
@@ -71,18 +72,6 @@ GOOD_JOB_SCAN = """SELECT queue_name, performed_at IS NULL, finished_at IS NULL,
 FROM good_jobs GROUP BY 1, 2, 3, 4"""
 
 
-class GoodJob:
-    """good_job's schema from its install migration (tests/dialect_cases/ddl/good_job.sql): the gem
-    does not install here."""
-
-    def __init__(self, dsn: str) -> None:
-        self.dsn = dsn
-
-    def install(self) -> None:
-        from dialect_cases.good_job import install
-
-        install(self.dsn)
-
 
 K = TypeVar("K")
 
@@ -92,7 +81,7 @@ FRAMEWORKS: dict[str, tuple[Callable[[str], object], str]] = {
     "procrastinate": (Procrastinate, PROCRASTINATE_SCAN),
     "pgqueuer": (Pgqueuer, PGQUEUER_SCAN),
     "dbos": (Dbos, DBOS_SCAN),  # its stock schema: the dialect advises no index
-    "good-job": (GoodJob, GOOD_JOB_SCAN),  # its stock schema: no index advised
+    "good-job": (GoodJobSchema, GOOD_JOB_SCAN),  # its stock schema: no index advised
 }
 
 

@@ -25,6 +25,7 @@ from pgq_tui.dialects.introspect import read_catalog
 
 from .cases import follow_index_advice
 from .dbos_client import Dbos
+from .good_job_client import GoodJobSchema
 from .graphile_client import Graphile, Graphile18
 from .harness import create_runs_table
 from .pgboss_client import PgBoss, PgBoss11, PgBoss12, PgBoss1212
@@ -44,6 +45,7 @@ FRAMEWORKS = [
     pytest.param(Pgqueuer, "pgqueuer", 1, id="pgqueuer"),
     pytest.param(River, "river", 1, id="river"),
     pytest.param(Dbos, "dbos", "a-workflow-id", id="dbos"),
+    pytest.param(GoodJobSchema, "good-job", UUID, id="good-job"),
 ]
 # Relations that grow with the job count (a seq scan on a queue or task list is fine: a row per queue).
 BIG = (
@@ -58,6 +60,7 @@ BIG = (
     "workflow_status",
     "workflow_input",
     "workflow_output",
+    "good_jobs",
 )
 
 
