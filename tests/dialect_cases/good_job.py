@@ -133,7 +133,7 @@ def populate(dsn: str) -> None:
         perform(conn, locked, expired)  # running: its process expired, but its lock is held
         take_lock(worker, "good_jobs", locked)
         (released,) = enqueue(conn, "default", 1)
-        perform(conn, released, None)  # running: released by cleanup, some process alive
+        perform(conn, released, None)  # released: Process.cleanup cleared its locked_by_id
         # another application's advisory locks: the same 64 bits as a stuck job's key, taken in the
         # two-int form (objsubid 2), and a plain bigint key; neither makes a job running
         (foreign,) = enqueue(conn, "billing", 1)
@@ -153,7 +153,7 @@ def populate(dsn: str) -> None:
 TRUTH = f"""
 WITH held AS (
     SELECT l.classid::bigint AS hi, l.objid::bigint AS lo FROM pg_locks l
-    WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
+    WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted AND l.pid <> pg_backend_pid()
 ), alive AS (
     SELECT p.id FROM good_job_processes p,
          LATERAL (SELECT ('x' || substr(md5('good_job_processes-' || p.id::text), 1, 16))::bit(64)::bigint
@@ -170,9 +170,9 @@ SELECT j.id::text, j.queue_name,
             WHEN j.finished_at IS NOT NULL THEN 'done'
             WHEN j.performed_at IS NULL AND j.scheduled_at > {NOW} THEN 'scheduled'
             WHEN j.performed_at IS NULL THEN 'ready'
+            WHEN j.locked_by_id IS NULL THEN 'released'
             WHEN j.locked THEN 'running'
             WHEN j.locked_by_id IN (SELECT id FROM alive) THEN 'running'
-            WHEN j.locked_by_id IS NULL AND EXISTS (SELECT 1 FROM alive) THEN 'running'
             ELSE 'stuck' END AS state
 FROM jobs j ORDER BY j.id
 """

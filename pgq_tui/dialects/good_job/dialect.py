@@ -46,12 +46,13 @@ UNFINISHED_INDEX = "index_good_jobs_on_queue_name_priority_scheduled_at_unfinish
 STATES = state_words("""
     ready       queued: performed_at NULL, finished_at NULL, scheduled_at <= now
     scheduled   scheduled / retried: performed_at NULL, finished_at NULL, scheduled_at > now
-    running     running: performed_at set, finished_at NULL, its lock held or its process alive
-    stuck       running, no advisory lock held and its process not alive (expired or gone)
+    running     running: performed_at set, finished_at NULL, locked_by_id set, lock held or process alive
+    stuck       running, no advisory lock held and its locked_by_id process not alive (expired or gone)
+    released    running by its scope, but no locked_by_id (Process.cleanup released it): dequeued again
     dead        discarded: finished_at set, error set
     done        succeeded: finished_at set, error NULL
 """)
-BASE_PARTS = ("utcnow", "job_locked", "process_active", "stuck", "liveness")
+BASE_PARTS = ("utcnow", "held", "job_locked", "process_active", "stuck", "liveness")
 
 
 def version(catalog: Catalog, schema: str, table: str) -> str | None:
@@ -136,11 +137,12 @@ class GoodJobDialect:
         }
         s = Sql(__package__, KIND, idents, literals)
         rule = (
-            "running (performed_at set, finished_at NULL), no session holds the job's advisory lock"
-            " (md5 of '<table>-<id>', good_job's key) and its process is not alive by good_job's own"
-            " GoodJob::Process.active: locked_by_id names a process whose advisory lock is gone (lock_type"
-            " advisory) or whose row is older than 5 minutes (EXPIRED_INTERVAL), or is missing; with no"
-            " locked_by_id, no good_job process is alive at all"
+            "running (performed_at set, finished_at NULL) on the process its locked_by_id names, no"
+            " session holds the job's advisory lock (md5 of '<table>-<id>', good_job's key), and that"
+            " process is not alive by good_job's own GoodJob::Process.active: its advisory lock is gone"
+            " (lock_type advisory), its row is older than 5 minutes (EXPIRED_INTERVAL), or it has no"
+            " row. A running job with no locked_by_id is 'released' (Process.cleanup cleared it):"
+            " good_job's next dequeue takes it again"
         )
         return QueueModel(
             match=match,
@@ -151,6 +153,8 @@ class GoodJobDialect:
             counts=(
                 _parts(s.count("count_waiting", "ready", "scheduled", OLDEST_READY)),
                 _parts(s.count("count_running", "running", "stuck")),
+                # no index tells a released job from a queued one (none on performed_at): a scan
+                _parts(s.count("count_released", "released", indexed=False)),
                 _parts(s.count("count_finished", "dead", "done")),
             ),
             leases=_parts(s.leases()),
@@ -190,6 +194,7 @@ class GoodJobDialect:
                     " or GoodJob::Job.find(id).retry_job in a Rails console)",
                 ),
             ),
+            extra_states=("released",),
             capped_overall=("running", "stuck", "dead", "done"),
             liveness_known=True,
             unsupported=((Capability.THROUGHPUT, "good_job keeps no counters"),),

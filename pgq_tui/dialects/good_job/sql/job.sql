@@ -3,6 +3,7 @@
 SELECT j.id::text AS id, j.queue_name::text AS queue,
        CASE WHEN j.finished_at IS NOT NULL AND j.error IS NOT NULL THEN 'dead'
             WHEN j.finished_at IS NOT NULL THEN 'done'
+            WHEN j.performed_at IS NOT NULL AND j.locked_by_id IS NULL THEN 'released'
             WHEN j.performed_at IS NOT NULL THEN CASE WHEN ({stuck}) THEN 'stuck' ELSE 'running' END
             WHEN j.scheduled_at > {utcnow} THEN 'scheduled'
             ELSE 'ready' END AS state,

@@ -1,11 +1,11 @@
--- Running jobs (performed_at set, finished_at NULL), stuck first, at most %(rows)s, through
--- index_good_jobs_on_scheduled_at (scheduled_at) WHERE finished_at IS NULL. The holder is the
+-- Running jobs held by a process (performed_at set, finished_at NULL, locked_by_id set), stuck
+-- first, at most %(rows)s, through index_good_jobs_on_locked_by_id (as many rows as jobs being run). The holder is the
 -- locked_by_id process (its hostname and pid from good_job_processes.state), holder_pid the backend
 -- holding the job's advisory lock. good_job has no lease time: expires_at is NULL.
 WITH running AS (
     SELECT j.*, ({stuck}) AS stuck, ({liveness}) AS liveness, {payload} AS payload_preview
-    FROM {gj} j WHERE j.finished_at IS NULL AND j.performed_at IS NOT NULL
-    ORDER BY j.scheduled_at LIMIT %(rows)s
+    FROM {gj} j WHERE j.locked_by_id IS NOT NULL AND j.finished_at IS NULL AND j.performed_at IS NOT NULL
+    ORDER BY j.performed_at LIMIT %(rows)s
 )
 SELECT r.id::text AS id, r.queue_name::text AS queue,
        coalesce(r.locked_by_id::text
@@ -13,7 +13,7 @@ SELECT r.id::text AS id, r.queue_name::text AS queue,
                              FROM {gp} p WHERE p.id = r.locked_by_id), ' (no process row)'), NULL) AS holder,
        r.liveness::text AS liveness,
        (SELECT l.pid FROM pg_locks l
-        WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
+        WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted AND r.liveness = 'alive'
           AND l.classid = substring((('x' || substr(md5({jobs_name} || '-' || r.id::text), 1, 16))::bit(64)::bigint)::bit(64) from 1 for 32)::bit(32)::int
           AND l.objid = substring((('x' || substr(md5({jobs_name} || '-' || r.id::text), 1, 16))::bit(64)::bigint)::bit(64) from 33 for 32)::bit(32)::int
         LIMIT 1) AS holder_pid,
