@@ -52,7 +52,7 @@ STATES = state_words("""
     dead        discarded: finished_at set, error set
     done        succeeded: finished_at set, error NULL
 """)
-BASE_PARTS = ("utcnow", "held", "job_locked", "process_active", "stuck", "liveness")
+BASE_PARTS = ("utcnow", "held", "job_locked", "process_active", "alive", "stuck", "liveness")
 
 
 def version(catalog: Catalog, schema: str, table: str) -> str | None:
