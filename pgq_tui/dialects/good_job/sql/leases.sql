@@ -1,12 +1,12 @@
 -- Running jobs held by a process (performed_at set, finished_at NULL, locked_by_id set), stuck
--- first, at most %(rows)s (the first by performed_at, judged after the limit), through
--- index_good_jobs_on_locked_by_id (as many rows as jobs being run). The holder is the
+-- first, at most %(rows)s (the first in index_good_jobs_on_locked_by_id's order, by process, judged
+-- after the limit: the walk stops there). The holder is the
 -- locked_by_id process (its hostname and pid from good_job_processes.state), holder_pid the backend
 -- holding the job's advisory lock. good_job has no lease time: expires_at is NULL.
 WITH picked AS MATERIALIZED (
     SELECT j.id FROM {gj} j
     WHERE j.locked_by_id IS NOT NULL AND j.finished_at IS NULL AND j.performed_at IS NOT NULL
-    ORDER BY j.performed_at LIMIT %(rows)s
+    ORDER BY j.locked_by_id LIMIT %(rows)s
 ), running AS (
     SELECT j.*, ({stuck}) AS stuck, ({liveness}) AS liveness, {payload} AS payload_preview
     FROM {gj} j JOIN picked k ON k.id = j.id
