@@ -1,8 +1,8 @@
 """The framework dialects' poll cost against table size: Graphile Worker, pg-boss, procrastinate, pgqueuer,
-DBOS.
+DBOS, good_job.
 
     python benchmarks/bench_framework_poll.py [--dsn DSN] [--sizes 10000,5000000] [--runs 15]
-                                              [--only graphile-worker,pg-boss,procrastinate,pgqueuer,dbos]
+                          [--only graphile-worker,pg-boss,procrastinate,pgqueuer,dbos,good-job]
                                               [--count-cap N]
 
 Per framework and size, a fresh database: the schema installed with the framework's own tool (the
@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from frameworks.cases import follow_index_advice
 from frameworks.dbos_client import Dbos
 from frameworks.fills import fill
+from frameworks.good_job_client import GoodJobSchema
 from frameworks.graphile_client import Graphile
 from frameworks.harness import create_runs_table
 from frameworks.pgboss_client import PgBoss
@@ -67,6 +68,10 @@ PGBOSS_SCAN = "SELECT name, state, count(*) FROM pgboss.job GROUP BY 1, 2"
 PROCRASTINATE_SCAN = "SELECT queue_name, status, count(*) FROM procrastinate_jobs GROUP BY 1, 2"
 PGQUEUER_SCAN = "SELECT entrypoint, status, count(*) FROM pgqueuer GROUP BY 1, 2"
 DBOS_SCAN = "SELECT queue_name, status, count(*) FROM dbos.workflow_status GROUP BY 1, 2"
+GOOD_JOB_SCAN = """SELECT queue_name, performed_at IS NULL, finished_at IS NULL, error IS NULL, count(*)
+FROM good_jobs GROUP BY 1, 2, 3, 4"""
+
+
 
 K = TypeVar("K")
 
@@ -76,6 +81,7 @@ FRAMEWORKS: dict[str, tuple[Callable[[str], object], str]] = {
     "procrastinate": (Procrastinate, PROCRASTINATE_SCAN),
     "pgqueuer": (Pgqueuer, PGQUEUER_SCAN),
     "dbos": (Dbos, DBOS_SCAN),  # its stock schema: the dialect advises no index
+    "good-job": (GoodJobSchema, GOOD_JOB_SCAN),  # its stock schema: no index advised
 }
 
 

@@ -531,6 +531,9 @@ class QueueModel:
     # ORDER BY, `LIMIT 1`, no locking clause; param `queue`. None: the table-health panel says so.
     claim_probe: Statement | None = None
     actions: tuple[ActionSpec, ...] = ()
+    # actions the framework has but only its application can do (good_job's retry goes through
+    # ActiveJob): kind -> why, said instead of a plan; nothing is written
+    needs_app: tuple[tuple[ActionKind, str], ...] = ()
     extra_states: tuple[str, ...] = ()  # labelled extras counted beside the canonical six
     # states whose count statement caps over all queues together (cap1 rows in total, e.g. a done
     # index without a queue column): exact only while their sum is below cap1

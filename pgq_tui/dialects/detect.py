@@ -67,8 +67,8 @@ def choose(
         raise DetectionError(
             "no job queue found in this database (looked for: pgq-top's table, home-grown tables of the "
             "seed shapes, Graphile Worker, pg-boss, procrastinate, pgqueuer, River, Oban, Solid Queue, "
-            "pgmq, DBOS); describe yours with --mapping FILE (docs/mapping.md), or create pgq-top's own "
-            "queue with `pgq-top init`"
+            "pgmq, DBOS, good_job); describe yours with --mapping FILE (docs/mapping.md), or create "
+            "pgq-top's own queue with `pgq-top init`"
         )
     found = ", ".join(m.label for m in matches)
     raise DetectionError(f"no queue matches {wanted}; found: {found}")

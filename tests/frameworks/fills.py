@@ -154,6 +154,26 @@ SELECT gen_random_uuid()::text,
 FROM {SERIES}, (SELECT (extract(epoch FROM now()) * 1000)::bigint AS now_ms) e
 """
 
+# good_job 4.19 (tests/dialect_cases/ddl/good_job.sql, from its install migration): 90% succeeded
+# (finished_at, no error), 6% queued, 2% scheduled an hour ahead, 1% running (performed_at, locked_by_id
+# a process no row names: stuck by good_job's rules), 1% discarded. UTC timestamps without time zone.
+GOOD_JOB = f"""
+INSERT INTO good_jobs (id, active_job_id, queue_name, priority, serialized_params, scheduled_at, performed_at,
+                       finished_at, error, error_event, executions_count, job_class, locked_by_id, locked_at,
+                       created_at, updated_at)
+SELECT gen_random_uuid(), gen_random_uuid(), q, 0,
+       jsonb_build_object('job_class', 'BenchJob', 'arguments', jsonb_build_array(g)),
+       CASE WHEN b BETWEEN 96 AND 97 THEN u.now + interval '1 hour' ELSE u.now - interval '10 minutes' END,
+       CASE WHEN b < 90 OR b >= 98 THEN u.now - interval '1 minute' END,
+       CASE WHEN b < 90 OR b = 99 THEN u.now END,
+       CASE WHEN b = 99 THEN 'RuntimeError: boom' END, CASE WHEN b = 99 THEN 1 END,
+       CASE WHEN b < 90 OR b >= 98 THEN 1 ELSE 0 END, 'BenchJob',
+       CASE WHEN b = 98 THEN '00000000-0000-4000-8000-000000000001'::uuid END,
+       CASE WHEN b = 98 THEN u.now - interval '1 minute' END,
+       u.now - interval '10 minutes', u.now
+FROM {SERIES}, (SELECT now() AT TIME ZONE 'UTC' AS now) u
+"""
+
 FILLS = {
     "graphile-worker": GRAPHILE,
     "pg-boss": PGBOSS,
@@ -164,6 +184,7 @@ FILLS = {
     "pgqueuer": PGQUEUER,
     "river": RIVER,
     "dbos": DBOS,
+    "good-job": GOOD_JOB,
 }
 
 
