@@ -141,6 +141,9 @@ def run_action(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if args.read_only:  # read-only stays read-only: no write session is opened at all
             print("pgq-top: refused: read-only mode (search with: pgq-top jobs --where ...)", file=sys.stderr)
             return EXIT_REFUSED
+    if args.read_only:  # before any connection: an unreachable server must not hide the refusal
+        print("pgq-top: refused: read-only mode", file=sys.stderr)
+        return EXIT_REFUSED
     dsn = resolve_dsn(args.dsn)
     targets = find_queues(
         dsn,
