@@ -2,7 +2,7 @@
 DBOS.
 
     python benchmarks/bench_framework_poll.py [--dsn DSN] [--sizes 10000,5000000] [--runs 15]
-                                              [--only graphile-worker,pg-boss,procrastinate,pgqueuer,dbos]
+                                              [--only graphile-worker,pg-boss,procrastinate,pgqueuer,dbos,que]
                                               [--count-cap N]
 
 Per framework and size, a fresh database: the schema installed with the framework's own tool (the
@@ -55,6 +55,7 @@ from frameworks.harness import create_runs_table
 from frameworks.pgboss_client import PgBoss
 from frameworks.pgqueuer_client import Pgqueuer
 from frameworks.procrastinate_client import Procrastinate
+from frameworks.que_schema import QueSchema
 
 from pgq_tui.detection import find_queues
 from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP, Monitor
@@ -67,6 +68,8 @@ PGBOSS_SCAN = "SELECT name, state, count(*) FROM pgboss.job GROUP BY 1, 2"
 PROCRASTINATE_SCAN = "SELECT queue_name, status, count(*) FROM procrastinate_jobs GROUP BY 1, 2"
 PGQUEUER_SCAN = "SELECT entrypoint, status, count(*) FROM pgqueuer GROUP BY 1, 2"
 DBOS_SCAN = "SELECT queue_name, status, count(*) FROM dbos.workflow_status GROUP BY 1, 2"
+QUE_SCAN = """SELECT queue, finished_at IS NULL, expired_at IS NULL, error_count > 0, count(*)
+FROM que_jobs GROUP BY 1, 2, 3, 4"""
 
 K = TypeVar("K")
 
@@ -76,6 +79,7 @@ FRAMEWORKS: dict[str, tuple[Callable[[str], object], str]] = {
     "procrastinate": (Procrastinate, PROCRASTINATE_SCAN),
     "pgqueuer": (Pgqueuer, PGQUEUER_SCAN),
     "dbos": (Dbos, DBOS_SCAN),  # its stock schema: the dialect advises no index
+    "que": (QueSchema, QUE_SCAN),  # its stock schema: the dialect advises no index
 }
 
 
