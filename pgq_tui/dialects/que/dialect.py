@@ -140,10 +140,11 @@ class QueDialect:
             stuck_label="Que lock on an idle or unregistered locker",
             states=STATES,
             counts=(
-                parts(s.count("count_waiting", "ready", "scheduled", "errored", OLDEST_READY)),
+                parts(s.count("count_waiting", "ready", "scheduled", OLDEST_READY)),
                 parts(s.count("count_held", "running", "stuck")),
-                # expired and finished rows: que_poll_idx excludes them and no other index serves them
-                parts(s.count("count_final", "dead", "done", indexed=False)),
+                # expired and finished rows (que_poll_idx excludes them) and errored ones (error_count
+                # is in no index): no index of Que's serves them
+                parts(s.count("count_final", "dead", "done", "errored", indexed=False)),
             ),
             leases=parts(s.leases()),
             dead=parts(s.dead(indexed=False)),

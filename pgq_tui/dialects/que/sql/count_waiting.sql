@@ -1,9 +1,10 @@
--- Jobs waiting per queue, through Que's own que_poll_idx (job_schema_version, queue, priority,
+-- Ready and scheduled jobs per queue, through Que's own que_poll_idx (job_schema_version, queue, priority,
 -- run_at, id) WHERE finished_at IS NULL AND expired_at IS NULL: a recursive skip-scan finds the
 -- (job_schema_version, queue) pairs, then each count is an index range that stops at %(cap1)s rows.
 -- Que's own words (que_determine_job_state, migration 4): errored = error_count > 0 (waiting for its
--- retry_in backoff, or due), scheduled = run_at > now(), ready = otherwise; a job a Que lock holds
--- (held.sql) is none of them (running or stuck). oldest_ready_age_s: the queue's first ready job in
+-- retry_in backoff, or due; counted by count_final_scan.sql: error_count is in no index), scheduled =
+-- run_at > now(), ready = otherwise; a job a Que lock holds (held.sql) is none of them (running or
+-- stuck). oldest_ready_age_s: the queue's first ready job in
 -- Que's own poll order (priority, run_at, id), the minimum run_at over the queue's priorities, each
 -- one index probe (a second skip-scan, over priority).
 WITH RECURSIVE held AS MATERIALIZED (
@@ -46,15 +47,10 @@ WITH RECURSIVE held AS MATERIALIZED (
            (SELECT count(*) FROM (SELECT 1 FROM {jobs} j, held h
                 WHERE j.job_schema_version = p.v AND j.queue = p.queue
                   AND j.finished_at IS NULL AND j.expired_at IS NULL AND j.run_at > now()
-                  AND j.error_count = 0 AND j.id <> ALL (h.ids) LIMIT %(cap1)s) x) AS scheduled,
-           (SELECT count(*) FROM (SELECT 1 FROM {jobs} j, held h
-                WHERE j.job_schema_version = p.v AND j.queue = p.queue
-                  AND j.finished_at IS NULL AND j.expired_at IS NULL
-                  AND j.error_count > 0 AND j.id <> ALL (h.ids) LIMIT %(cap1)s) x) AS errored
+                  AND j.error_count = 0 AND j.id <> ALL (h.ids) LIMIT %(cap1)s) x) AS scheduled
     FROM pairs p
 )
 SELECT c.queue::text AS queue, sum(c.ready)::bigint AS ready, sum(c.scheduled)::bigint AS scheduled,
-       sum(c.errored)::bigint AS errored,
        (extract(epoch FROM now() - min(o.run_at)))::float8 AS oldest_ready_age_s
 FROM counted c LEFT JOIN oldest o ON o.queue = c.queue
 GROUP BY c.queue
