@@ -6,12 +6,14 @@
 -- besides them the locks of a session Que named itself ('Que Locker: <backend pid>', the
 -- application_name Locker sets) whose que_lockers row is missing: a Que locker, unregistered. Every
 -- other advisory lock is another application's and never counts. The key being a que_jobs id is the
--- join of the statement that uses this.
+-- join of the statement that uses this. A backend's state is NULL to a role without pg_monitor: then
+-- only an unregistered locker is stuck.
 (SELECT (l.classid::bigint << 32) + l.objid::bigint AS id, l.pid, (k.pid IS NOT NULL) AS registered,
         k.ruby_hostname, k.ruby_pid, a.state AS backend_state, a.state_change,
-        (k.pid IS NULL
-         OR (a.state = 'idle' AND a.state_change < now() - make_interval(secs => {stuck_after_s}::float8)))
-            AS stuck
+        coalesce(k.pid IS NULL
+                 OR (a.state = 'idle'
+                     AND a.state_change < now() - make_interval(secs => {stuck_after_s}::float8)),
+                 false) AS stuck
  FROM pg_locks l
  LEFT JOIN {ql} k ON k.pid = l.pid
  LEFT JOIN pg_stat_activity a ON a.pid = l.pid
