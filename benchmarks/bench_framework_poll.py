@@ -2,7 +2,7 @@
 DBOS, good_job.
 
     python benchmarks/bench_framework_poll.py [--dsn DSN] [--sizes 10000,5000000] [--runs 15]
-                          [--only graphile-worker,pg-boss,procrastinate,pgqueuer,dbos,good-job]
+                          [--only graphile-worker,pg-boss,procrastinate,pgqueuer,dbos,good-job,que]
                                               [--count-cap N]
 
 Per framework and size, a fresh database: the schema installed with the framework's own tool (the
@@ -56,6 +56,7 @@ from frameworks.harness import create_runs_table
 from frameworks.pgboss_client import PgBoss
 from frameworks.pgqueuer_client import Pgqueuer
 from frameworks.procrastinate_client import Procrastinate
+from frameworks.que_schema import QueSchema
 
 from pgq_tui.detection import find_queues
 from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP, Monitor
@@ -72,6 +73,9 @@ GOOD_JOB_SCAN = """SELECT queue_name, performed_at IS NULL, finished_at IS NULL,
 FROM good_jobs GROUP BY 1, 2, 3, 4"""
 
 
+QUE_SCAN = """SELECT queue, finished_at IS NULL, expired_at IS NULL, error_count > 0, count(*)
+FROM que_jobs GROUP BY 1, 2, 3, 4"""
+
 
 K = TypeVar("K")
 
@@ -82,6 +86,7 @@ FRAMEWORKS: dict[str, tuple[Callable[[str], object], str]] = {
     "pgqueuer": (Pgqueuer, PGQUEUER_SCAN),
     "dbos": (Dbos, DBOS_SCAN),  # its stock schema: the dialect advises no index
     "good-job": (GoodJobSchema, GOOD_JOB_SCAN),  # its stock schema: no index advised
+    "que": (QueSchema, QUE_SCAN),  # its stock schema: the dialect advises no index
 }
 
 

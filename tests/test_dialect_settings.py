@@ -27,6 +27,7 @@ EXPECTED = {
     "solid_queue_alive_threshold": ("solid-queue", 300.0, "PGQ_TOP_SOLID_QUEUE_ALIVE_THRESHOLD"),
     "dead_reads": ("pgmq", 5, "PGQ_TOP_PGMQ_DEAD_READS"),
     "dbos_stuck_after": ("dbos", 0, "PGQ_TOP_DBOS_STUCK_AFTER"),  # 0: unset, pgq-top's own rule only
+    "que_stuck_after": ("que", 3600.0, "PGQ_TOP_QUE_STUCK_AFTER"),
 }
 
 

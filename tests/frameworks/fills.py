@@ -174,6 +174,23 @@ SELECT gen_random_uuid(), gen_random_uuid(), q, 0,
 FROM {SERIES}, (SELECT now() AT TIME ZONE 'UTC' AS now) u
 """
 
+# Que 2.4 (que_jobs at schema version 7, as its migrations leave it): 90% finished (kept, as an
+# application that calls `finish` keeps them), 6% ready, 2% scheduled, 1% errored (waiting for its
+# retry_in backoff), 1% expired. No job is running: a running Que job is an advisory lock a live
+# session holds, which a fill cannot leave behind. Que's NOTIFY triggers are off during the fill.
+QUE = f"""
+ALTER TABLE que_jobs DISABLE TRIGGER USER;
+INSERT INTO que_jobs (queue, priority, run_at, job_class, error_count, last_error_message, finished_at,
+                      expired_at, args, job_schema_version)
+SELECT q, 100,
+       CASE WHEN b BETWEEN 96 AND 98 THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
+       'ReportJob', CASE WHEN b >= 98 THEN 1 ELSE 0 END, CASE WHEN b >= 98 THEN 'RuntimeError: boom' END,
+       CASE WHEN b < 90 THEN now() - interval '1 minute' END, CASE WHEN b = 99 THEN now() END,
+       jsonb_build_array(g), 2
+FROM {SERIES};
+ALTER TABLE que_jobs ENABLE TRIGGER USER
+"""
+
 FILLS = {
     "graphile-worker": GRAPHILE,
     "pg-boss": PGBOSS,
@@ -185,6 +202,7 @@ FILLS = {
     "river": RIVER,
     "dbos": DBOS,
     "good-job": GOOD_JOB,
+    "que": QUE,
 }
 
 

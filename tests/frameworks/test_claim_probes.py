@@ -32,6 +32,7 @@ CLAIM_INDEX = {
     "river": "river_job_prioritized_fetching_index",
     "dbos": "idx_workflow_status_in_flight_v2",  # DBOS 3.4 start_queued_workflows
     "good-job": "index_good_job_jobs_for_candidate_lookup",  # good_job 4.19: priority, created_at
+    "que": "que_poll_idx",  # Que 2.4 poll_jobs (lib/que/poller.rb)
 }
 # pg-boss 11 and 12.12 keep every queue's jobs in one shared job_common, and their fetch index job_i5
 # holds no state: a queue's ready rows are spread over the table's pages, so the probe's pages depend
