@@ -54,6 +54,7 @@ def worker_role(sql: psycopg.Connection) -> Iterator[str]:
     ident = pgsql.Identifier(role)
     sql.execute(pgsql.SQL("CREATE ROLE {} NOLOGIN").format(ident))
     sql.execute(pgsql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON jobs, jobs_stats TO {}").format(ident))
+    sql.execute(pgsql.SQL("GRANT SELECT ON jobs_pauses TO {}").format(ident))  # the claim reads it
     yield role
     sql.execute(pgsql.SQL("DROP OWNED BY {}").format(ident))
     sql.execute(pgsql.SQL("DROP ROLE {}").format(ident))
