@@ -1,19 +1,41 @@
 """complete_and_claim(): the worker's steady state, completing a batch and claiming the next in one
 statement. Fenced like complete(), and atomic: a completion that is refused still claims, one that
-fails claims nothing, and the claim takes no row lock before the completion has taken all of its own."""
+fails claims nothing, and the claim takes no row lock before the completion has taken all of its own.
+The queue-level tests run on JobQueue and on AsyncJobQueue (tests/queue_apis.py)."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
 from ctypes import c_longlong
 
 import psycopg
 import pytest
+from queue_apis import APIS, factory
 
 from pgq_tui.queue import JobQueue
 from pgq_tui.queue import worker as worker_mod
 from pgq_tui.queue.worker import COUNTER_NAMES, RELEASED, WorkerConfig, run_worker
+
+
+@pytest.fixture(params=APIS)
+def make_queue(request: pytest.FixtureRequest) -> Iterator[Callable[..., JobQueue]]:
+    """JobQueue or AsyncJobQueue (behind a synchronous view), closed after the test."""
+    made: list = []
+
+    def make(*args: object, **kwargs: object) -> JobQueue:
+        made.append(factory(request.param)(*args, **kwargs))
+        return made[-1]
+
+    yield make
+    for q in made:
+        q.close()
+
+
+@pytest.fixture
+def queue(make_queue: Callable[..., JobQueue], dsn: str) -> JobQueue:
+    return make_queue(dsn)
 
 
 def _completed(sql: psycopg.Connection) -> int:
@@ -59,8 +81,10 @@ def test_a_reaped_and_reclaimed_job_is_refused_and_the_claim_still_goes_ahead(
         assert _completed(sql) == 0
 
 
-def test_a_failing_completion_claims_nothing(dsn: str, sql: psycopg.Connection) -> None:
-    with JobQueue(dsn, lock_timeout_ms=100) as q:
+def test_a_failing_completion_claims_nothing(
+    make_queue: Callable[..., JobQueue], dsn: str, sql: psycopg.Connection
+) -> None:
+    with make_queue(dsn, lock_timeout_ms=100) as q:
         ids = q.enqueue("q", [{}] * 4)
         held = q.claim("q", limit=2, lease=60)
         with psycopg.connect(dsn) as blocker:  # an operator's transaction holds one of the rows
