@@ -4,7 +4,8 @@
 
 Drain: a pre-filled table is drained for --seconds by
   - pgbench running the seed's claim CTE then DELETE of the claimed ids (`-M prepared`), the ceiling;
-  - N JobQueue processes doing claim() + complete() (our statements: fencing and counters included).
+  - N JobQueue processes doing complete_and_claim() in a loop, the worker's steady state (our
+    statements: fencing and counters included; claim() + complete() on an older checkout).
 Enqueue: rows/s for JobQueue.enqueue() in batches of 1,000 against COPY on one connection.
 Ratios (ours / reference) are what to compare across machines; absolute numbers drift.
 Without --dsn it starts a private embedded PostgreSQL with stock durability settings.
@@ -104,9 +105,18 @@ def _drain_proc(dsn: str, batch: int, seconds: float, out: mp.Queue) -> None:
     with JobQueue(dsn) as q:
         q.claim("warmup", limit=1)
         deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
-            jobs = q.claim("bench", limit=batch)
-            done += q.complete(jobs)
+        if not hasattr(q, "complete_and_claim"):  # an older checkout (bench_queue_ab.py --before)
+            while time.perf_counter() < deadline:
+                jobs = q.claim("bench", limit=batch)
+                done += q.complete(jobs)
+            out.put(done)
+            return
+        # The worker's steady state: the statement completing a batch claims the next one.
+        jobs = q.claim("bench", limit=batch)
+        while time.perf_counter() < deadline and jobs:
+            accepted, jobs = q.complete_and_claim(jobs, "bench", limit=batch)
+            done += accepted
+        done += q.complete(jobs)
     out.put(done)
 
 

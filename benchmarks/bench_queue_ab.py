@@ -31,13 +31,21 @@ DRAIN = (
     "import sys; from bench_queue import jobqueue_drain; d, c, b, s = sys.argv[1:];"
     " print(jobqueue_drain(d, int(c), int(b), float(s)))"
 )
+# --pool: bench_latency.py's pool_drain instead, a WorkerPool of `clients` worker processes (batch 10)
+# with heartbeats and wake-ups, as `pgq-top worker` runs; its own refill of --rows.
+POOL_DRAIN = (
+    "import sys, bench_latency as b; d, c, r, s = sys.argv[1:]; b.WORKERS = int(c);"
+    " print(b.pool_drain(d, int(r), float(s))[0])"
+)
 
 
-def drain(tree: Path, dsn: str, clients: int, batch: int, seconds: float) -> float:
-    """bench_queue.jobqueue_drain() of the checkout at `tree` (its own pgq_tui, in subprocesses)."""
+def drain(tree: Path, dsn: str, clients: int, batch: int, seconds: float, pool_rows: int = 0) -> float:
+    """bench_queue.jobqueue_drain() of the checkout at `tree` (its own pgq_tui, in subprocesses);
+    with pool_rows, bench_latency.pool_drain() of a WorkerPool (batch 10) on that many rows."""
     env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'benchmarks'}"}
+    code, third = (POOL_DRAIN, pool_rows) if pool_rows else (DRAIN, batch)
     out = subprocess.run(
-        [sys.executable, "-c", DRAIN, dsn, str(clients), str(batch), str(seconds)],
+        [sys.executable, "-c", code, dsn, str(clients), str(third), str(seconds)],
         env=env,
         capture_output=True,
         text=True,
@@ -62,13 +70,16 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--cells", default="10x2,100x2", help="batch x clients, comma-separated")
+    ap.add_argument("--pool", action="store_true", help="drain with a WorkerPool (batch 10) instead")
     args = ap.parse_args()
     with measured_server(args.dsn) as (dsn, version):
         with JobQueue(dsn) as q:
             q.install()
         print(
             f"PostgreSQL {version}, {os.cpu_count()} cores,"
-            f" {args.rounds} rounds of {args.seconds:.0f} s per cell\n"
+            f" {args.rounds} rounds of {args.seconds:.0f} s per cell"
+            f"{', WorkerPool drain (batch 10)' if args.pool else ', JobQueue drain'};"
+            f" load average {os.getloadavg()[0]:.1f}\n"
         )
         print(
             f"{'batch':>5} {'clients':>7} {'pgbench':>9} {'before':>9} {'this':>9} {'this/pgbench':>12}"
@@ -76,6 +87,7 @@ def main() -> None:
         )
         for cell in args.cells.split(","):
             batch, clients = (int(v) for v in cell.split("x"))
+            batch = 10 if args.pool else batch
             runs: dict[str, list[float]] = {"pgbench": [], "before": [], "this": []}
             for rnd in range(args.rounds):
                 order = ("before", "this") if rnd % 2 == 0 else ("this", "before")
@@ -84,7 +96,8 @@ def main() -> None:
                 for name in order:
                     refill(dsn, args.rows)
                     tree = (args.before if name == "before" else args.after).resolve()
-                    runs[name].append(drain(tree, dsn, clients, batch, args.seconds))
+                    rows = args.rows if args.pool else 0
+                    runs[name].append(drain(tree, dsn, clients, batch, args.seconds, rows))
             if args.verbose:
                 pairs = zip(runs["this"], runs["before"], strict=True)
                 print(f"  rounds (this/before): {', '.join(f'{t:,.0f}/{b:,.0f}' for t, b in pairs)}")
@@ -96,6 +109,7 @@ def main() -> None:
                 f" {this:>12.2f} {before:>14.2f}  {ratio:.3f}",
                 flush=True,
             )
+        print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

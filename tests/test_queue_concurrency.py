@@ -106,7 +106,11 @@ def test_worker_processes_drain_every_job_exactly_once(queue: JobQueue, sql: psy
     with WorkerPool(config, concurrency=4, reap_interval=0) as pool:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            if sql.execute("SELECT count(*) FROM jobs WHERE status <> 'done'").fetchone()[0] == 0:
+            # A worker counts a completion just after its statement commits: wait for both.
+            if (
+                sql.execute("SELECT count(*) FROM jobs WHERE status <> 'done'").fetchone()[0] == 0
+                and pool.counts()["completed"] >= N_JOBS
+            ):
                 break
             time.sleep(0.2)
         counts = pool.counts()

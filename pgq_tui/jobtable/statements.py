@@ -130,19 +130,22 @@ _FENCED = (
     "j.id = fence.id AND j.attempts = fence.attempts AND j.status = 'running' AND j.locked_by = %(worker)s"
 )
 
+_DONE_DELETE = f"DELETE FROM {{jobs}} j USING fence WHERE {_FENCED} RETURNING j.id, j.queue"
+_DONE_KEEP = f"""
+    UPDATE {{jobs}} j SET status = 'done', finished_at = now(), locked_until = NULL
+    FROM fence WHERE {_FENCED} RETURNING j.id, j.queue
+"""
+
 COMPLETE_DELETE = f"""
 WITH {_FENCE},
-done AS (DELETE FROM {{jobs}} j USING fence WHERE {_FENCED} RETURNING j.id, j.queue),
+done AS ({_DONE_DELETE}),
 counted AS ({_bump("done", completed="count(*)")})
 SELECT id FROM done
 """
 
 COMPLETE_KEEP = f"""
 WITH {_FENCE},
-done AS (
-    UPDATE {{jobs}} j SET status = 'done', finished_at = now(), locked_until = NULL
-    FROM fence WHERE {_FENCED} RETURNING j.id, j.queue
-),
+done AS ({_DONE_KEEP}),
 counted AS ({_bump("done", completed="count(*)")})
 SELECT id FROM done
 """
@@ -185,6 +188,49 @@ failed AS (
 counted AS ({_bump("failed", failed="count(*)", dead="count(*) FILTER (WHERE status = 'failed')")})
 SELECT status FROM failed
 """
+
+
+def _complete_then_claim(finish: str, claim: str) -> str:
+    """The worker's steady state in one statement, hence one round trip and one commit: complete the
+    previous batch (`finish`: COMPLETE_*'s fenced DELETE or UPDATE, with the same counter bump) and
+    then claim the next one (`claim`: CLAIM or CLAIM_UNPAUSABLE, unchanged but for the gate).
+
+    "Then" is enforced, not left to the executor: the claim's scan is gated on a one-time read of
+    `counted`, so every row lock the completion takes (its only waits: the claim skips locked rows)
+    is taken before the claim locks anything. A transaction that waits never holds a claim's locks,
+    which is what keeps two workers' statements from deadlocking each other (a claim can keep the
+    lock of a row it skipped after re-checking it, until its transaction ends).
+
+    A completion the fence refuses (a lease reaped and claimed by another worker meanwhile)
+    completes fewer rows and the claim goes ahead; a statement that fails rolls back both halves, so
+    no claimed row is left leased to a worker that never saw it.
+
+    Rows: one per claimed job (its columns) plus `completed`, the ids the completion accepted, on
+    every row; a claim that found nothing yields one row whose job columns are NULL.
+    """
+    gate = "WHERE status = 'pending'"
+    lock = "    FOR UPDATE SKIP LOCKED\n)\n"
+    body = claim.strip().removeprefix("WITH c AS (")
+    assert claim.strip() != body and body.count(gate) == 1 and body.count(lock) == 1
+    gated = "WHERE (SELECT count(*) FROM counted) >= 0 AND status = 'pending'"
+    scan, update = body.replace(gate, gated).split(lock)
+    return f"""
+WITH {_FENCE},
+done AS ({finish}),
+counted AS ({_bump("done", completed="count(*)")}
+    RETURNING 1
+),
+c AS ({scan}{lock.rstrip()},
+claimed AS ({update.strip()})
+SELECT (SELECT coalesce(array_agg(id), '{{{{}}}}') FROM done) AS completed, claimed.*
+FROM (SELECT 1) one LEFT JOIN claimed ON true
+"""
+
+
+COMPLETE_DELETE_CLAIM = _complete_then_claim(_DONE_DELETE, CLAIM)
+COMPLETE_DELETE_CLAIM_UNPAUSABLE = _complete_then_claim(_DONE_DELETE, CLAIM_UNPAUSABLE)
+COMPLETE_KEEP_CLAIM = _complete_then_claim(_DONE_KEEP, CLAIM)
+COMPLETE_KEEP_CLAIM_UNPAUSABLE = _complete_then_claim(_DONE_KEEP, CLAIM_UNPAUSABLE)
 
 # Also the worker's heartbeat: one statement renews every lease it holds.
 EXTEND = f"""

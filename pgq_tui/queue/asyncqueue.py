@@ -150,6 +150,16 @@ class AsyncJobQueue(QueueCore):
         rows = await self._rows("COMPLETE_KEEP" if keep else "COMPLETE_DELETE", self._fence(jobs))
         return self._completed(jobs, rows)
 
+    async def complete_and_claim(
+        self, jobs: Sequence[Job], queue: str, *, limit: int = 10, lease: float = 30.0, keep: bool = False
+    ) -> tuple[int, list[Job]]:
+        """complete(jobs) then claim(queue) in one statement (see JobQueue.complete_and_claim)."""
+        if not jobs:
+            return 0, await self.claim(queue, limit=limit, lease=lease)
+        name = "COMPLETE_KEEP_CLAIM" if keep else "COMPLETE_DELETE_CLAIM"
+        rows = await self._paused_rows(name, {**self._fence(jobs), **self._claim_params(queue, limit, lease)})
+        return self._completed_claimed(jobs, rows)
+
     async def fail(
         self, job: Job, error: str, *, backoff: float | None = None
     ) -> Literal["pending", "failed"] | None:

@@ -2,7 +2,9 @@
 them is in pool.py).
 
 A worker claims a batch, runs the handler on each job, then completes the successes in one
-statement and fails the errors one by one (each with its backoff). Its session's application_name is
+statement and fails the errors one by one (each with its backoff). The statement that completes a
+batch also claims the next one (COMPLETE_*_CLAIM in jobtable/statements.py): one round trip and one
+commit per batch while there is work, fenced like a plain completion. Its session's application_name is
 its worker id, the same string it writes into `locked_by`, so the monitor can tell whether a lease's
 holder is still connected.
 
@@ -138,21 +140,32 @@ def run_worker(
         wake.start()
     idle = _Idle(q, wake, config, flag)
     retry_in = 0.1
+    # The next queue's batch, claimed in the statement that completed the last one (see _finish).
+    carried: tuple[str, list[Job]] | None = None
     try:
         while not flag.is_set():
-            if parent_pid is not None and os.getppid() != parent_pid:
+            if _orphaned(parent_pid):
                 # The pool's process died without stopping us (kill -9): don't run on as an orphan.
                 break
             try:
-                if wake is not None:
+                if wake is not None and carried is None:
                     wake.event.clear()  # from here on, a notification means "look again"
                 worked = False
-                for queue in config.queues:
-                    jobs = q.claim(queue, limit=config.batch, lease=config.lease)
-                    _bump(counters, CLAIMS)
-                    _bump(counters, EMPTY_CLAIMS, not jobs)
+                for i, queue in enumerate(config.queues):
+                    if carried is not None and carried[0] == queue:
+                        jobs, carried = carried[1], None
+                    else:
+                        jobs = q.claim(queue, limit=config.batch, lease=config.lease)
+                        _bump(counters, CLAIMS)
+                        _bump(counters, EMPTY_CLAIMS, not jobs)
                     worked = worked or bool(jobs)
-                    _process(q, beat, jobs, handler, config, flag, counters)
+                    succeeded = _process(q, beat, jobs, handler, flag, counters)
+                    following = config.queues[(i + 1) % len(config.queues)]
+                    if wake is not None and i == len(config.queues) - 1:
+                        wake.event.clear()  # what follows may claim the next round's first batch
+                    carried = _finish(
+                        q, beat, succeeded, config, counters, None if flag.is_set() else following
+                    )
                     if flag.is_set():
                         break
                 retry_in = 0.1
@@ -167,10 +180,25 @@ def run_worker(
                 flag.wait(retry_in)
                 retry_in = min(config.reconnect_max, retry_in * 2)
     finally:
+        if carried is not None and carried[1]:
+            _release_carried(q, beat, carried[1], counters)
         if wake is not None:
             wake.stop()
         beat.stop()
         q.close()
+
+
+def _orphaned(parent_pid: int | None) -> bool:
+    return parent_pid is not None and os.getppid() != parent_pid
+
+
+def _release_carried(q: JobQueue, beat: Heartbeat, jobs: list[Job], counters: Counters | None) -> None:
+    """Stopping with a batch claimed but not started: hand it back (its leases expire otherwise)."""
+    try:
+        with beat.finishing(jobs):
+            _bump(counters, RELEASED, q.release(jobs))
+    except (psycopg.Error, PgqError):
+        pass  # the server is gone: the leases expire and are reaped
 
 
 # After a notification led to an empty claim (another worker took the job, or a storm of wake-ups),
@@ -232,10 +260,11 @@ def _process(
     beat: Heartbeat,
     jobs: list[Job],
     handler: Handler,
-    config: WorkerConfig,
     stop: StopFlag,
     counters: Counters | None,
-) -> None:
+) -> list[Job]:
+    """Run the handler on each job; fail the errors one by one; returns the successes, for _finish.
+    Stopping, the jobs not started are released."""
     beat.hold(jobs)  # the whole batch: jobs waiting their turn need their leases renewed too
     succeeded = []
     for i, job in enumerate(jobs):
@@ -253,8 +282,34 @@ def _process(
             continue
         _bump(counters, HANDLED)
         succeeded.append(job)
-    if succeeded:
-        with beat.finishing(succeeded):
+    return succeeded
+
+
+def _finish(
+    q: JobQueue,
+    beat: Heartbeat,
+    succeeded: list[Job],
+    config: WorkerConfig,
+    counters: Counters | None,
+    following: str | None,
+) -> tuple[str, list[Job]] | None:
+    """Complete the successes in one statement; unless stopping (`following` None), the same
+    statement claims the batch of the `following` queue (one round trip and one commit per batch in
+    the steady state instead of two). Returns that claim, held by the heartbeat from here on."""
+    if not succeeded:
+        return None
+    carried = None
+    with beat.finishing(succeeded):
+        if following is None:
             accepted = q.complete(succeeded, keep=config.keep)
-        _bump(counters, COMPLETED, accepted)
-        _bump(counters, REFUSED, len(succeeded) - accepted)
+        else:
+            accepted, claimed = q.complete_and_claim(
+                succeeded, following, limit=config.batch, lease=config.lease, keep=config.keep
+            )
+            beat.hold(claimed)
+            carried = (following, claimed)
+            _bump(counters, CLAIMS)
+            _bump(counters, EMPTY_CLAIMS, not claimed)
+    _bump(counters, COMPLETED, accepted)
+    _bump(counters, REFUSED, len(succeeded) - accepted)
+    return carried
