@@ -13,14 +13,34 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import socket
 import threading
 import time
 
-# ReadyForQuery: 'Z', length 5, the transaction status (idle, in a transaction, failed one). The server
-# sends it only when it waits for the client; a data row carrying these six bytes would be a stray hit.
-_READY_FOR_QUERY = re.compile(rb"Z\x00\x00\x00\x05[ITE]")
+# The requests a client may send before its startup message, each answered by one byte ('N' or 'S'):
+# SSLRequest and GSSENCRequest (length 8, then their codes).
+_ONE_BYTE_ANSWERS = (b"\x00\x00\x00\x08\x04\xd2\x16\x2f", b"\x00\x00\x00\x08\x04\xd2\x16\x30")
+
+
+def ready_for_query(buf: bytearray) -> bool:
+    r"""Consume the whole server messages at the start of `buf` (type byte, int32 length including
+    itself); True if one was ReadyForQuery ('Z'), which the server sends only when it waits for the
+    client. Framed, so a data row that happens to hold 'Z' and a length of 5 is not taken for one.
+
+    >>> buf = bytearray(b"D\x00\x00\x00\x0aZ\x00\x00\x00\x05I" + b"Z\x00\x00\x00\x05")
+    >>> ready_for_query(buf), bytes(buf)  # a data row holding those bytes, then a 'Z' not whole yet
+    (False, b'Z\x00\x00\x00\x05')
+    >>> buf += b"I"; ready_for_query(buf), bytes(buf)
+    (True, b'')
+    """
+    ready = False
+    while len(buf) >= 5:
+        length = int.from_bytes(buf[1:5], "big")
+        if len(buf) < 1 + length:
+            break
+        ready = ready or buf[0] == ord("Z")
+        del buf[: 1 + length]
+    return ready
 
 
 class DelayProxy:
@@ -35,7 +55,8 @@ class DelayProxy:
         # answered the first before the second arrived (a loaded machine: 3 round trips for 2).
         self.round_trips = 0
         self._answered: dict[int, bool] = {}  # connection -> the server said ReadyForQuery since it spoke
-        self._tail: dict[int, bytes] = {}  # connection -> the server's last bytes (a message split in two)
+        self._unframed: dict[int, bytearray] = {}  # connection -> a server message not whole yet
+        self._one_byte: dict[int, int] = {}  # connection -> one-byte answers (SSL, GSS) the server owes
         self.by_port: dict[int, int] = {}  # round trips per client port (one connection's, see trips_of)
         self._port: dict[int, int] = {}  # connection -> its client's port
         self.port = 0
@@ -94,7 +115,8 @@ class DelayProxy:
         finally:
             self._live.discard(cid)
             self._answered.pop(cid, None)
-            self._tail.pop(cid, None)
+            self._unframed.pop(cid, None)
+            self._one_byte.pop(cid, None)
 
     async def _pipe(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, side: str, cid: int) -> None:
         queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
@@ -122,15 +144,20 @@ class DelayProxy:
                         self._holed.add(cid)
                 if cid in self._holed:
                     continue  # a dead link: the bytes vanish, nothing closes
+                if side == "client" and data in _ONE_BYTE_ANSWERS:
+                    self._one_byte[cid] = self._one_byte.get(cid, 0) + 1
                 if side == "client" and self._answered.get(cid):
                     self.round_trips += 1
                     port = self._port.get(cid, 0)
                     self.by_port[port] = self.by_port.get(port, 0) + 1
                     self._answered[cid] = False
                 elif side == "server":
-                    seen = self._tail.get(cid, b"") + data
-                    self._tail[cid] = seen[-5:]
-                    if _READY_FOR_QUERY.search(seen):
+                    buf = self._unframed.setdefault(cid, bytearray())
+                    buf += data
+                    while self._one_byte.get(cid) and buf:  # 'N' (or 'S') to an SSL or GSS request
+                        del buf[:1]
+                        self._one_byte[cid] -= 1
+                    if ready_for_query(buf):
                         self._answered[cid] = True
                 queue.put_nowait((time.monotonic() + self.one_way_s, data))
         except ConnectionError:
