@@ -34,6 +34,8 @@ FIELDS = {"ready": "ready", "scheduled": "scheduled", "running": "running", "stu
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """pgq-top's exit code and what this one run printed (anything captured before is dropped)."""
+    capsys.readouterr()
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err

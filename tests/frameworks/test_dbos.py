@@ -22,10 +22,10 @@ from typing import Any
 
 import psycopg
 import pytest
+from dialect_support import cli
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from pgq_tui.cli import main
 from pgq_tui.detection import single_queue
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
 from pgq_tui.exitcodes import WHY_CRITICAL, WHY_WARNING
@@ -55,13 +55,6 @@ def dbos_world(server_dsn: str) -> Iterator[tuple[Dbos, dict[str, list[str]], Pr
         procs.stop_all()
         with psycopg.connect(server_dsn, autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def truth(fw: Dbos) -> Counter[tuple[str, str]]:

@@ -23,10 +23,10 @@ from typing import Any
 import psycopg
 import pytest
 from dialect_cases import que
+from dialect_support import cli
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from pgq_tui.cli import main
 from pgq_tui.detection import single_queue
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
 
@@ -47,13 +47,6 @@ def que_dsn(server_dsn: str) -> Iterator[str]:
         que.close(dsn)
         with psycopg.connect(server_dsn, autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def truth(dsn: str) -> Counter[tuple[str, str]]:
