@@ -3,7 +3,10 @@ no counters bumped), on pgq-top's own table or the seed's. Processes, each one c
 - an enqueuer per queue: INSERT ... SELECT generate_series (queue `del`) or COPY (queue `done`);
 - claimers: claim (the seed's UPDATE ... FOR UPDATE SKIP LOCKED) then DELETE (queue `del`) or
   mark done (queue `done`), each in its own transaction.
-Each process counts what it did in shared counters, so a test reads the truth between two polls.
+Each process counts what it did in shared counters, so a test reads the truth between two polls. A
+claimer counts its jobs twice: as sent just before its finishing statement (whose now() stamps
+them), and as completed once it returned: a job stamped in a window was sent before its stamp and
+completed after it, whatever a loaded machine does in between.
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ def _enqueue(
                 count.value += batch
 
 
-def _work(dsn: str, shape: Shape, queue: str, batch: int, count: Any, stop: Any) -> None:
+def _work(dsn: str, shape: Shape, queue: str, batch: int, count: Any, sent: Any, stop: Any) -> None:
     finish = shape.finish[QUEUES[queue]]
     with psycopg.connect(dsn, autocommit=True) as conn:
         while not stop.is_set():
@@ -78,6 +81,8 @@ def _work(dsn: str, shape: Shape, queue: str, batch: int, count: Any, stop: Any)
             if not ids:
                 time.sleep(0.01)
                 continue
+            with sent.get_lock():
+                sent.value += len(ids)
             n = conn.execute(finish, (ids,)).rowcount
             with count.get_lock():
                 count.value += n
@@ -87,18 +92,21 @@ def _work(dsn: str, shape: Shape, queue: str, batch: int, count: Any, stop: Any)
 class Fleet:
     enqueued: Mapping[str, Synchronized]  # type: ignore[type-arg]
     completed: Mapping[str, Synchronized]  # type: ignore[type-arg]
+    sent: Mapping[str, Synchronized]  # type: ignore[type-arg]  # finishing statements sent
 
     def wait_running(self, timeout: float) -> None:
         """Until every queue has finished a job (the processes are up and working)."""
         deadline = time.monotonic() + timeout
-        while any(done == 0 for _, done in self.read().values()):
+        while any(done == 0 for _, done, _ in self.read().values()):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the foreign fleet did not start: {self.read()}")
             time.sleep(0.05)
 
-    def read(self) -> dict[str, tuple[int, int]]:
-        """queue -> (enqueued, completed) so far."""
-        return {q: (self.enqueued[q].value, self.completed[q].value) for q in self.enqueued}
+    def read(self) -> dict[str, tuple[int, int, int]]:
+        """queue -> (enqueued, completed, sent) so far."""
+        return {
+            q: (self.enqueued[q].value, self.completed[q].value, self.sent[q].value) for q in self.enqueued
+        }
 
 
 @contextmanager
@@ -115,7 +123,7 @@ def foreign_fleet(
     block ends; the processes are stopped and joined on the way out."""
     ctx = mp.get_context("spawn")
     stop = ctx.Event()
-    fleet = Fleet({q: ctx.Value("q", 0) for q in QUEUES}, {q: ctx.Value("q", 0) for q in QUEUES})
+    fleet = Fleet(*({q: ctx.Value("q", 0) for q in QUEUES} for _ in range(3)))
     procs = []
     for queue in QUEUES:
         copy = QUEUES[queue] == "done"  # one queue enqueued by INSERT, the other by COPY
@@ -124,7 +132,9 @@ def foreign_fleet(
         for _ in range(workers):
             procs.append(
                 ctx.Process(
-                    target=_work, args=(dsn, shape, queue, batch, fleet.completed[queue], stop), daemon=True
+                    target=_work,
+                    args=(dsn, shape, queue, batch, fleet.completed[queue], fleet.sent[queue], stop),
+                    daemon=True,
                 )
             )
     for p in procs:

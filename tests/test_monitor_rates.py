@@ -83,6 +83,31 @@ def test_counters_are_kept_unless_the_table_shows_more() -> None:
     assert merged["c"].completed == 4.0 and merged["c"].figures["completed"].accuracy == AT_LEAST
 
 
+def test_a_queue_the_counters_never_saw_shows_the_tables_bound_not_their_zero() -> None:
+    """A foreign fleet deleting its jobs before any poll sees them: the table shows 0 new ids on its
+    queue and the unseen ids as the bound; with foreign writers present (another queue's ids), the
+    counters' 0 attests nothing, so the table's 0 + bound stands, never an exact 0 from the counters.
+    A queue the counters did see keeps them (pgq_tui.queue's own workers)."""
+    bound = Figure(APPROXIMATE, T0, "ids", 1500.0)
+    table = {
+        "del": Rates(
+            0.0, 0.4, 0.0, 0.0, {"enqueued": bound, "completed": Figure(APPROXIMATE, T0, "depth", 1500.0)}
+        ),
+        "done": Rates(1500.0, 1490.0, 0.0, 0.0, {"enqueued": bound, "completed": bound}),
+        "own": Rates(10.0, 10.0, 0.0, 0.0, {"enqueued": bound, "completed": bound}),
+    }
+    counters = {"own": Rates(10.0, 10.0, 0.0, 0.0)}
+    merged = merge(counters, table, None)
+    for name in ("enqueued", "completed"):
+        figure = merged["del"].figures[name]
+        assert figure.source != "counters" and figure.accuracy == APPROXIMATE and figure.bound == 1500.0
+        assert merged["own"].figures[name].source == "counters"
+    assert merged["del"].enqueued == 0.0 and merged["del"].completed == 0.4
+    # without foreign writers the counters' exact 0 stands: nothing says they miss anything
+    quiet = {"del": table["del"], "own": table["own"]}
+    assert merge(counters, quiet, None)["del"].figures["enqueued"].source == "counters"
+
+
 def test_deep_queue_completions_from_two_background_counts() -> None:
     def bg(
         s: float, ready: int, max_id: int, new: dict[str, int] | None, prev: BackgroundCount | None

@@ -37,7 +37,8 @@ def test_a_poll_is_two_round_trips(proxied: tuple[str, DelayProxy]) -> None:
         for _ in range(3):
             before = proxy.trips_of(poll)
             snap = monitor.collect()
-            assert proxy.trips_of(poll) - before == 2  # the server row and check, then every panel
+            trips = proxy.trips_of(poll) - before
+            assert trips == 2, (before, trips, snap.errors)  # the server row and check, then every panel
             assert snap.errors == {} and sum(q.ready + q.stuck for q in snap.queues) == 5
             assert monitor._connection().info.transaction_status == TransactionStatus.IDLE
 

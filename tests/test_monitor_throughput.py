@@ -37,7 +37,7 @@ def test_throughput_matches_the_pool(dsn: str, queue: JobQueue) -> None:
         time.sleep(1.05)  # let the last second's bucket complete
         snap = monitor.collect()
     tp = snap.throughput
-    assert sum(p.completed for p in tp.history) == completed
+    assert sum(p.completed for p in tp.history) == completed, (tp.source, tp.per_queue)
     assert sum(tp.queue_history["tp"]) == completed
     assert sum(p.enqueued for p in tp.history) == JOBS and sum(p.failed for p in tp.history) == 0
     # the rate is the window's count over its length

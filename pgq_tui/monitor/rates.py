@@ -290,6 +290,45 @@ def background_completed(
     return value, Figure(accuracy, bg.as_of, BG_DEPTH, bound)
 
 
+def counted_between(
+    history: Sequence[ThroughputPoint],
+    queue_history: Mapping[str, Sequence[int]],
+    bg: BackgroundCount | None,
+) -> dict[str, float | None] | None:
+    """Per queue, the counters' own completed/s over the seconds between the last two background
+    counts: what a deep queue's completions derived from those counts (background_completed) are
+    judged against. The counters' rate proper averages the last 10 s, another window, so a burst
+    between two counts read as more than the counters saw, and as foreign writers. The seconds
+    counted are generous (one before the earlier count, and up to the end of the later one's scans:
+    only ever more, never a false alarm). None for a queue (all of them: the window is the same) when
+    the history does not cover those seconds yet: the later count's last second is still filling, or
+    the earlier count is older than the history. None without two counts.
+
+    >>> from datetime import datetime, timedelta, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> h = [ThroughputPoint(t + timedelta(seconds=i), 0, 0, 0) for i in range(10)]
+    >>> prev = BackgroundCount(t + timedelta(seconds=3.5), 10.0, frozenset(), {}, 0)
+    >>> bg = dataclasses.replace(prev, as_of=t + timedelta(seconds=5.5), previous=prev)
+    >>> counted_between(h, {"a": [100] * 10}, bg)  # seconds 2..5, over 2 s
+    {'a': 200.0}
+    >>> late = dataclasses.replace(bg, as_of=t + timedelta(seconds=10.2))
+    >>> counted_between(h, {"a": [100] * 10}, late)
+    {'a': None}
+    """
+    prev = bg.previous if bg is not None else None
+    if bg is None or prev is None:
+        return None
+    dt = (bg.as_of - prev.as_of).total_seconds()
+    first = prev.as_of.replace(microsecond=0) - timedelta(seconds=1)
+    last = (bg.as_of + timedelta(milliseconds=bg.cost_ms)).replace(microsecond=0)
+    covered = bool(history) and history[0].at <= first and last <= history[-1].at and dt > 0
+    out: dict[str, float | None] = {}
+    for q, counts in queue_history.items():
+        inside = [n for p, n in zip(history, counts, strict=False) if first <= p.at <= last]
+        out[q] = sum(inside) / dt if covered else None
+    return out
+
+
 def merge(
     counters: Mapping[str, Rates] | None,
     table: Mapping[str, Rates],
@@ -299,11 +338,15 @@ def merge(
     removed_per_s: float = 0.0,
     counted: Rates | None = None,
     scale: float = 1.0,
+    between: Mapping[str, float | None] | None = None,
 ) -> dict[str, Rates]:
     """One Rates per queue: the counters table where it exists and accounts for what the table shows,
     else the table's own figure (with the background counts for deep queues' completions). With
     foreign writers present (monitor/foreign.py) a rate the table cannot derive yet is a lower bound
-    from the counters when they saw some, else unknown (None): never the counters' 0."""
+    from the counters when they saw some, else unknown (None): never the counters' 0. `between`:
+    the counters' completed/s over the background counts' window (counted_between), which a deep
+    queue's completions from those counts are judged against; while it is not covered (None) the
+    counters stand, and the judgement waits for the next poll."""
     out: dict[str, Rates] = {}
     foreign = foreign_writers(counters, table, pg, removed_per_s, counted, scale) is not None
     for q in sorted(set(counters or {}) | set(table)):
@@ -314,20 +357,31 @@ def merge(
         for name in ("enqueued", "completed", "failed"):
             tv = getattr(t, name) if t is not None else None
             tf = t.figures.get(name) if t is not None else None
+            cv = getattr(c, name) if c is not None else None
+            judged = cv * scale if cv is not None else None
             if name == "completed" and tv is None:
                 deep = background_completed(bg, q, found)
                 if deep is not None:
                     tv, tf = deep
-            cv = getattr(c, name) if c is not None else None
-            if cv is not None and tv is None and foreign and name != "failed":
-                # the counters miss the foreign writers' share: a lower bound (with its number), or
-                # unknown with the reason when they saw none
-                values[name] = cv if cv > 0 else None
-                if cv > 0:
-                    figures[name] = Figure(AT_LEAST, None, COUNTERS)
+                    if between is not None and judged is not None:
+                        own = between.get(q, 0.0)
+                        judged = float("inf") if own is None else max(judged, own)
+            if cv is not None and foreign and name != "failed" and (tv is None or cv <= 0):
+                # the counters miss the foreign writers' share. Where they saw none of this queue's
+                # rate they attest nothing: the table's figure stands, with its bound (a queue whose
+                # rows are deleted before any poll sees them shows 0 + the unseen ids, never an
+                # exact 0). Where the table cannot derive the rate yet: the counters' number as a
+                # lower bound, or unknown with the reason when they saw none.
+                if tv is not None:
+                    values[name] = tv
+                    if tf is not None:
+                        figures[name] = tf
+                elif cv > 0:
+                    values[name], figures[name] = cv, Figure(AT_LEAST, None, COUNTERS)
                 else:
+                    values[name] = None
                     figures[name] = Figure(UNKNOWN, None, FOREIGN, reason=FOREIGN_WHY)
-            elif cv is not None and not exceeds(tv, cv * scale):
+            elif cv is not None and not exceeds(tv, judged):
                 values[name], figures[name] = cv, Figure(EXACT, None, COUNTERS)
             else:
                 values[name] = tv
@@ -485,8 +539,10 @@ def throughput(
     counted = counted_over(counters.history, pg, now) if counters is not None else None
     window_s = (window[-1].at - window[0].at).total_seconds() if len(window) > 1 else None
     scale = comparable(counters.interval_s if counters is not None else None, window_s)
+    between = counted_between(counters.history, counters.queue_history, bg) if counters is not None else None
     per_queue = finished_rates.overlay(
-        merge(own, derived, bg, pg, found, gone, counted, scale), finished_rates.rates(window, stamped)
+        merge(own, derived, bg, pg, found, gone, counted, scale, between),
+        finished_rates.rates(window, stamped),
     )
     source = source_of(per_queue)
     if counters is not None:
