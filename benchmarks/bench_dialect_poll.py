@@ -97,7 +97,9 @@ def main() -> int:
             poll = statistics.median(polls[n][2:])
             snap = monitors[n].collect()
             q = snap.queues[0]
-            shown = " ".join(f"{f} {getattr(q, f)} ({q.accuracy(f)})" for f in ("ready", "running", "stuck"))
+            shown = " ".join(
+                f"{f} {getattr(q, f)} ({q.accuracy(f)})" for f in ("ready", "running", "stuck")
+            )
             ref = statistics.median(refs)
             print(
                 f"{n:>10,} rows: collect() {poll:7.1f} ms   full-scan GROUP BY {ref:8.1f} ms   "

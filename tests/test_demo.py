@@ -127,6 +127,7 @@ def _running_demo(script: str) -> Iterator[tuple[subprocess.Popen[str], dict[str
     assert not Path(started["dir"]).exists()
 
 
+
 @pytest.mark.parametrize(
     ("sig", "group"),
     [(signal.SIGTERM, False), (signal.SIGINT, True), (signal.SIGHUP, True)],

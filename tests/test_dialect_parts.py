@@ -28,7 +28,7 @@ def test_a_guarded_transition_locks_what_its_guard_admits_and_checks_it_again() 
     assert shown.count("(j.state = 'discarded' OR j.state = 'gone')") == 2  # the lock step, the re-check
     assert "-- the guard" not in shown and "{" not in shown
     assert 'FROM "s"."my jobs" j' in shown and 'j."queue name" = %(queue)s::text' in shown
-    assert 'ORDER BY j."id" LIMIT %(batch)s' in shown and "FOR UPDATE OF j SKIP LOCKED" in shown
+    assert "ORDER BY j.\"id\" LIMIT %(batch)s" in shown and "FOR UPDATE OF j SKIP LOCKED" in shown
     assert shown.index("WITH chosen AS MATERIALIZED") < shown.index("DELETE FROM")
     assert "j.id = ANY(%(ids)s::bigint[])" in shown
 

@@ -113,18 +113,8 @@ def test_snapshot_check_fleet_and_requeue(pgb: str, dsn: str) -> None:
 def test_the_exporter_serves(pgb: str) -> None:
     seed(pgb)
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pgq_tui",
-            "exporter",
-            "--dsn",
-            pgb,
-            "--listen",
-            "127.0.0.1:0",
-            "--min-interval",
-            "0",
-        ],
+        [sys.executable, "-m", "pgq_tui", "exporter", "--dsn", pgb, "--listen", "127.0.0.1:0",
+         "--min-interval", "0"],
         stderr=subprocess.PIPE,
         text=True,
     )

@@ -148,8 +148,7 @@ def test_no_command_prints_the_secret(
     targets = tmp_path / "targets.toml"
     targets.write_text(f"[targets.one]\ndsn = '''{dsn}'''\n")
     jobs: dict[str, Callable[[], str]] = {
-        " ".join(c): (lambda c=c: run([*c, "--dsn", dsn]))
-        for c in COMMANDS  # type: ignore[misc]
+        " ".join(c): (lambda c=c: run([*c, "--dsn", dsn])) for c in COMMANDS  # type: ignore[misc]
     }
     jobs["check --targets"] = lambda: run(["check", "--targets", str(targets)])
     jobs["snapshot --targets"] = lambda: run(["snapshot", "--targets", str(targets)])
