@@ -71,6 +71,8 @@ def test_the_key_table_in_docs_is_the_one_the_bindings_generate() -> None:
     from pgq_tui.tui import keys
     from pgq_tui.tui.app import PgqTopApp
     from pgq_tui.tui.screens.help import keys_markdown
+    from pgq_tui.tui.screens.search import SearchScreen
 
-    table = keys_markdown(Binding.make_bindings(PgqTopApp.BINDINGS), keys.TABLE_KEYS)
+    search = ("Search results (`/` with a search)", Binding.make_bindings(SearchScreen.BINDINGS))
+    table = keys_markdown(Binding.make_bindings(PgqTopApp.BINDINGS), keys.TABLE_KEYS, [search])
     assert table in (ROOT / "docs" / "dashboard.md").read_text()

@@ -219,8 +219,10 @@ def test_the_readme_key_table_is_generated_from_the_bindings() -> None:
 
     from pgq_tui.tui import keys
     from pgq_tui.tui.screens.help import keys_markdown
+    from pgq_tui.tui.screens.search import SearchScreen
 
-    table = keys_markdown(Binding.make_bindings(PgqTopApp.BINDINGS), keys.TABLE_KEYS)
+    search = ("Search results (`/` with a search)", Binding.make_bindings(SearchScreen.BINDINGS))
+    table = keys_markdown(Binding.make_bindings(PgqTopApp.BINDINGS), keys.TABLE_KEYS, [search])
     for binding in keys.BINDINGS:
         assert f"| {binding.description} |" in table, binding
     assert "| `r` | Requeue stuck |" in table and "| `K` | Terminate session |" in table

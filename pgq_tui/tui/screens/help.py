@@ -36,14 +36,26 @@ def _grouped(bindings: Iterable[Binding]) -> dict[str, dict[str, list[str]]]:
     return {t: {d: sorted(k, key=len) for d, k in groups[t].items()} for t in order}
 
 
-def keys_markdown(bindings: Iterable[Binding], extra: Iterable[tuple[str, str]] = ()) -> str:
-    """The same key list as a Markdown table, for docs/dashboard.md (generated, so it cannot drift)."""
+def keys_markdown(
+    bindings: Iterable[Binding],
+    extra: Iterable[tuple[str, str]] = (),
+    screens: Iterable[tuple[str, Iterable[Binding]]] = (),
+) -> str:
+    """The same key list as a Markdown table, for docs/dashboard.md (generated, so it cannot drift).
+    `screens`: a section per screen with keys of its own (its title, its bindings), after the rest."""
     lines = ["| keys | what they do |", "| --- | --- |"]
     for title, rows in _grouped(bindings).items():
         lines.append(f"| **{title}** | |")
         lines += [f"| {' '.join(f'`{k}`' for k in keys)} | {d} |" for d, keys in rows.items()]
     lines.append("| **Tables** | |")
     lines += [f"| {' '.join(f'`{k}`' for k in keys.split())} | {d} |" for keys, d in extra]
+    for title, own in screens:
+        lines.append(f"| **{title}** | |")
+        merged: dict[str, list[str]] = {}
+        for b in own:
+            if b.description and key_label(b) not in merged.setdefault(b.description, []):
+                merged[b.description].append(key_label(b))
+        lines += [f"| {' '.join(f'`{k}`' for k in keys)} | {d} |" for d, keys in merged.items()]
     return "\n".join(lines)
 
 
