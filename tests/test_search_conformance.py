@@ -37,6 +37,9 @@ SEARCHABLE = (
     "seed-jobs",
     "seed-job-queue",
     "pgmq",
+    "que",
+    "good-job",
+    "dbos",
 )
 CASES = [pytest.param(c, id=c.id, marks=c.marks) for c in all_cases() if c.kind in SEARCHABLE]
 
@@ -118,6 +121,9 @@ ERROR_WRITES = {
     " attempt, 'error', %(e)s::text)) WHERE {id}::text = ANY(%(ids)s)",
     "oban": "UPDATE {jobs} SET errors = array_append(errors, jsonb_build_object('at', now(), 'attempt',"
     " attempt, 'error', %(e)s::text)) WHERE {id}::text = ANY(%(ids)s)",
+    # Que's error transition (Que::Job#handle_error): last_error_message, as good_job's error column
+    "que": "UPDATE {jobs} SET last_error_message = %(e)s WHERE {id}::text = ANY(%(ids)s)",
+    "good-job": "UPDATE {jobs} SET error = %(e)s WHERE {id}::text = ANY(%(ids)s)",
     # Solid Queue keeps the error on the job's failed execution
     "solid-queue": "UPDATE {failed} SET error = %(e)s WHERE job_id::text = ANY(%(ids)s)",
 }

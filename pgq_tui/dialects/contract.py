@@ -455,16 +455,21 @@ class SearchColumns:
     literals: tuple[tuple[str, Any], ...] = ()
     # `{name}` -> another relation an expression reads (e.g. a workers table), quoted as an identifier
     idents: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # `{name}` -> a constant SQL fragment of the kind's own .sql files (a stuck rule, a lock set),
+    # composed with the literals, identifiers and parts before it, as Statement.parts are
+    parts: tuple[tuple[str, str], ...] = ()
 
     def fragment(self, text: str) -> sql.Composable:
-        """One of the expressions, its `{name}` literals and identifiers bound (composed, never
-        formatted)."""
+        """One of the expressions, its `{name}` literals, identifiers and parts bound (composed,
+        never formatted)."""
         bound: dict[str, sql.Composable] = {
             # a tuple is a list of values (`status IN ({v_dead})`), comma-separated literals
             k: sql.SQL(", ").join(map(sql.Literal, v)) if isinstance(v, tuple) else sql.Literal(v)
             for k, v in self.literals
         }
         bound.update({k: sql.Identifier(*v) for k, v in self.idents})
+        for k, part in self.parts:
+            bound[k] = sql.SQL(part).format(**bound)
         return sql.SQL(text).format(**bound)
 
     def document(self, name: str) -> str | None:

@@ -17,6 +17,7 @@ import tempfile
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ from psycopg.conninfo import make_conninfo
 from pgq_tui.detection import single_queue
 from pgq_tui.errors import EXIT_OK, EXIT_REFUSED
 from pgq_tui.exitcodes import WHY_CRITICAL, WHY_WARNING
+from pgq_tui.search.query import parse
+from pgq_tui.search.run import search
 
 from .dbos_client import DEAD, ENQUEUED, PENDING_KILLED, Dbos, populate
 from .harness import Processes, create_runs_table, runs, wait_for
@@ -204,6 +207,31 @@ async def test_the_dashboard_labels_the_stuck_figure_with_the_rule(dbos_world) -
     finally:
         actions.close()
         monitor.close()
+
+
+def test_search_finds_each_role_by_its_state_and_a_failure_by_its_text(dbos_world, capsys) -> None:
+    """The search language on DBOS's own rows (#32): each state finds exactly the workflows of that
+    role, and error:~ reads the text of the exception DBOS pickled (its default serializer)."""
+    fw, ids, _ = dbos_world
+    model = single_queue(fw.dsn, kind="dbos").model
+    now = datetime.now(timezone.utc)
+
+    def found(text: str) -> set[str]:
+        return {str(i) for i in search(fw.dsn, model, parse(text, now), limit_scan=None, all_ids=True).ids}
+
+    assert found("state:stuck") == set(ids["held"])
+    assert found("state:dead") == set(ids["doomed"])
+    assert found("state:failed") == set(ids["failing"])
+    assert found("queue:alpha state:done") == set(ids["fast"])
+    assert found("state:ready") == set(ids["ready"])
+    # the failing workflows raised RuntimeError(f"always fails: fail-{i}"): one by its own text
+    one = found('error:~"ALWAYS FAILS: fail-1" state:failed')
+    assert len(one) == 1 and one <= set(ids["failing"]) and found('error:~"always fails"') == set(ids["failing"])
+    code, out, err = cli(capsys, "jobs", "--dsn", fw.dsn, "--where", "state:stuck", "--json")
+    assert (code, err) == (EXIT_OK, ""), err
+    shown = json.loads(out)
+    assert {str(r["id"]) for r in shown["jobs"]} == set(ids["held"]), shown
+    assert {r["state"] for r in shown["jobs"]} == {"stuck"} and shown["matched"] == PENDING_KILLED
 
 
 def test_cancel_is_refused_for_finished_workflows_and_resume_recovers_exactly_the_stuck(

@@ -14,8 +14,9 @@ by name and updated_at older than that.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
@@ -26,6 +27,7 @@ from pgq_tui.dialects.contract import (
     Capability,
     Match,
     QueueModel,
+    SearchColumns,
     State,
     Statement,
 )
@@ -219,7 +221,55 @@ class DbosDialect:
             capped_overall=("scheduled", "running", "stuck", "dead", "failed", "cancelled"),
             liveness_known=True,
             unsupported=((Capability.THROUGHPUT, "DBOS keeps no counters"),),
+            search=_search(idents, literals),
             relations=((schema, match.table),),
             required_columns=tuple(sorted(COLUMNS_READ)),
             setup_hint="launch a DBOS application once: its migrations create the system schema",
         )
+
+
+# DBOS 3.4 keeps a workflow's error in workflow_output (the status row's own error otherwise, as
+# dead.sql reads it). Its default serializer stores an exception as base64 of its pickle
+# (dbos/_serialization.py, DefaultSerializer), its portable one as JSON text: the text searched is
+# the pickle's bytes with non-ASCII bytes escaped (the message's ASCII characters stay as they are),
+# else the text itself.
+ERROR_TEXT = (
+    "(SELECT CASE WHEN mod(length(x.e), 4) = 0 AND x.e ~ '^[A-Za-z0-9+/]+=*$'"
+    " THEN encode(decode(x.e, 'base64'), 'escape') ELSE x.e END"
+    " FROM (SELECT coalesce((SELECT o.error FROM {wo} o WHERE o.workflow_uuid = j.workflow_uuid),"
+    " j.error) AS e) x)"
+)
+
+
+def _search(idents: Mapping[str, tuple[str, str]], literals: Mapping[str, tuple[Any, ...]]) -> SearchColumns:
+    """The search language on workflow_status (docs/search.md): states by status and the stuck rule
+    of the counts (stuck.sql), the queue as the counts name it; DBOS's inputs are serialized text,
+    so there is no args. path."""
+    return SearchColumns(
+        jobs=idents["ws"],
+        states=(
+            ("ready", "j.status = 'ENQUEUED'"),
+            ("scheduled", "j.status = 'DELAYED'"),
+            ("running", "j.status = 'PENDING' AND NOT ({stuck})"),
+            ("stuck", "{stuck}"),
+            ("dead", "j.status = 'MAX_RECOVERY_ATTEMPTS_EXCEEDED'"),
+            ("done", "j.status = 'SUCCESS'"),
+            ("failed", "j.status = 'ERROR'"),
+            ("cancelled", "j.status = 'CANCELLED'"),
+        ),
+        id="workflow_uuid",
+        integer_ids=False,
+        order="created_at",  # epoch ms; DBOS's workflow_status_created_at_index
+        queue=None,
+        queue_expr="{queue}",
+        error=ERROR_TEXT,
+        time="to_timestamp(j.updated_at / 1000.0)",
+        time_words="updated_at (the last status change)",
+        payload="{payload}",
+        literals=tuple((k, v[0]) for k, v in literals.items()),
+        idents=tuple(idents.items()),
+        parts=(
+            *((n, sql_part(__package__, n)) for n in ("named", "dbos_up", "stuck", "queue")),
+            ("payload", sql_part(__package__, "preview_text")),
+        ),
+    )

@@ -24,6 +24,7 @@ from pgq_tui.dialects.contract import (
     Capability,
     Match,
     QueueModel,
+    SearchColumns,
     State,
     Statement,
 )
@@ -198,7 +199,46 @@ class GoodJobDialect:
             capped_overall=("running", "stuck", "dead", "done"),
             liveness_known=True,
             unsupported=((Capability.THROUGHPUT, "good_job keeps no counters"),),
+            search=_search((schema, match.table), (schema, PROCESSES)),
             relations=((schema, match.table),),
             required_columns=tuple(sorted(COLUMNS_READ)),
             setup_hint="install good_job in the Rails app: rails g good_job:install && rails db:migrate",
         )
+
+
+STUCK_PARTS = ("utcnow", "held", "job_locked", "process_active", "alive", "stuck")  # in binding order
+
+
+def _search(jobs: tuple[str, str], processes: tuple[str, str]) -> SearchColumns:
+    """The search language on good_jobs (docs/search.md): args. reads serialized_params (ActiveJob's
+    job_class, arguments, ...), tags: its labels; states by good_job's scopes and the stuck rule of
+    the counts (stuck.sql). Its times are UTC timestamps without a zone: read as UTC."""
+    unfinished = "j.finished_at IS NULL"
+    performing = f"j.performed_at IS NOT NULL AND {unfinished}"
+    return SearchColumns(
+        jobs=jobs,
+        states=(
+            ("ready", f"j.performed_at IS NULL AND {unfinished} AND j.scheduled_at <= {{utcnow}}"),
+            ("scheduled", f"j.performed_at IS NULL AND {unfinished} AND j.scheduled_at > {{utcnow}}"),
+            ("running", f"{performing} AND j.locked_by_id IS NOT NULL AND NOT ({{stuck}})"),
+            ("stuck", "{stuck}"),
+            ("released", f"{performing} AND j.locked_by_id IS NULL"),
+            ("dead", "j.finished_at IS NOT NULL AND j.error IS NOT NULL"),
+            ("done", "j.finished_at IS NOT NULL AND j.error IS NULL"),
+        ),
+        integer_ids=False,
+        order="created_at",  # good_job's ids are random uuids; index_good_jobs_on_created_at
+        queue="queue_name",
+        error="j.error",
+        time="j.updated_at AT TIME ZONE 'UTC'",
+        time_words="updated_at (the last change: the enqueue, a start, a failure or the finish)",
+        documents=(("args", "serialized_params"),),
+        payload="{payload}",
+        tags="labels",
+        literals=(("jobs_name", jobs[1]), ("processes_name", processes[1])),
+        idents=(("gj", jobs), ("gp", processes)),
+        parts=(
+            *((n, sql_part(__package__, n)) for n in STUCK_PARTS),
+            ("payload", sql_part(__package__, "preview_text")),
+        ),
+    )

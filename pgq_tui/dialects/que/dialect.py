@@ -26,6 +26,7 @@ from pgq_tui.dialects.contract import (
     Capability,
     Match,
     QueueModel,
+    SearchColumns,
     State,
     Statement,
 )
@@ -185,7 +186,47 @@ class QueDialect:
                 (Capability.PAUSE, "Que has no queue pause"),
                 (Capability.SCHEDULES, "Que keeps no periodic schedules in the database"),
             ),
+            search=_search((schema, match.table), (schema, "que_lockers"), after_s),
             relations=((schema, match.table), (schema, "que_lockers")),
             required_columns=tuple(sorted(COLUMNS_READ)),
             setup_hint="run Que's migrations once (Que.migrate!(version: 7)): they create que_jobs",
         )
+
+
+LOCKED_IDS = "(SELECT coalesce(array_agg(h.id), ARRAY[]::bigint[]) FROM {locks} h"
+
+
+def _search(jobs: tuple[str, str], lockers: tuple[str, str], stuck_after_s: float) -> SearchColumns:
+    """The search language on que_jobs (docs/search.md): args. reads kwargs and meta. reads data (the
+    jsonb objects Que 2 keeps; its positional args are an array, which a path cannot address). A job
+    a Que lock holds (locks.sql) is running or stuck, never ready, scheduled or errored; the lock
+    sets are read once per statement, whatever the number of rows judged."""
+    unlocked = "j.id <> ALL ({held}::bigint[])"
+    unfinished = "j.finished_at IS NULL AND j.expired_at IS NULL"
+    waiting = f"{unfinished} AND j.error_count = 0 AND {unlocked}"
+    return SearchColumns(
+        jobs=jobs,
+        states=(
+            ("ready", f"{waiting} AND j.run_at <= now()"),
+            ("scheduled", f"{waiting} AND j.run_at > now()"),
+            ("errored", f"{unfinished} AND j.error_count > 0 AND {unlocked}"),
+            ("running", f"{unfinished} AND j.id = ANY ({{running}}::bigint[])"),
+            ("stuck", f"{unfinished} AND j.id = ANY ({{stuck}}::bigint[])"),
+            ("dead", "j.expired_at IS NOT NULL"),
+            ("done", "j.finished_at IS NOT NULL AND j.expired_at IS NULL"),
+        ),
+        error="j.last_error_message",
+        time="coalesce(j.finished_at, j.expired_at, j.run_at)",
+        time_words="finished_at or expired_at, else run_at (an errored job's next retry)",
+        documents=(("args", "kwargs"), ("meta", "data")),
+        payload="{payload}",
+        literals=(("stuck_after_s", stuck_after_s),),
+        idents=(("jobs", jobs), ("ql", lockers)),
+        parts=(
+            ("locks", sql_part(__package__, "locks")),
+            ("held", sql_part(__package__, "held")),
+            ("running", f"{LOCKED_IDS} WHERE NOT h.stuck)"),
+            ("stuck", f"{LOCKED_IDS} WHERE h.stuck)"),
+            ("payload", sql_part(__package__, "payload")),
+        ),
+    )
