@@ -81,6 +81,12 @@ class Graphile:
         }
         return self._node("add", json.dumps(spec)).strip()
 
+    def enqueue_failing(self, prefix: str, suffix: str, count: int) -> int:
+        """addJobs() of `count` always-failing jobs of task `fail`, one attempt each, keyed
+        "<prefix>-<i> <suffix>" (the last_error Graphile records names the key)."""
+        spec = {"task": "fail", "prefix": prefix, "suffix": suffix, "count": count, "maxAttempts": 1}
+        return int(self._node("add-many", json.dumps(spec)).strip())
+
     def is_dead(self, job_id: str) -> bool:
         return bool(
             scalar(

@@ -56,6 +56,10 @@ class PgBoss:
     def install(self) -> None:
         self._node("migrate")
 
+    def batched(self, size: int) -> None:
+        """The workers started from now on fetch `size` jobs at a time (PGQ_TEST_BATCH)."""
+        self.env["PGQ_TEST_BATCH"] = str(size)
+
     def start_worker(
         self,
         procs: Processes,
@@ -83,6 +87,12 @@ class PgBoss:
             options["startAfter"] = in_seconds
         spec = {"queue": queue, "data": {"key": key, "mode": queue}, "options": options}
         return self._node("send", json.dumps(spec)).strip()
+
+    def enqueue_failing(self, prefix: str, suffix: str, count: int) -> int:
+        """pg-boss's insert() of `count` always-failing jobs on queue `fail`, no retry, keyed
+        "<prefix>-<i> <suffix>" (the error pg-boss records in output names the key)."""
+        spec = {"queue": "fail", "prefix": prefix, "suffix": suffix, "count": count, "retryLimit": 0}
+        return int(self._node("insert", json.dumps(spec)).strip())
 
     def is_dead(self, job_id: str) -> bool:
         return scalar(self.dsn, "SELECT state::text FROM pgboss.job WHERE id = %s", (job_id,)) == "failed"

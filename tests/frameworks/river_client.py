@@ -112,6 +112,12 @@ class River:
             spec["scheduled_in_s"] = in_seconds
         return self._run("insert", json.dumps(spec)).strip()
 
+    def enqueue_failing(self, prefix: str, suffix: str, count: int) -> int:
+        """Client.InsertMany of `count` always-failing jobs on queue `fail`, one attempt each, keyed
+        "<prefix>-<i> <suffix>" (the error River records names the key)."""
+        spec = {"queue": "fail", "prefix": prefix, "suffix": suffix, "count": count, "max_attempts": 1}
+        return int(self._run("insert-many", json.dumps(spec)).strip())
+
     def _job(self, column: str, job_id: str) -> Any:
         query = sql.SQL("SELECT {}::text FROM {} WHERE id = %s").format(
             sql.Identifier(column), sql.Identifier(self.schema, "river_job")

@@ -2,6 +2,8 @@
 // Graphile Worker 0.17 (Node 20) or 0.18 (Node 22), driven as its users drive it:
 //   node graphile.js migrate          install or migrate the schema (graphile_worker)
 //   node graphile.js add '<json>'     addJob(task, payload, {queueName, runAt, maxAttempts}); prints the id
+//   node graphile.js add-many '<json>'  addJobs() of `count` jobs of one task, keyed
+//                                     "<prefix>-<i> <suffix>", with maxAttempts; prints the count
 //   node graphile.js worker           run a worker pool for the PGQ_TEST_QUEUES tasks until killed
 //   node graphile.js once             run once (graphile-worker --once): the due jobs, then exit
 // PGQ_TEST_CRONTAB (worker): a crontab in Graphile's format, given to run() as its `crontab` option.
@@ -20,10 +22,19 @@ const { poolConfig, makeRecorder, perform, ready, queues } = require('./behaviou
 async function main () {
   const [command, arg] = process.argv.slice(2)
   const pgPool = new pg.Pool(poolConfig())
-  if (command === 'migrate' || command === 'add') {
+  if (command === 'migrate' || command === 'add' || command === 'add-many') {
     const utils = await makeWorkerUtils({ pgPool })
     if (command === 'migrate') {
       await utils.migrate()
+    } else if (command === 'add-many') {
+      const spec = JSON.parse(arg)
+      const specs = Array.from({ length: spec.count }, (_, i) => ({
+        identifier: spec.task,
+        payload: { key: `${spec.prefix}-${i} ${spec.suffix}`, mode: spec.task },
+        maxAttempts: spec.maxAttempts
+      }))
+      const jobs = await utils.addJobs(specs)
+      process.stdout.write(`${jobs.length}\n`)
     } else {
       const spec = JSON.parse(arg)
       const runAt = spec.runInSeconds ? new Date(Date.now() + spec.runInSeconds * 1000) : undefined

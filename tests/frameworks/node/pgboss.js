@@ -2,6 +2,8 @@
 // pg-boss 10, 11 or 12, driven as its users drive it:
 //   node pgboss.js migrate                   start() creates the schema; createQueue for each queue
 //   node pgboss.js send '<json>'             send(queue, data, options); prints the id
+//   node pgboss.js insert '<json>'           insert() of `count` jobs of one queue, keyed
+//                                            "<prefix>-<i> <suffix>", with retryLimit; prints the count
 //   node pgboss.js worker                    one work() loop per PGQ_TEST_QUEUES queue until killed
 //   node pgboss.js cron '<json>'             schedule(name, cron, data, { tz }) with the cron pass on
 //                                            (its monitor and worker every second), a work() loop on
@@ -11,6 +13,8 @@
 // aliases; both need Node 22, which the harness runs them on). 12's module is ESM with a named export.
 // PGQ_TEST_HEARTBEAT_REFRESH_S (12.x): how often a worker refreshes heartbeat_on of a job sent with
 // heartbeatSeconds (pg-boss's own default is half of it).
+// PGQ_TEST_BATCH=N (worker): fetch N jobs at a time (pg-boss waits pollingIntervalSeconds between
+// fetches, so one job a fetch runs two a second).
 // PGQ_TEST_SUPERVISE=0 turns off pg-boss's own maintenance (which would fail an expired active job
 // by timeout): the test wants to see that job stuck, then rescue it itself.
 const loaded = require(process.env.PGQ_TEST_PGBOSS_PACKAGE || 'pg-boss')
@@ -44,6 +48,21 @@ async function main () {
     await boss.stop({ graceful: false, wait: true })
     return
   }
+  if (command === 'insert') {
+    const spec = JSON.parse(arg)
+    const boss = makeBoss({ supervise: false, schedule: false, migrate: false })
+    await boss.start()
+    const jobs = Array.from({ length: spec.count }, (_, i) => ({
+      data: { key: `${spec.prefix}-${i} ${spec.suffix}`, mode: spec.queue },
+      retryLimit: spec.retryLimit
+    }))
+    // pg-boss 10's insert(jobs) names each job's queue; 11 and 12 take insert(name, jobs)
+    if (boss.insert.length >= 2) await boss.insert(spec.queue, jobs)
+    else await boss.insert(jobs.map((job) => ({ name: spec.queue, ...job })))
+    process.stdout.write(`${jobs.length}\n`)
+    await boss.stop({ graceful: false, wait: true })
+    return
+  }
   if (command === 'worker') {
     const boss = makeBoss({ supervise: process.env.PGQ_TEST_SUPERVISE !== '0', schedule: false })
     await boss.start()
@@ -53,6 +72,21 @@ async function main () {
       const options = { pollingIntervalSeconds: 0.5 }
       if (process.env.PGQ_TEST_HEARTBEAT_REFRESH_S) {
         options.heartbeatRefreshSeconds = Number(process.env.PGQ_TEST_HEARTBEAT_REFRESH_S)
+      }
+      if (process.env.PGQ_TEST_BATCH) {
+        // A batching app: batchSize jobs per fetch, each failure failed by itself (boss.fail, as a
+        // throwing handler is), so each job keeps its own error; pg-boss completes the rest.
+        options.batchSize = Number(process.env.PGQ_TEST_BATCH)
+        await boss.work(name, options, async (jobs) => {
+          for (const job of jobs) {
+            try {
+              await perform(job.data, job.id, record)
+            } catch (err) {
+              await boss.fail(name, job.id, err)
+            }
+          }
+        })
+        continue
       }
       await boss.work(name, options, async (jobs) => {
         for (const job of jobs) await perform(job.data, job.id, record)

@@ -3,6 +3,9 @@
 //	river-test migrate [N]        River's own migrator (rivermigrate), up to version N (default: all)
 //	river-test insert '<json>'    Client.Insert of one job (queue, key, mode, max_attempts,
 //	                              scheduled_in_s); prints its id
+//	river-test insert-many '<json>'  Client.InsertMany of `count` jobs of one queue, keyed
+//	                              "<prefix>-<i> <suffix>" (queue, prefix, suffix, count,
+//	                              max_attempts); prints how many it inserted
 //	river-test work               a real River client working the PGQ_TEST_QUEUES queues until killed
 //
 // The database is PGQ_TEST_DSN (a libpq conninfo string, read by pgx), the schema PGQ_TEST_SCHEMA
@@ -136,6 +139,38 @@ func run(argv []string) error {
 			return err
 		}
 		fmt.Println(res.Job.ID)
+		return nil
+	case "insert-many":
+		var spec struct {
+			Queue       string `json:"queue"`
+			Prefix      string `json:"prefix"`
+			Suffix      string `json:"suffix"`
+			Count       int    `json:"count"`
+			MaxAttempts int    `json:"max_attempts"`
+		}
+		if len(argv) < 2 {
+			return errors.New("insert-many needs a JSON spec")
+		}
+		if err := json.Unmarshal([]byte(argv[1]), &spec); err != nil {
+			return err
+		}
+		client, err := river.NewClient(driver, &river.Config{Schema: schema})
+		if err != nil {
+			return err
+		}
+		params := make([]river.InsertManyParams, spec.Count)
+		for i := range params {
+			key := fmt.Sprintf("%s-%d %s", spec.Prefix, i, spec.Suffix)
+			params[i] = river.InsertManyParams{
+				Args:       TestArgs{Key: key, Mode: spec.Queue},
+				InsertOpts: &river.InsertOpts{Queue: spec.Queue, MaxAttempts: spec.MaxAttempts},
+			}
+		}
+		res, err := client.InsertMany(ctx, params)
+		if err != nil {
+			return err
+		}
+		fmt.Println(len(res))
 		return nil
 	case "work":
 		return work(ctx, db, driver, schema)
