@@ -84,9 +84,13 @@ zmodload zsh/zpty
 zpty -b z 'zsh -f -i'
 zpty -w z "fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D; pgq-top() { :; }"
 zpty -w -n z "$2"$'\t'
-sleep 1.5
 out=""
-while zpty -r -t z chunk; do out+=$chunk; done
+# read until the completion shows ($3), up to 30 s: compinit's time depends on the machine's load
+for i in {1..300}; do
+  while zpty -r -t z chunk; do out+=$chunk; done
+  [[ "${out//$'\e'\[[0-9;?]#[a-zA-Z]/}" == *"$3"* ]] && break
+  sleep 0.1
+done
 zpty -d z
 print -r -- "${out//$'\e'\[[0-9;?]#[a-zA-Z]/}"
 """
@@ -108,7 +112,10 @@ def test_zsh_completes_from_the_generated_function(
     (tmp_path / "_pgq-top").write_text(generated(capsys, "zsh"))
     assert subprocess.run([zsh, "-n", str(tmp_path / "_pgq-top")], timeout=30).returncode == 0
     done = subprocess.run(
-        [zsh, "-f", "-c", ZSH_DRIVER, "zsh", str(tmp_path), typed], capture_output=True, text=True, timeout=60
+        [zsh, "-f", "-c", ZSH_DRIVER, "zsh", str(tmp_path), typed, completed],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert completed in done.stdout, done.stdout[-500:]
