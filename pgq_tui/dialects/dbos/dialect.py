@@ -84,9 +84,14 @@ def version(catalog: Catalog, schema: str) -> int | None:
     return int(marked) if marked is not None and marked.isdigit() else None
 
 
-def _parts(statement: Statement, *extra: tuple[str, str]) -> Statement:
+def _base_parts() -> tuple[tuple[str, str], ...]:
+    """The rules every statement and the search bind: BASE_PARTS, then the payload preview."""
     base = tuple((n, sql_part(__package__, n)) for n in BASE_PARTS)
-    return replace(statement, parts=(*base, ("payload", sql_part(__package__, "preview_text")), *extra))
+    return (*base, ("payload", sql_part(__package__, "preview_text")))
+
+
+def _parts(statement: Statement, *extra: tuple[str, str]) -> Statement:
+    return replace(statement, parts=(*_base_parts(), *extra))
 
 
 def _guarded(s: Sql, name: str, guard: str) -> Statement:
@@ -268,8 +273,5 @@ def _search(idents: Mapping[str, tuple[str, str]], literals: Mapping[str, tuple[
         payload="{payload}",
         literals=tuple((k, v[0]) for k, v in literals.items()),
         idents=tuple(idents.items()),
-        parts=(
-            *((n, sql_part(__package__, n)) for n in ("named", "dbos_up", "stuck", "queue")),
-            ("payload", sql_part(__package__, "preview_text")),
-        ),
+        parts=_base_parts(),
     )

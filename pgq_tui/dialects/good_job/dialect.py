@@ -77,9 +77,14 @@ def version(catalog: Catalog, schema: str, table: str) -> str | None:
     return "3.x"
 
 
-def _parts(statement: Statement, *extra: tuple[str, str]) -> Statement:
+def _base_parts() -> tuple[tuple[str, str], ...]:
+    """The rules every statement and the search bind: BASE_PARTS, then the payload preview."""
     base = tuple((n, sql_part(__package__, n)) for n in BASE_PARTS)
-    return replace(statement, parts=(*base, ("payload", sql_part(__package__, "preview_text")), *extra))
+    return (*base, ("payload", sql_part(__package__, "preview_text")))
+
+
+def _parts(statement: Statement, *extra: tuple[str, str]) -> Statement:
+    return replace(statement, parts=(*_base_parts(), *extra))
 
 
 def _guarded(s: Sql, name: str, guard: str) -> Statement:
@@ -206,9 +211,6 @@ class GoodJobDialect:
         )
 
 
-STUCK_PARTS = ("utcnow", "held", "job_locked", "process_active", "alive", "stuck")  # in binding order
-
-
 def _search(jobs: tuple[str, str], processes: tuple[str, str]) -> SearchColumns:
     """The search language on good_jobs (docs/search.md): args. reads serialized_params (ActiveJob's
     job_class, arguments, ...), tags: its labels; states by good_job's scopes and the stuck rule of
@@ -237,8 +239,5 @@ def _search(jobs: tuple[str, str], processes: tuple[str, str]) -> SearchColumns:
         tags="labels",
         literals=(("jobs_name", jobs[1]), ("processes_name", processes[1])),
         idents=(("gj", jobs), ("gp", processes)),
-        parts=(
-            *((n, sql_part(__package__, n)) for n in STUCK_PARTS),
-            ("payload", sql_part(__package__, "preview_text")),
-        ),
+        parts=_base_parts(),
     )
