@@ -85,8 +85,8 @@ FRAMEWORKS: dict[str, tuple[Callable[[str], object], str]] = {
     "procrastinate": (Procrastinate, PROCRASTINATE_SCAN),
     "pgqueuer": (Pgqueuer, PGQUEUER_SCAN),
     "dbos": (Dbos, DBOS_SCAN),  # its stock schema: the dialect advises no index
-    "good-job": (GoodJobSchema, GOOD_JOB_SCAN),  # its stock schema: no index advised
-    "que": (QueSchema, QUE_SCAN),  # its stock schema: the dialect advises no index
+    "good-job": (GoodJobSchema, GOOD_JOB_SCAN),  # advised: the waiting and released indexes
+    "que": (QueSchema, QUE_SCAN),  # advised: the waiting index
 }
 
 

@@ -126,6 +126,13 @@ ERROR_WRITES = {
     "good-job": "UPDATE {jobs} SET error = %(e)s WHERE {id}::text = ANY(%(ids)s)",
     # Solid Queue keeps the error on the job's failed execution
     "solid-queue": "UPDATE {failed} SET error = %(e)s WHERE job_id::text = ANY(%(ids)s)",
+    # pgqueuer logs a failure as an 'exception' row of its log table, the traceback a TracebackRecord
+    # (pgqueuer.domain.models; its queue manager writes it with the job's log entry)
+    "pgqueuer": "INSERT INTO {log} (job_id, status, priority, entrypoint, traceback)"
+    " SELECT j.id, 'exception', j.priority, j.entrypoint, jsonb_build_object('job_id', j.id, 'timestamp',"
+    " now(), 'exception_type', 'RuntimeError', 'exception_message', %(e)s::text, 'traceback',"
+    " 'Traceback (most recent call last):', 'additional_context', NULL)"
+    " FROM {jobs} j WHERE {id}::text = ANY(%(ids)s)",
 }
 
 
@@ -150,6 +157,7 @@ def test_error_a_state_dead_finds_exactly_a_and_retrying_all_matching_leaves_b(p
         jobs=sql.Identifier(*cols.jobs),
         id=sql.Identifier(cols.id),
         failed=sql.Identifier(schema, "solid_queue_failed_executions"),
+        log=sql.Identifier(schema, "pgqueuer_log"),
     )
     conn.execute(statement, {"e": "PaymentsAPI: connection refused (A)", "ids": a_ids})
     if b_ids:

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pgq_tui.dialects.predicate import implied_by
+from pgq_tui.dialects.predicate import implied_by, restricts_to
 
 
 @dataclass(frozen=True)
@@ -85,13 +85,17 @@ class Relation:
         leading: Sequence[str],
         equal: Mapping[str, Collection[str]] | None = None,
         also: Collection[str] = (),
+        only: Collection[str] = (),
     ) -> bool:
         """Some valid index starts with `leading` columns; with `equal`/`also`, a partial one that a
         query with `column IN (values)` for each of `equal` and the conditions `also` can use (its
-        predicate read by predicate.implied_by, never by a substring test)."""
+        predicate read by predicate.implied_by, never by a substring test); with `only`, one holding
+        only rows that meet those conditions (predicate.restricts_to)."""
         n = len(leading)
         for ix in self.indexes:
             if not ix.valid or tuple(ix.columns[:n]) != tuple(leading):
+                continue
+            if only and not restricts_to(ix.predicate, only):
                 continue
             if (not equal and not also) or implied_by(ix.predicate, equal, also):
                 return True

@@ -137,6 +137,24 @@ def terms(predicate: str) -> tuple[Term, ...]:
     return tuple(term(t) for t in _split_and(_unparen(predicate)))
 
 
+def restricts_to(predicate: str | None, conditions: Collection[str]) -> bool:
+    """Whether this partial index holds only rows meeting every one of `conditions` (each written as
+    PostgreSQL prints it, parentheses optional): each is one of the predicate's AND terms. Where
+    implied_by asks "can a query with these conditions use it", this asks "is it that narrow".
+
+    >>> restricts_to("((finished_at IS NULL) AND (performed_at IS NULL))", ["performed_at IS NULL"])
+    True
+    >>> restricts_to("(finished_at IS NULL)", ["finished_at IS NULL", "performed_at IS NULL"])
+    False
+    >>> restricts_to(None, ["performed_at IS NULL"])
+    False
+    """
+    if not predicate:
+        return False
+    have = {t.text for t in terms(predicate)}
+    return all(_normal(c) in have for c in conditions)
+
+
 def implied_by(
     predicate: str | None,
     equal: Mapping[str, Collection[str]] | None = None,

@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 
 import psycopg
+from frameworks.cases import follow_index_advice
 
 from dialect_cases import DialectCase, TruthJob, backdate_column
 
@@ -31,6 +32,12 @@ _sessions: list[psycopg.Connection] = []  # the live workers' sessions, open whi
 def install(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(DDL.read_text())
+
+
+def install_advised(dsn: str) -> None:
+    """The schema, then the indexes pgq-top's advice names (the waiting counts' index-only path)."""
+    install(dsn)
+    follow_index_advice(dsn, "good-job")
 
 
 ENQUEUE = f"""
@@ -184,13 +191,14 @@ def truth(conn: psycopg.Connection) -> list[TruthJob]:
 
 CASES = [
     DialectCase(
-        "good-job-stock",
+        case_id,
         "good-job",
         "public",
         "good_jobs",
-        install,
+        installer,
         populate,
         truth,
         backdate=backdate_column("public", "good_jobs", "scheduled_at", now=NOW),
     )
+    for case_id, installer in (("good-job-stock", install), ("good-job", install_advised))
 ]

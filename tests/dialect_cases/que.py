@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import psycopg
+from frameworks.cases import follow_index_advice
 
 from dialect_cases import DialectCase, TruthJob, backdate_column
 
@@ -57,6 +58,12 @@ WHERE id = ANY(%s)
 def install(dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(DDL.read_text())
+
+
+def install_advised(dsn: str) -> None:
+    """The schema, then the indexes pgq-top's advice names (the waiting counts' index-only path)."""
+    install(dsn)
+    follow_index_advice(dsn, "que")
 
 
 def enqueue(conn: psycopg.Connection, queue: str, count: int, *, delay: float = 0, priority: int = 100
@@ -145,13 +152,14 @@ def truth(conn: psycopg.Connection) -> list[TruthJob]:
 
 CASES = [
     DialectCase(
-        "que",
+        case_id,
         "que",
         "public",
         "que_jobs",
-        install,
+        installer,
         populate,
         truth,
         backdate=backdate_column("public", "que_jobs", "run_at"),
-    ),
+    )
+    for case_id, installer in (("que-stock", install), ("que", install_advised))
 ]

@@ -129,19 +129,19 @@ def test_every_poll_walks_an_index_before_and_after_the_advice(installed, empty_
     conn.execute("ANALYZE")
     after = model_of(conn, kind)
     # following the advice turns its scans into index walks (procrastinate's kept succeeded jobs
-    # are counted by a scan whatever the indexes: their count grows with the table; good_job's
-    # released jobs too: no index of good_job's has performed_at)
+    # are counted by a scan whatever the indexes: their count grows with the table)
     assert after.advice == ()
     # (and Que's finished and expired jobs: no index of Que's serves them, and pgq-top advises none)
     kept = {
         "procrastinate.count_done_scan",
         "dbos.count_done_scan",
-        "good-job.count_released_scan",
         "que.count_final_scan",
         "que.dead_scan",
     }
     assert {s.name for s in after.scans} <= kept
-    assert len({s.name for s in before.scans}) > len(after.scans) or before.advice == ()
+    # an advice makes a scanned figure indexed, unless it names no state: it only makes an indexed
+    # count cheaper (good_job's and Que's waiting indexes: counted without reading each row)
+    assert len({s.name for s in before.scans}) > len(after.scans) or all(not a.states for a in before.advice)
     for statement in reads(after):
         if statement.indexed:
             assert [r for r in seq_scans(conn, statement, params) if big(r)] == [], statement.name

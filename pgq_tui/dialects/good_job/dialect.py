@@ -16,19 +16,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from psycopg import sql
+
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     OLDEST_READY,
     ActionKind,
     ActionSpec,
     Capability,
+    IndexAdvice,
     Match,
     QueueModel,
     SearchColumns,
     State,
     Statement,
 )
-from pgq_tui.dialects.kit import Sql, found, refused, state_words
+from pgq_tui.dialects.kit import Sql, found, index_advice, refused, state_words
 from pgq_tui.dialects.sqlfiles import sql_part
 
 KIND = "good-job"
@@ -44,6 +47,14 @@ DETECTED_BY = frozenset(("queue_name", "serialized_params", "scheduled_at", "per
 PROCESS_COLUMNS = frozenset(("id", "updated_at", "state", "lock_type"))
 # good_job's own index the ready/scheduled counts walk (Job.historic_finished_at_index_migrated?)
 UNFINISHED_INDEX = "index_good_jobs_on_queue_name_priority_scheduled_at_unfinished"
+# pgq-top's advice (optional: the figures are true without them). good_job has no index on
+# performed_at, so its own unfinished index holds running rows too: the ready and scheduled counts
+# read each row's heap tuple (bounded by the count cap); this one is index-only. And no index tells a
+# released job from a queued one: without the second, they are counted by a scan.
+WAITING_INDEX = "(queue_name, scheduled_at) WHERE finished_at IS NULL AND performed_at IS NULL"
+RELEASED_INDEX = (
+    "(queue_name) WHERE finished_at IS NULL AND performed_at IS NOT NULL AND locked_by_id IS NULL"
+)
 STATES = state_words("""
     ready       queued: performed_at NULL, finished_at NULL, scheduled_at <= now
     scheduled   scheduled / retried: performed_at NULL, finished_at NULL, scheduled_at > now
@@ -142,6 +153,13 @@ class GoodJobDialect:
             "discard_message": (DISCARD_MESSAGE,),
         }
         s = Sql(__package__, KIND, idents, literals)
+        unfinished = ("finished_at IS NULL",)
+        waiting = (*unfinished, "performed_at IS NULL")
+        released = (*unfinished, "performed_at IS NOT NULL", "locked_by_id IS NULL")
+        has_waiting = rel is not None and rel.has_index(
+            ("queue_name", "scheduled_at"), also=waiting, only=waiting
+        )
+        has_released = rel is not None and rel.has_index(("queue_name",), also=released, only=released)
         rule = (
             "running (performed_at set, finished_at NULL) on the process its locked_by_id names, no"
             " session holds the job's advisory lock (md5 of '<table>-<id>', good_job's key), and that"
@@ -158,9 +176,13 @@ class GoodJobDialect:
             states=STATES,
             counts=(
                 _parts(s.count("count_waiting", "ready", "scheduled", OLDEST_READY)),
-                _parts(s.count("count_running", "running", "stuck")),
-                # no index tells a released job from a queued one (none on performed_at): a scan
-                _parts(s.count("count_released", "released", indexed=False)),
+                _parts(
+                    s.count("count_running", "running", "stuck"),
+                    ("unexplained_lock", sql_part(__package__, "unexplained_lock")),
+                ),
+                # no index of good_job's tells a released job from a queued one (none on
+                # performed_at): a scan, unless the advised index is there
+                _parts(s.count("count_released", "released", indexed=has_released)),
                 _parts(s.count("count_finished", "dead", "done")),
             ),
             leases=_parts(s.leases()),
@@ -200,6 +222,7 @@ class GoodJobDialect:
                     " or GoodJob::Job.find(id).retry_job in a Rails console)",
                 ),
             ),
+            advice=_advice((schema, match.table), has_waiting, has_released),
             extra_states=("released",),
             capped_overall=("running", "stuck", "dead", "done"),
             liveness_known=True,
@@ -209,6 +232,30 @@ class GoodJobDialect:
             required_columns=tuple(sorted(COLUMNS_READ)),
             setup_hint="install good_job in the Rails app: rails g good_job:install && rails db:migrate",
         )
+
+
+def _advice(jobs: tuple[str, str], has_waiting: bool, has_released: bool) -> tuple[IndexAdvice, ...]:
+    """The indexes pgq-top offers for good_jobs, those not there yet."""
+    table = jobs[1]
+    waiting = index_advice(
+        Capability.COUNTS,
+        sql.Identifier(f"{table}_pgq_top_waiting").as_string(None),
+        jobs,
+        WAITING_INDEX,
+        "good_job has no index on performed_at: the ready and scheduled counts read each job's row"
+        " (up to the count cap per queue); this index answers them from the index alone",
+        (),  # no state: those counts are live without it, only cheaper with it
+    )
+    released = index_advice(
+        Capability.COUNTS,
+        sql.Identifier(f"{table}_pgq_top_released").as_string(None),
+        jobs,
+        RELEASED_INDEX,
+        "no index of good_job's tells a released job from a queued one: pgq-top scans for them (in the"
+        " poll while the table is small, else in the background); this index makes the figure live",
+        ("released",),
+    )
+    return tuple(a for a, there in ((waiting, has_waiting), (released, has_released)) if not there)
 
 
 def _search(jobs: tuple[str, str], processes: tuple[str, str]) -> SearchColumns:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
+from psycopg import sql
+
 from pgq_tui.dialects.activity import activity_statement
 from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
@@ -30,7 +32,7 @@ from pgq_tui.dialects.contract import (
     State,
     Statement,
 )
-from pgq_tui.dialects.kit import Setting, Sql, found, refused, state_words
+from pgq_tui.dialects.kit import Setting, Sql, found, index_advice, refused, state_words
 from pgq_tui.dialects.sqlfiles import sql_file, sql_part
 
 KIND = "que"
@@ -51,6 +53,11 @@ COLUMNS_READ = frozenset(
      "last_error_backtrace", "finished_at", "expired_at", "args", "kwargs", "data", "job_schema_version")
 )  # fmt: skip
 DETECTED_BY = frozenset(("id", "queue", "priority", "run_at", "job_class", "error_count", "args"))
+# pgq-top's advice (optional: the counts are true without it): que_poll_idx holds errored jobs too and
+# error_count is in no index, so the ready and scheduled counts read each row's heap tuple (bounded
+# by the count cap); this one answers them from the index alone (id: the held-lock exclusion)
+WAITING = ("finished_at IS NULL", "expired_at IS NULL", "error_count = 0")
+WAITING_INDEX = "(job_schema_version, queue, run_at, id) WHERE " + " AND ".join(WAITING)
 STATES = state_words("""
     ready       ready: not finished nor expired, run_at <= now(), error_count 0, no Que lock
     scheduled   scheduled: run_at > now(), error_count 0, no Que lock
@@ -128,6 +135,18 @@ class QueDialect:
             )
             return parts(statement, *shared)
 
+        has_waiting = rel is not None and rel.has_index(
+            ("job_schema_version", "queue", "run_at"), also=WAITING, only=WAITING
+        )
+        waiting = index_advice(
+            Capability.COUNTS,
+            sql.Identifier(f"{match.table}_pgq_top_waiting").as_string(None),
+            (schema, match.table),
+            WAITING_INDEX,
+            "error_count is in no index of Que's: the ready and scheduled counts read each job's row"
+            " (up to the count cap per queue); this index answers them from the index alone",
+            (),  # no state: those counts are live without it, only cheaper with it
+        )
         rule = (
             "a Que lock (an advisory lock on the job's id, held by a backend registered in que_lockers,"
             " as Que.job_states reads them) whose backend has been idle longer than"
@@ -179,6 +198,7 @@ class QueDialect:
                     destructive=True,
                 ),
             ),
+            advice=() if has_waiting else (waiting,),
             extra_states=("errored",),
             liveness_known=True,
             unsupported=(
