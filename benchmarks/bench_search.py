@@ -1,7 +1,7 @@
 """Search time vs table size, bounded and unbounded, with and without a GIN index (issue #32).
 
     python benchmarks/bench_search.py [--dsn DSN] [--sizes 100000,1000000]
-    python benchmarks/bench_search.py --stock procrastinate [--rows 2000000] [--timeout-ms 300]
+    python benchmarks/bench_search.py --stock procrastinate [--rows 2000000] [--timeout-ms 50]
 
 For each size, pgq-top's own table is filled (COPY via JobQueue.enqueue; 2% dead with error A,
 0.3% dead with error B), then three searches are timed through `pgq_tui.search.run.search` (its
@@ -20,6 +20,7 @@ the search's in pg_stat_activity (so no transaction open). Exit 1 if one does no
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from datetime import datetime, timezone
@@ -68,7 +69,9 @@ def searches_left(dsn: str) -> list[tuple[str, str | None]]:
 
 def stock(server_dsn: str, kind: str, rows: int, short_ms: int) -> bool:
     """Issue #32's acceptance on `kind`'s stock schema with `rows` jobs; True when every check holds."""
-    from bench_framework_poll import build  # the schema by the framework's own tool, its fill
+    from bench_framework_poll import QUEUES, build  # the schema by the framework's own tool, its fill
+
+    os.environ["PGQ_TEST_QUEUES"] = ",".join(QUEUES)  # pg-boss: one partition each, before the fill
 
     started = time.perf_counter()
     dsn = build(server_dsn, kind, rows, advised=False)
@@ -103,7 +106,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="100000,1000000")
     ap.add_argument("--stock", help="a framework kind: its stock schema instead of pgq-top's table")
     ap.add_argument("--rows", type=int, default=2_000_000, help="with --stock")
-    ap.add_argument("--timeout-ms", type=int, default=300, help="with --stock: the short timeout")
+    ap.add_argument("--timeout-ms", type=int, default=50, help="with --stock: the short timeout")
     args = ap.parse_args()
     if args.stock:
         with measured_server(args.dsn) as (dsn, version):

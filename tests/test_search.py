@@ -178,3 +178,18 @@ def test_search_holds_no_transaction_and_obeys_its_timeout(dsn: str, incident: d
     with pytest.raises(Exception, match=r"timeout|cancel") as err:
         search(dsn, slow, parse("error:x", NOW), statement_timeout_ms=300)
     assert "\n" not in str(err.value)
+
+
+def test_no_bound_where_no_index_orders_the_jobs(dsn: str, incident: dict[str, list[int]]) -> None:
+    """pg-boss's case (order_indexed False): a bound would read and sort every row, so the search
+    reads them all and says why, rather than claiming the newest N."""
+    model = pgq_model(dsn)
+    assert model.search is not None
+    unordered = replace(model, search=replace(model.search, order_indexed=False))
+    result = search(dsn, unordered, parse("state:dead", NOW), limit_scan=25)
+    assert result.complete and result.bound is None and result.scanned is None and result.matched == 26
+    assert result.summary() == (
+        "every job searched (no index orders public.jobs by id: a bound would read and sort every row"
+        " too); 26 match"
+    )
+    assert result.as_json()["unbounded_why"] is not None

@@ -438,6 +438,9 @@ class SearchColumns:
     id: str = "id"  # the primary key column
     integer_ids: bool = True
     order: str = "id"  # newest first by this column: the bounded scan reads the newest N by it
+    # False: no index orders the jobs by `order`, so a bound would read and sort every row anyway:
+    # the search reads them all (cheaper: no sort) under its statement_timeout, and says so
+    order_indexed: bool = True
     queue: str | None = "queue"  # column
     queue_expr: str | None = None  # expression instead, when the queue lives in another table
     error: str | None = None  # expression: the job's last error(s) as text

@@ -51,6 +51,8 @@ class Result:
     bound: int | None  # the bound asked for; None: unbounded
     as_of: datetime
     complete: bool  # every job was searched (no bound, or the table holds no more than the bound)
+    # why a bound asked for was not applied (no index orders the kind's jobs: it would read them all)
+    unbounded_why: str | None = None
 
     def summary(self) -> str:
         """What was searched and how many match.
@@ -63,10 +65,13 @@ class Result:
         'all 4,210 jobs searched; 2 match'
         >>> Result("q", (), (), 1, None, None, at, True).summary()
         'every job searched; 1 match'
+        >>> Result("q", (), (), 1, None, None, at, True, "no index orders them").summary()
+        'every job searched (no index orders them); 1 match'
         """
         found = f"{self.matched:,} match"
         if self.bound is None:
-            return f"every job searched; {found}"
+            why = f" ({self.unbounded_why})" if self.unbounded_why else ""
+            return f"every job searched{why}; {found}"
         if self.complete:
             return f"all {self.scanned:,} jobs searched; {found}"
         return f"newest {self.scanned:,} jobs searched (older ones were not); {found}"
@@ -78,6 +83,7 @@ class Result:
             "scanned": self.scanned,
             "bound": self.bound,
             "complete": self.complete,
+            "unbounded_why": self.unbounded_why,
             "summary": self.summary(),
             "as_of": self.as_of.isoformat(),
             "jobs": [
@@ -102,7 +108,8 @@ def search(
     with one line for a failed or timed-out read). `on_connect` is handed the search's connection
     before it reads, so another thread may cancel it (`conn.cancel_safe()`: the dashboard's escape)."""
     compiled = compile_query(query, model)
-    bounded = limit_scan is not None and not compiled.by_id
+    unordered = limit_scan is not None and not compiled.by_id and not compiled.columns.order_indexed
+    bounded = limit_scan is not None and not compiled.by_id and not unordered
     # w_scan NULL: no bound (LIMIT NULL is LIMIT ALL); w_ids NULL: any id (a kind's source reads both)
     params = {**compiled.params, "w_scan": limit_scan if bounded else None, "w_rows": rows, "w_ids": None}
     conn = connect(
@@ -145,7 +152,13 @@ def search(
         limit_scan if bounded else None,
         as_of,
         complete,
+        _unordered_why(compiled) if unordered else None,
     )
+
+
+def _unordered_why(compiled: Compiled) -> str:
+    table = ".".join(compiled.columns.jobs)
+    return f"no index orders {table} by {compiled.columns.order}: a bound would read and sort every row too"
 
 
 def _one(cur: psycopg.Cursor[dict[str, Any]]) -> dict[str, Any]:

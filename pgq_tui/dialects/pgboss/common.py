@@ -128,8 +128,9 @@ def dead_actions(s: Sql, retry_effect: str) -> tuple[ActionSpec, ...]:
 
 def search_columns(s: BossSql, schema: str) -> SearchColumns:
     """The search language on pg-boss's job table (both layouts): data is the args, output the
-    output (and, for a failure, the error). Ids are uuids: the bounded scan takes the newest by
-    created_on, which no pg-boss index orders, so it reads the table within its statement_timeout."""
+    output (and, for a failure, the error). Ids are uuids and no pg-boss index orders the jobs by time
+    across queues (12.x's job_i15 is (name, created_on): per queue): a bound would read and sort every
+    row, so the search reads them all, within its statement_timeout, and says why (order_indexed)."""
     stuck = re.sub(r"--[^\n]*", "", s.text("stuck")).strip()  # the dialect's own rule, comments dropped
     waiting = "j.state IN ('created', 'retry')"
     return SearchColumns(
@@ -145,6 +146,7 @@ def search_columns(s: BossSql, schema: str) -> SearchColumns:
         ),
         integer_ids=False,
         order="created_on",
+        order_indexed=False,
         queue="name",
         error="j.output::text",
         time="coalesce(j.completed_on, j.started_on, j.created_on)",
