@@ -12,10 +12,12 @@
 --                   every database's tables.
 --   catalog         a logical slot with only catalog_xmin: it keeps catalog rows and WAL (wal_bytes),
 --                   never a user table's dead rows.
+-- Ages are floored at 0: now() is this statement's start, and another session's transaction may have
+-- begun after it (a 'backend' whose xact_start is later read -0.008 s: an age is never negative).
 SELECT * FROM (
     SELECT 'backend' AS kind, a.pid::text AS name,
            greatest(age(a.backend_xmin), age(a.backend_xid)) AS xmin_age,
-           extract(epoch FROM now() - a.xact_start)::float8 AS age_s,
+           greatest(0, extract(epoch FROM now() - a.xact_start))::float8 AS age_s,
            concat_ws(' ', a.usename || '@' || a.datname, nullif(a.application_name, ''), a.state) AS detail,
            a.application_name LIKE 'pgq-top%%' AS is_pgq_top,
            CASE WHEN a.datname IS NULL THEN 'cluster'
@@ -26,7 +28,7 @@ SELECT * FROM (
     WHERE (a.backend_xmin IS NOT NULL OR a.backend_xid IS NOT NULL) AND a.pid <> pg_backend_pid()
     UNION ALL
     SELECT 'prepared transaction', p.gid, age(p.transaction),
-           extract(epoch FROM now() - p.prepared)::float8,
+           greatest(0, extract(epoch FROM now() - p.prepared))::float8,
            p.owner::text || '@' || p.database::text, false,
            CASE WHEN p.database = current_database() THEN 'database' ELSE 'other database' END,
            NULL::bigint

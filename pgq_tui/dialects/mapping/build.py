@@ -304,9 +304,11 @@ FROM {self._capped(state, "true", self.queue + " AS queue")} x
 GROUP BY x.queue"""
         return self.statement(f"count_{state}", text, ("queue", state))
 
-    def count_scan(self, group: str, states: tuple[str, ...], oldest: bool) -> Statement:
-        """Every state of one status group per queue, by one scan of the group's rows (no index
-        serves it): exact, cap1 unused. `oldest`: the group's oldest due run_at too."""
+    def count_scan(self, groups: tuple[tuple[str, tuple[str, ...]], ...], oldest: bool) -> Statement:
+        """Every state of the status groups no index serves, per queue, by ONE scan of their rows
+        (one pass over the table for all of them, not one per group): exact, cap1 unused. `groups`:
+        (group, its states counted) in order. `oldest`: the ready group's oldest due run_at too."""
+        states = tuple(st for _, counted in groups for st in counted)
         cols = [f"count(*) FILTER (WHERE {self.condition(st)}) AS {st}" for st in states]
         columns = ["queue", *states]
         if oldest:
@@ -315,11 +317,14 @@ GROUP BY x.queue"""
                 f"::float8 AS {OLDEST_READY}"
             )
             columns.append(OLDEST_READY)
+        names = [g for g, _ in groups]
+        # no cast on the column (in_state): one IN list of every group's words
+        values = ", ".join(f"{{v_{g}}}" for g in names)
         text = f"""
 SELECT {self.queue} AS queue, {", ".join(cols)}
-FROM {{jobs}} WHERE {self.in_state(group)}
+FROM {{jobs}} WHERE {{c_status}} IN ({values})
 GROUP BY 1"""
-        return self.statement(f"count_{group}_scan", text, tuple(columns)).scan()
+        return self.statement(f"count_{'_'.join(names)}_scan", text, tuple(columns)).scan()
 
     def oldest_scan(self) -> Statement:
         """Per queue, the oldest due run_at, by a scan of the ready rows (no index in run_at order)."""

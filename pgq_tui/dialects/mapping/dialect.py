@@ -62,6 +62,7 @@ class MappingDialect:
         advice: dict[str, IndexAdvice] = {}
         unsupported: list[tuple[Capability, str]] = []
         overall: list[str] = []  # states counted over all queues together (no per-queue index)
+        scanned: list[tuple[str, tuple[str, ...]]] = []  # groups no index serves: one scan for all
         for state, (group, capability) in _GROUPS.items():
             if group not in spec.states:
                 continue
@@ -73,11 +74,14 @@ class MappingDialect:
                 counts.append(b.count(state))
                 overall.append(state)
             elif group not in advice:
-                # no index: the whole group by one scan (the engine picks poll or background)
+                # no index: the whole group by a scan (the engine picks poll or background)
                 states = tuple(s for s, (g, _) in _GROUPS.items() if g == group)
-                counted = tuple(s for s in states if b.parts(s))
-                counts.append(b.count_scan(group, counted, group == "ready" and bool(spec.col("run_at"))))
+                scanned.append((group, tuple(s for s in states if b.parts(s))))
                 advice[group] = b.advice(group, capability, states)
+        if scanned:
+            # one pass over the table counts every such group: a second scan would read it again
+            ready_scanned = any(g == "ready" for g, _ in scanned) and bool(spec.col("run_at"))
+            counts.append(b.count_scan(tuple(scanned), ready_scanned))
         for i, label in enumerate(spec.extra):
             extra = b.count_extra(i, label)
             counts.append(extra if b.indexed(label) else extra.scan())

@@ -19,6 +19,7 @@ from psycopg import sql
 
 from pgq_tui.dialects.catalog import Catalog, Relation
 from pgq_tui.dialects.contract import (
+    COUNT_KEY,
     ActionSpec,
     Capability,
     IndexAdvice,
@@ -94,6 +95,19 @@ def pick(s: Sql, indexed: bool, name: str, scan: str, columns: tuple[str, ...]) 
     """`name` where an index serves it, else `scan`: the same figures by one scan (Statement.indexed
     False, exact: the engine runs it in the poll while the table is small, else in the background)."""
     return s(name, columns) if indexed else s(scan, columns).scan()
+
+
+def one_pass(counts: list[Statement], s: Sql) -> list[Statement]:
+    """`counts` with the active, failed and completed counts as ONE scan (count_states_scan.sql) when
+    no index serves any of the three: one pass over the table instead of three. Otherwise as given
+    (each served by its index, or the remaining scans alone)."""
+    scans = {c.name.split(".")[-1] for c in counts if not c.indexed}
+    three = {"count_active_scan", "count_failed_scan", "count_completed_scan"}
+    if not three <= scans:
+        return counts
+    merged = s("count_states_scan", (COUNT_KEY, "running", "stuck", "dead", "done")).scan()
+    kept = [c for c in counts if c.name.split(".")[-1] not in three]
+    return [*kept, merged]
 
 
 def advice(

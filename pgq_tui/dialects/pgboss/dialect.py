@@ -26,6 +26,7 @@ from pgq_tui.dialects.pgboss.common import (
     advice,
     boss_latency,
     dead_actions,
+    one_pass,
     schedule_source,
     search_columns,
     statements,
@@ -188,7 +189,7 @@ class PgBossDialect:
             title=self.title,
             stuck_rule=STUCK_RULE,
             states=STATE_WORDS,
-            counts=counts,
+            counts=tuple(one_pass(list(counts), s)),
             **s.reads(s.leases(indexed=has_active), s.dead(indexed=has_failed)),
             # created_on and completed_on have no index: read while job is small
             finished=s("finished", FINISHED_COLUMNS),

@@ -39,6 +39,7 @@ from pgq_tui.dialects.pgboss.common import (
     advice,
     boss_latency,
     dead_actions,
+    one_pass,
     pick,
     schedule_source,
     search_columns,
@@ -180,7 +181,7 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
         stuck_rule=HEARTBEAT_RULE if beats else TIMEOUT_RULE,
         stuck_label="timed out or heartbeat lost" if beats else "timed out",
         states=states(version),
-        counts=tuple(counts),
+        counts=tuple(one_pass(counts, s)),
         **s.reads(
             pick(s, has_states, "modern_leases", "leases_scan", (*LEASE_COLUMNS, "heartbeat_age")),
             s.dead(indexed=has_failed),  # 10.x's lists: the same columns
