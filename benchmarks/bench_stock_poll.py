@@ -12,10 +12,10 @@ the poll below SCAN_PAGES, in the background counter above it.
 
 Timed, medians of --runs, sizes in turns: the whole Monitor.collect() (the foreground poll the user
 waits for) with its background counter running beside it, as in the dashboard. Then for --watch-s a
-monitor polls once a second and reports the background pass: its cost (median and max), its duty
-(cost / (cost + wait) over the watch, from the pass timestamps) and the figures' lag (poll time -
-as_of, median and max), and the pacing wait after the last pass with the duty it gives (cost /
-(cost + wait)). Prints the 5M / 10k poll ratio (target < 2) and the load average.
+monitor polls once a second and reports the background work: each background statement's last cost
+(each scan is run and paced on its own) and their sum (one full pass), the counter's measured duty
+(its busy time over the watch) and the figures' lag (poll time - as_of, median and max). Prints the
+5M / 10k poll ratio (target < 2) and the load average.
 """
 
 from __future__ import annotations
@@ -73,29 +73,27 @@ def build_seed(server_dsn: str, n: int) -> str:
 
 
 def watch(monitor: Monitor, seconds: float) -> dict[str, Any]:
-    """Poll once a second for `seconds`; the background passes seen (cost, duty) and the lag."""
-    passes: dict[Any, float] = {}  # as_of -> cost_ms
+    """Poll once a second for `seconds`: the background statements' last costs (each scan runs and is
+    paced on its own), the counter's measured duty (its busy time over the watch) and the figures'
+    lag (poll time - the background figures' as_of)."""
     lags: list[float] = []
-    end = time.monotonic() + seconds
+    counter = monitor._counter
+    monitor.collect()
+    busy0, t0 = counter.busy_s, time.monotonic()
+    end = t0 + seconds
     while time.monotonic() < end:
         snap = monitor.collect()
-        bg = monitor._counter.latest()
+        bg = counter.latest()
         if bg is not None:
-            passes[bg.as_of] = bg.cost_ms
             lags.append((snap.server.now - bg.as_of).total_seconds())
         time.sleep(1.0)
-    costs = list(passes.values())
-    wait = monitor._counter._last_wait  # the pacing wait after the last pass (>= 9x its cost)
-    stamps = sorted(passes)
-    span = (stamps[-1] - stamps[0]).total_seconds() if len(stamps) > 1 else None
-    busy = sum(passes[t] for t in stamps[:-1]) / 1000  # each pass before the last, within the span
+    elapsed = time.monotonic() - t0
+    with counter._cond:
+        costs = {k: p.cost_s for k, p in counter._parts.items() if p.landed is not None}
     return {
-        "passes": len(costs),
-        "cost_med_ms": statistics.median(costs) if costs else None,
-        "cost_max_ms": max(costs) if costs else None,
-        "duty": busy / span if span else None,  # measured, over two passes or more
-        "wait_s": wait,
-        "paced_duty": costs[-1] / 1000 / (costs[-1] / 1000 + wait) if costs else None,  # cost/(cost+wait)
+        "statements": {k.split(".")[-1]: round(c, 2) for k, c in costs.items()},  # last cost, s
+        "pass_s": sum(costs.values()),  # every background statement once: one full pass
+        "duty": (counter.busy_s - busy0) / elapsed,  # measured: busy seconds over the watch
         "lag_med_s": statistics.median(lags) if lags else None,
         "lag_max_s": max(lags) if lags else None,
     }
