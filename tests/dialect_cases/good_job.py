@@ -141,6 +141,10 @@ def populate(dsn: str) -> None:
         take_lock(worker, "good_jobs", locked)
         (released,) = enqueue(conn, "default", 1)
         perform(conn, released, None)  # released: Process.cleanup cleared its locked_by_id
+        # two more in another queue: three in all, past the conformance suite's cap of 2, so the
+        # advised released count (capped over all queues together) is checked as such
+        for more in enqueue(conn, "mailers", 2):
+            perform(conn, more, None)
         # another application's advisory locks: the same 64 bits as a stuck job's key, taken in the
         # two-int form (objsubid 2), and a plain bigint key; neither makes a job running
         (foreign,) = enqueue(conn, "billing", 1)

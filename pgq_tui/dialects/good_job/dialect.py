@@ -224,7 +224,8 @@ class GoodJobDialect:
             ),
             advice=_advice((schema, match.table), has_waiting, has_released),
             extra_states=("released",),
-            capped_overall=("running", "stuck", "dead", "done"),
+            # released too: through the advised index it is read up to the cap over all queues
+            capped_overall=("running", "stuck", "dead", "done", "released"),
             liveness_known=True,
             unsupported=((Capability.THROUGHPUT, "good_job keeps no counters"),),
             search=_search((schema, match.table), (schema, PROCESSES)),
