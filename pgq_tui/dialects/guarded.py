@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pgq_tui.dialects.contract import Statement
-from pgq_tui.dialects.sqlfiles import body, sql_part
+from pgq_tui.dialects.sqlfiles import body, sql_part, sql_parts
 
 
 def _with(statement: Statement, guard: Statement, queue_column: str, order_column: str) -> Statement:
@@ -44,4 +44,4 @@ def guarded(
 def with_parts(statement: Statement, package: str, *names: str) -> Statement:
     """`statement` with the fragments `sql/<name>.sql` of `package` bound as its parts `{name}`: SQL
     that several statements of one dialect share, written once."""
-    return replace(statement, parts=(*statement.parts, *((n, sql_part(package, n)) for n in names)))
+    return replace(statement, parts=(*statement.parts, *sql_parts(package, *names)))

@@ -41,3 +41,8 @@ def sql_part(package: str, name: str) -> str:
     """`sql_file(package, name)` without its leading comment lines: an SQL fragment bound as a
     Statement part (Statement.parts), composed by psycopg."""
     return body(sql_file(package, name))
+
+
+def sql_parts(package: str, *names: str) -> tuple[tuple[str, str], ...]:
+    """(name, sql_part(package, name)) for each name: parts to bind as `{name}`, in order."""
+    return tuple((n, sql_part(package, n)) for n in names)

@@ -108,8 +108,9 @@ def search(
     with one line for a failed or timed-out read). `on_connect` is handed the search's connection
     before it reads, so another thread may cancel it (`conn.cancel_safe()`: the dashboard's escape)."""
     compiled = compile_query(query, model)
-    unordered = limit_scan is not None and not compiled.by_id and not compiled.columns.order_indexed
-    bounded = limit_scan is not None and not compiled.by_id and not unordered
+    asked = limit_scan is not None and not compiled.by_id  # an id term needs no bound
+    unordered = asked and not compiled.columns.order_indexed
+    bounded = asked and not unordered
     # w_scan NULL: no bound (LIMIT NULL is LIMIT ALL); w_ids NULL: any id (a kind's source reads both)
     params = {**compiled.params, "w_scan": limit_scan if bounded else None, "w_rows": rows, "w_ids": None}
     conn = connect(

@@ -32,7 +32,7 @@ from pgq_tui.dialects.contract import (
     Statement,
 )
 from pgq_tui.dialects.kit import Sql, found, index_advice, refused, state_words
-from pgq_tui.dialects.sqlfiles import sql_part
+from pgq_tui.dialects.sqlfiles import sql_part, sql_parts
 
 KIND = "good-job"
 PROCESSES = "good_job_processes"
@@ -90,8 +90,7 @@ def version(catalog: Catalog, schema: str, table: str) -> str | None:
 
 def _base_parts() -> tuple[tuple[str, str], ...]:
     """The rules every statement and the search bind: BASE_PARTS, then the payload preview."""
-    base = tuple((n, sql_part(__package__, n)) for n in BASE_PARTS)
-    return (*base, ("payload", sql_part(__package__, "preview_text")))
+    return (*sql_parts(__package__, *BASE_PARTS), ("payload", sql_part(__package__, "preview_text")))
 
 
 def _parts(statement: Statement, *extra: tuple[str, str]) -> Statement:

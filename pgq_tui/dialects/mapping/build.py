@@ -70,9 +70,10 @@ class Builder:
     def queue(self) -> str:
         return "coalesce({c_queue}::text, '(null)')" if self.has("queue") else "{queue_name}::text"
 
-    def in_state(self, key: str) -> str:
-        # no cast on the column: a partial index on `status = 'running'` must still match
-        return f"{{c_status}} IN ({{v_{key}}})"
+    def in_state(self, *keys: str) -> str:
+        """The status is one of these groups' words (one IN list). No cast on the column: a partial
+        index on `status = 'running'` must still match."""
+        return f"{{c_status}} IN ({', '.join(f'{{v_{k}}}' for k in keys)})"
 
     @property
     def rule(self) -> tuple[str, str] | None:
@@ -318,11 +319,9 @@ GROUP BY x.queue"""
             )
             columns.append(OLDEST_READY)
         names = [g for g, _ in groups]
-        # no cast on the column (in_state): one IN list of every group's words
-        values = ", ".join(f"{{v_{g}}}" for g in names)
         text = f"""
 SELECT {self.queue} AS queue, {", ".join(cols)}
-FROM {{jobs}} WHERE {{c_status}} IN ({values})
+FROM {{jobs}} WHERE {self.in_state(*names)}
 GROUP BY 1"""
         return self.statement(f"count_{'_'.join(names)}_scan", text, tuple(columns)).scan()
 

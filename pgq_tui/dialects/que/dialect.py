@@ -33,7 +33,7 @@ from pgq_tui.dialects.contract import (
     Statement,
 )
 from pgq_tui.dialects.kit import Setting, Sql, found, index_advice, refused, state_words
-from pgq_tui.dialects.sqlfiles import sql_file, sql_part
+from pgq_tui.dialects.sqlfiles import sql_file, sql_part, sql_parts
 
 KIND = "que"
 SHARED = "pgq_tui.dialects"  # dialects/sql/: admitted.sql, chosen.sql, preview.sql
@@ -121,8 +121,7 @@ class QueDialect:
         s = Sql(__package__, KIND, idents, literals)
 
         def parts(statement: Statement, *extra: tuple[str, str]) -> Statement:
-            base = tuple((n, sql_part(__package__, n)) for n in BASE_PARTS)
-            return replace(statement, parts=(*base, *extra))
+            return replace(statement, parts=(*sql_parts(__package__, *BASE_PARTS), *extra))
 
         def guarded(name: str, guard: str) -> Statement:
             base = s(f"guard_{guard}", PREVIEW_COLUMNS if name == "preview" else ("id",))
