@@ -506,6 +506,22 @@ class ScheduleSource:
 
 
 @dataclass(frozen=True)
+class Pass:
+    """ONE scan that yields the rows of several statements no index serves, each of which would read
+    the whole relation again (a count and a list of the same rows): the background counter runs it
+    instead of them when the relation is too big to scan in the poll (monitor/background.py). Its
+    rows: `pgq_part`, the index in `covers` of the statement the row belongs to; for a count, the
+    count row as jsonb in `pgq_counts`; for a list, the list's own columns. The covered statements
+    stay as they are: the poll still runs them on a small relation."""
+
+    statement: Statement
+    covers: tuple[Statement, ...]
+
+
+PASS_PART, PASS_COUNTS = "pgq_part", "pgq_counts"  # a Pass's row: which statement, and a count row
+
+
+@dataclass(frozen=True)
 class QueueModel:
     """Everything the engine needs to monitor and act on one detected queue."""
 
@@ -572,6 +588,8 @@ class QueueModel:
     # pausing a queue the framework's own way; None: the framework has no queue pause (said in
     # `unsupported` under Capability.PAUSE, or "<title> has no queue pause")
     pause: PauseSpec | None = None
+    # scans the background counter runs as one (Pass): a count and a list of the same rows
+    passes: tuple[Pass, ...] = ()
 
     @property
     def kind(self) -> str:

@@ -21,12 +21,17 @@ is kept with its own as_of (BackgroundCount.as_of_by; a scan's is the moment jus
 what failed says why per figure (BackgroundCount.failed) and keeps its last value, stale with its true
 as_of; merge() makes one BackgroundCount of them.
 
-Pacing, per statement by its own measured cost: after a run that took `cost`, that statement waits
-max(min_interval_s, cost * (1 - duty) / duty), and the whole counter rests cost * (1 - duty) / duty
-before its next statement, so it keeps at most `duty` of one backend busy; scans (and the indexed
-counts while scans are wanted) use SCAN_DUTY (10%). The cap has hysteresis (held()): a name over the cap
-stays wanted while the poll reads at least half the cap and HOLD_POLLS polls more; a name newly over it
-is counted at once, at most once per pacing window. A failed statement is retried after twice its wait.
+Pacing: one budget, DUTY (5%) of one backend for the whole counter, split by urgency. The figures an
+incident turns on (the depth: ready, scheduled, running, stuck, dead; the oldest ready age; the lease
+list) are URGENT and share 80% of it; the rest (done, the extra states, the dead list) share the
+other 20% (each class gets the whole budget while the other is empty). Within a class every statement
+runs once per class cycle, the class's summed last costs over its share, so a costly done count never
+delays the stuck count behind it: after a run that took `cost`, a statement waits
+max(min_interval_s, cycle - cost). The indexed counts are split the same way: the depth (and the
+activity rows, for rates) as ONE statement, the other over-cap counts as another. The cap has
+hysteresis (held()): a name over the cap stays wanted while the poll reads at least half the cap and
+HOLD_POLLS polls more; a name newly over it is counted at once, at most once per pacing window. A
+failed statement is retried after twice its wait.
 
 A lost link (a terminated backend, a restart) ends nothing: the counter's session is closed and
 reopened on the next try, after a backoff (backoff(): the pacing floor, doubling, at most 30 s); the
@@ -49,16 +54,25 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
-from pgq_tui.dialects.contract import COUNT_KEY, OLDEST_READY, QueueModel, Statement
+from pgq_tui.dialects.contract import (
+    COUNT_KEY,
+    OLDEST_READY,
+    PASS_COUNTS,
+    PASS_PART,
+    Pass,
+    QueueModel,
+    Statement,
+)
 from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import PgqError, first_line, unexpected
 from pgq_tui.monitor.counting import DEPTH, FAILED, FIELD, BackgroundCount, depth_of, names_of
-from pgq_tui.monitor.tiers import SCAN_DUTY
 
 __all__ = ["BackgroundCount", "BackgroundCounter", "pacing_wait", "parse", "scan_names", "statements_for"]
 
 APPLICATION_NAME = "pgq-top counts"
 ALL_IDS = 1 << 62  # the activity statement's max_span when the background reads every new id
+DUTY = 0.05  # the whole counter keeps at most 5% of one backend busy (#35: 10M rows, <= 5% of a core)
+SLOW_SHARE = 0.2  # of it, what the figures an incident does not turn on get while urgent ones are wanted
 
 
 def pacing_wait(cost_s: float, min_interval_s: float, duty: float) -> float:
@@ -70,6 +84,18 @@ def pacing_wait(cost_s: float, min_interval_s: float, duty: float) -> float:
     return max(min_interval_s, cost_s * (1.0 - duty) / duty)
 
 
+def class_wait(cost_s: float, class_costs_s: float, share: float, min_interval_s: float) -> float:
+    """Seconds a statement waits after a run that took `cost_s`, when every statement of its class
+    (their last costs summing to `class_costs_s`, this one's included) runs once per class cycle and
+    the class keeps at most `share` of one backend busy: the cycle less its own run, at least
+    `min_interval_s`. A costly statement of the other class never lengthens this one's cycle.
+
+    >>> class_wait(0.5, 1.0, 0.04, 2.0), class_wait(0.5, 0.5, 0.05, 2.0), class_wait(0.01, 0.01, 0.05, 2.0)
+    (24.5, 9.5, 2.0)
+    """
+    return max(min_interval_s, class_costs_s / share - cost_s)
+
+
 def statements_for(model: QueueModel, names: frozenset[str]) -> tuple[tuple[Statement, ...], frozenset[str]]:
     """The indexed count statements that read any of `names` (all of the depth when any depth state
     is wanted: one snapshot for the whole depth, so depth deltas are exact), and every name they
@@ -78,6 +104,29 @@ def statements_for(model: QueueModel, names: frozenset[str]) -> tuple[tuple[Stat
         names |= DEPTH
     chosen = tuple(s for s in model.counts if s.indexed and names_of(s) & names)
     return chosen, frozenset(n for s in chosen for n in names_of(s))
+
+
+def split_counts(
+    statements: Iterable[Statement],
+) -> dict[str, tuple[tuple[Statement, ...], frozenset[str]]]:
+    """The indexed counts as the counter's count parts: COUNTS_PART, every statement that reads a
+    depth state (one statement: one snapshot of the depth, with the activity rows), and SLOW_PART,
+    the others (done, extra states: their cost, a walk of every finished row, must not pace the
+    depth's). Each with the names it reads; an empty part is left out.
+
+    >>> d, f = Statement.of("d", "", ("queue", "ready")), Statement.of("f", "", ("queue", "done"))
+    >>> {k: (tuple(s.name for s in v[0]), sorted(v[1])) for k, v in split_counts([d, f]).items()}
+    {'counts': (('d',), ['ready']), 'counts:slow': (('f',), ['done'])}
+    """
+    out: dict[str, tuple[tuple[Statement, ...], frozenset[str]]] = {}
+    statements = tuple(statements)
+    for key, chosen in (
+        (COUNTS_PART, tuple(s for s in statements if names_of(s) & DEPTH)),
+        (SLOW_PART, tuple(s for s in statements if not names_of(s) & DEPTH)),
+    ):
+        if chosen:
+            out[key] = (chosen, frozenset(n for s in chosen for n in names_of(s)))
+    return out
 
 
 def scan_names(scans: Iterable[Statement]) -> frozenset[str]:
@@ -95,6 +144,29 @@ def scan_names(scans: Iterable[Statement]) -> frozenset[str]:
         if OLDEST_READY in s.columns:
             out.add(OLDEST_READY)
     return frozenset(out)
+
+
+def fold_passes(scans: Iterable[Statement], passes: Iterable[Pass]) -> dict[str, Statement | Pass]:
+    """The scans to run, by name: a Pass instead of the scans it covers when all of them are
+    wanted (one read of the table instead of one each), the rest as they are.
+
+    >>> c, l = Statement.of("c", "", ("queue", "running")), Statement.of("l", "", ("id",))
+    >>> p = Pass(Statement.of("p", ""), (c, l))
+    >>> list(fold_passes([c, l], [p])), list(fold_passes([c], [p]))
+    (['p'], ['c'])
+    """
+    out: dict[str, Statement | Pass] = {s.name: s for s in scans}
+    for p in passes:
+        if all(c.name in out for c in p.covers):
+            for c in p.covers:
+                del out[c.name]
+            out[p.statement.name] = p
+    return out
+
+
+def covered(scan: Statement | Pass) -> tuple[Statement, ...]:
+    """The statements a scan part reads the figures of: a Pass's covered ones, else itself."""
+    return scan.covers if isinstance(scan, Pass) else (scan,)
 
 
 def is_list(statement: Statement) -> bool:
@@ -172,7 +244,8 @@ def one_statement(statements: Iterable[Statement], activity: Statement | None = 
     return sql.SQL("\nUNION ALL\n").join(parts)
 
 
-COUNTS_PART = "counts"  # the part that runs every indexed count as one statement; a scan's is its name
+COUNTS_PART = "counts"  # the part that runs the depth's indexed counts as one statement; a scan's is its name
+SLOW_PART = "counts:slow"  # the part that runs the other indexed counts over the cap (done, extras)
 HOLD_POLLS = 5  # polls a wanted count name stays wanted once it has fallen below half the cap
 BACKOFF_MAX_S = 30.0  # the longest wait between two tries of a lost link
 
@@ -214,13 +287,14 @@ def merge(
     scans: Iterable[BackgroundCount],
     failed: dict[str, str],
     depth: frozenset[str],
+    slow: BackgroundCount | None = None,
 ) -> BackgroundCount | None:
-    """One BackgroundCount from what each statement last landed: the indexed counts' one snapshot
-    (its as_of, max id and new rows carry the rates) and each scan, every scanned name with its own
-    as_of (`as_of_by`); `failed`: name -> why its statement's last try failed. None before anything
-    landed. Pure."""
+    """One BackgroundCount from what each statement last landed: the depth's indexed counts' one
+    snapshot (its as_of, max id and new rows carry the rates), the other indexed counts (`slow`: its
+    names with its own as_of) and each scan, every scanned name with its own as_of (`as_of_by`);
+    `failed`: name -> why its statement's last try failed. None before anything landed. Pure."""
     scans = list(scans)
-    if counts is None and not scans:
+    if counts is None and slow is None and not scans:
         return None
     values: dict[tuple[str, str], int] = dict(counts.counts) if counts is not None else {}
     groups = set(counts.groups) if counts is not None else set()
@@ -229,6 +303,11 @@ def merge(
     lists: dict[str, list[dict[str, Any]]] = {}
     oldest: dict[str, float] = dict(counts.oldest) if counts is not None else {}
     cost_ms = counts.cost_ms if counts is not None else 0.0
+    if slow is not None:
+        values.update(slow.counts)
+        groups |= slow.groups
+        as_of_by.update(dict.fromkeys(slow.groups, slow.as_of))
+        cost_ms += slow.cost_ms
     for scan in scans:
         for key, n in scan.counts.items():
             values[key] = values.get(key, 0) + n
@@ -241,7 +320,8 @@ def merge(
         lists.update(scan.lists)
         cost_ms += scan.cost_ms
     if counts is None:
-        base = BackgroundCount(min(s.as_of for s in scans), 0.0, frozenset(), {}, 0, depth=depth)
+        moments = [s.as_of for s in scans] + ([slow.as_of] if slow is not None else [])
+        base = BackgroundCount(min(moments), 0.0, frozenset(), {}, 0, depth=depth)
     else:
         base = counts
     return dataclasses.replace(
@@ -282,7 +362,7 @@ class BackgroundCounter:
         *,
         budget_ms: int = 20_000,
         min_interval_s: float = 2.0,
-        duty: float = 0.25,
+        duty: float = DUTY,
         read_only: bool = False,
         list_rows: int = 50,
     ) -> None:
@@ -290,7 +370,7 @@ class BackgroundCounter:
         self.list_rows = list_rows  # rows per list a background scan reads (the monitor's lease_rows)
         self.budget_ms = budget_ms
         self.min_interval_s = min_interval_s
-        self.duty = duty
+        self.duty = duty  # the whole counter's share of one backend (both classes: _share())
         self._session = Session(
             conninfo,
             application_name=APPLICATION_NAME,
@@ -301,22 +381,26 @@ class BackgroundCounter:
         )
         self._cond = threading.Condition()
         self._quiet: dict[str, int] = {}  # wanted count name -> polls below half the cap (held())
-        self._names: frozenset[str] = frozenset()  # the count names the indexed counts part reads
-        self._scans: dict[str, Statement] = {}  # statements no index serves, each run on its own
+        # the indexed count parts wanted now (split_counts()): part -> (its statements, names read)
+        self._counted: dict[str, tuple[tuple[Statement, ...], frozenset[str]]] = {}
+        # statements no index serves, each run on its own (or several as one Pass: fold_passes())
+        self._scans: dict[str, Statement | Pass] = {}
         self._wanted: frozenset[str] = frozenset()
         self._parts: dict[str, _Part] = {}
         self._latest: BackgroundCount | None = None
         self._asked_at = 0.0  # when the wanted figures last grew
-        self._idle_until = 0.0  # monotonic: the duty's rest after the last statement, or the link's backoff
+        self._idle_until = 0.0  # monotonic: the lost link's backoff
         self._link_error: str | None = None  # the link is lost: why (cleared when a statement lands)
         self._link_failures = 0  # tries in a row that found no link
-        self._early = False  # a name newly over the cap: the counts part may run once before its time
+        self._early: set[str] = set()  # count parts with a name newly over the cap: run before their time
         self._early_after = 0.0  # monotonic: no other early run before then (one per pacing window)
         self._busy_s = 0.0  # the time spent running statements, all told (the measured duty's numerator)
         self._running: str | None = None  # the part in flight
         self._thread: threading.Thread | None = None
         self._closed = False
         self._active: psycopg.Connection | None = None  # the connection a count runs on (to cancel)
+        urgent_lists = (model.leases,) if model.leases is not None else ()
+        self._urgent_names = DEPTH | {OLDEST_READY} | scan_names(urgent_lists)
 
     # -- the poll's side --------------------------------------------------------------------------
     def want(
@@ -329,14 +413,17 @@ class BackgroundCounter:
             now = time.monotonic()
             self._quiet = held(self._quiet, groups, near | groups)
             raw = frozenset(self._quiet)
-            names = statements_for(self.model, raw)[1] | raw if raw else frozenset[str]()
-            by_name = {s.name: s for s in scans}
-            if names - self._names or by_name.keys() - self._scans.keys():
+            counted = split_counts(statements_for(self.model, raw)[0]) if raw else {}
+            by_name = fold_passes(scans, self.model.passes)
+            had = {k: names for k, (_, names) in self._counted.items()}
+            grown = [k for k, (_, names) in counted.items() if names - had.get(k, frozenset())]
+            if grown or by_name.keys() - self._scans.keys():
                 self._asked_at = now
-            if names - self._names and now >= self._early_after:
-                self._early = True  # a state newly over the cap: counted at once, once per window
-            self._names, self._scans = names, by_name
-            self._wanted = names | scan_names(by_name.values())
+            if grown and now >= self._early_after:
+                self._early |= set(grown)  # a state newly over the cap: counted at once, once per window
+            self._counted, self._scans = counted, by_name
+            names = frozenset(n for _, ns in counted.values() for n in ns)
+            self._wanted = (names | raw if counted else frozenset()) | scan_names(scans)
             if self._wanted and self._thread is None and not self._closed:
                 self._thread = threading.Thread(target=self._run, name="pgq-top counts", daemon=True)
                 self._thread.start()
@@ -369,15 +456,16 @@ class BackgroundCounter:
     @property
     def max_lag_s(self) -> float:
         """How old a background figure gets before the next one lands: its statement's pacing wait,
-        or one round of every landed statement at its duty when that is longer, plus the next run,
-        taken as twice the costliest last one (the budget before one has landed). The hard bound adds
-        the budget: a statement that overruns it fails and says so."""
+        then every other wanted statement may run first, then its own run (taken as twice the
+        costliest: the budget before one has landed). The hard bound adds the budget: a statement
+        that overruns it fails and says so."""
         with self._cond:
-            landed = [(k, p) for k in self._keys() if (p := self._parts.get(k)) and p.landed is not None]
-            cycle = sum(p.cost_s / self._duty(k) for k, p in landed)
-            waits = [p.wait_s for _, p in landed]
-            run = 2 * max(p.cost_s for _, p in landed) if landed else self.budget_ms / 1000
-            return max([self.min_interval_s, cycle, *waits]) + run
+            landed = [p for k in self._keys() if (p := self._parts.get(k)) and p.landed is not None]
+            if not landed:
+                return self.min_interval_s + self.budget_ms / 1000
+            waits = [p.wait_s for p in landed]
+            costs = [p.cost_s for p in landed]
+            return max([self.min_interval_s, *waits]) + sum(costs) + max(costs)
 
     def wait_for(self, groups: frozenset[str], timeout: float) -> bool:
         """Block until every statement covering `groups` has landed a run started after they were
@@ -410,16 +498,26 @@ class BackgroundCounter:
 
     # -- bookkeeping (under the lock) -------------------------------------------------------------
     def _keys(self) -> list[str]:
-        """The parts wanted now: the indexed counts (when any name is), then each scan."""
-        return ([COUNTS_PART] if self._names else []) + list(self._scans)
+        """The parts wanted now: the indexed count parts, then each scan."""
+        return list(self._counted) + list(self._scans)
 
-    def _duty(self, key: str) -> float:
-        """A scan's share of one backend: SCAN_DUTY; the indexed counts' too while scans are wanted
-        (the counter as a whole then stays within it), else the counter's own `duty`."""
-        return min(self.duty, SCAN_DUTY) if key != COUNTS_PART or self._scans else self.duty
+    def _urgent(self, key: str) -> bool:
+        """A part that reads a figure an incident turns on (the depth, the oldest ready age, the
+        lease list); the others (done, extra states, the dead list) can wait longer."""
+        return bool(self._covers(key) & self._urgent_names)
+
+    def _share(self, key: str) -> float:
+        """The share of one backend `key`'s class keeps at most: the whole budget while the other
+        class wants nothing, else its part of it (SLOW_SHARE for the slow class)."""
+        urgent = self._urgent(key)
+        if all(self._urgent(k) == urgent for k in self._keys()):
+            return self.duty
+        return self.duty * (SLOW_SHARE if not urgent else 1.0 - SLOW_SHARE)
 
     def _covers(self, key: str) -> frozenset[str]:
-        return self._names if key == COUNTS_PART else scan_names((self._scans[key],))
+        if key in self._counted:
+            return self._counted[key][1]
+        return scan_names(covered(self._scans[key])) if key in self._scans else frozenset()
 
     def _settled(self, groups: frozenset[str]) -> bool | None:
         """True: every part covering `groups` landed since they were asked for; False: one failed
@@ -438,15 +536,14 @@ class BackgroundCounter:
         return not failed
 
     def _next(self, now: float) -> str | None:
-        """The part to run now: the counts part when newly over the cap (once per pacing window, and
-        never while the link is in backoff), else the most overdue one once the duty's rest is over."""
+        """The part to run now: a count part newly over the cap (once per pacing window, and never
+        while the link is in backoff), else the most overdue one."""
         keys = self._keys()
-        if self._link_failures and now < self._idle_until:
-            return None
-        if self._early and COUNTS_PART in keys:
-            return COUNTS_PART
         if now < self._idle_until:
             return None
+        early = [k for k in keys if k in self._early]
+        if early:
+            return early[0]
         due = [(self._parts[k].due if k in self._parts else 0.0, k) for k in keys]
         ready = [d for d in due if d[0] <= now]
         return min(ready)[1] if ready else None
@@ -476,11 +573,15 @@ class BackgroundCounter:
         started_at: float,
     ) -> None:
         part = self._parts.setdefault(key, _Part())
-        duty = self._duty(key)
-        wait = pacing_wait(cost_s, self.min_interval_s, duty)
+        urgent = self._urgent(key)
+        same_class = sum(
+            cost_s if k == key else (self._parts[k].cost_s if k in self._parts else 0.0)
+            for k in self._keys()
+            if self._urgent(k) == urgent
+        )
+        wait = class_wait(cost_s, max(same_class, cost_s), self._share(key), self.min_interval_s)
         now = time.monotonic()
         self._busy_s += cost_s
-        self._idle_until = now + cost_s * (1.0 - duty) / duty
         part.cost_s = cost_s
         if result is not None:
             part.landed, part.error, part.started_at, part.wait_s = result, None, started_at, wait
@@ -492,16 +593,16 @@ class BackgroundCounter:
             self._idle_until = now + backoff(self._link_failures, max(0.5, self.min_interval_s))
         else:  # this statement failed (its timeout, rows it cannot read): it alone is retried later
             part.error, part.due = error, now + 2 * wait
-        if key == COUNTS_PART and self._early:
-            self._early = False
+        if key in self._early:
+            self._early.discard(key)
             self._early_after = now + max(self.min_interval_s, wait)
         landed = [self._parts[k].landed for k in self._scans if k in self._parts]
-        counts = self._parts.get(COUNTS_PART)
+        counts, slow = (
+            self._parts[k].landed if k in self._counted and k in self._parts else None
+            for k in (COUNTS_PART, SLOW_PART)
+        )
         self._latest = merge(
-            counts.landed if counts is not None and self._names else None,
-            (b for b in landed if b is not None),
-            self._failed_names(),
-            depth_of(self.model),
+            counts, (b for b in landed if b is not None), self._failed_names(), depth_of(self.model), slow
         )
 
     # -- the counting thread ----------------------------------------------------------------------
@@ -514,10 +615,10 @@ class BackgroundCounter:
                     key = None if self._closed else self._next(time.monotonic())
                 if self._closed or key is None:
                     return
-                names = self._names
+                counted = self._counted.get(key)
                 scan = self._scans.get(key)
-                part = self._parts.get(COUNTS_PART)
-                previous = part.landed if part is not None else None
+                part = self._parts.get(key)
+                previous = part.landed if part is not None and key == COUNTS_PART else None
                 self._running = key
                 started_at = time.monotonic()
             started = time.perf_counter()
@@ -526,9 +627,12 @@ class BackgroundCounter:
             try:
                 with self._session.deadline(self.budget_ms / 1000 + 10):
                     conn = self._active = self._session.conn
-                    result = (
-                        self._scan(conn, scan) if scan is not None else self._count(conn, names, previous)
-                    )
+                    if isinstance(scan, Pass):
+                        result = self._pass(conn, scan)
+                    elif scan is not None:
+                        result = self._scan(conn, scan)
+                    elif counted is not None:
+                        result = self._count(conn, *counted, previous, activity=key == COUNTS_PART)
             except (psycopg.Error, PgqError) as exc:
                 error = first_line(exc)
             except Exception as exc:  # rows it cannot read (a bug): said, retried
@@ -543,12 +647,17 @@ class BackgroundCounter:
                 self._cond.notify_all()
 
     def _count(
-        self, conn: psycopg.Connection, groups: frozenset[str], previous: BackgroundCount | None
+        self,
+        conn: psycopg.Connection,
+        statements: tuple[Statement, ...],
+        names: frozenset[str],
+        previous: BackgroundCount | None,
+        *,
+        activity: bool,
     ) -> BackgroundCount:
-        """Every indexed count reading `groups`, and the activity rows, as ONE statement: one
-        snapshot (autocommit, READ COMMITTED), never a transaction around several, so the xmin
-        horizon is held for that one statement only (at most the statement_timeout, `budget_ms`)."""
-        statements, names = statements_for(self.model, groups)
+        """The indexed count `statements` (and, for the depth's part, the activity rows) as ONE
+        statement: one snapshot (autocommit, READ COMMITTED), never a transaction around several, so
+        the xmin horizon is held for that one statement only (at most the statement_timeout)."""
         started = time.perf_counter()
         rows: list[dict[str, Any]] = []
         seen: list[dict[str, Any]] = []
@@ -557,7 +666,8 @@ class BackgroundCounter:
         params = {**DEFAULTS, "cap1": None, "after": after, "max_span": ALL_IDS, "gap_rows": 0}
         with conn.cursor(row_factory=dict_row) as cur:
             counted = cur.execute(
-                one_statement(statements, self.model.activity), {**params, "lo": [], "hi": []}
+                one_statement(statements, self.model.activity if activity else None),
+                {**params, "lo": [], "hi": []},
             )
             for r in counted.fetchall():
                 if r["part"] == NOW:
@@ -567,7 +677,7 @@ class BackgroundCounter:
         assert as_of is not None  # the first row of one_statement()
         cost_ms = (time.perf_counter() - started) * 1000
         result = dataclasses.replace(parse(rows, names, as_of, cost_ms, seen), depth=depth_of(self.model))
-        if not statements:  # no snapshot of the depth: no rates from this one
+        if not activity:  # not the depth's snapshot: no rates from this one
             return dataclasses.replace(result, new=None, previous=None)
         # Keep one count back (rates need two), not the whole chain.
         back = dataclasses.replace(previous, previous=None) if previous is not None else None
@@ -587,3 +697,27 @@ class BackgroundCounter:
         if is_list(statement):
             return BackgroundCount(as_of, cost_ms, names, {}, 0, lists={statement.name: got}, scanned=names)
         return dataclasses.replace(parse(got, names, as_of, cost_ms), scanned=names, new=None)
+
+    def _pass(self, conn: psycopg.Connection, one: Pass) -> BackgroundCount:
+        """The statements a Pass covers, by its ONE scan (autocommit: its own snapshot and timeout):
+        each covered count's rows and each covered list's, all exact as of the moment before it
+        started, as if each had run then."""
+        started = time.perf_counter()
+        names = scan_names(one.covers)
+        counts: list[dict[str, Any]] = []
+        lists: dict[str, list[dict[str, Any]]] = {s.name: [] for s in one.covers if is_list(s)}
+        with conn.cursor(row_factory=dict_row) as cur:
+            as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
+            got = cur.execute(
+                one.statement.compose(), {**DEFAULTS, "cap1": None, "rows": self.list_rows}
+            ).fetchall()
+        for row in got:
+            statement = one.covers[row.pop(PASS_PART)]
+            count = row.pop(PASS_COUNTS)
+            if is_list(statement):
+                lists[statement.name].append(row)
+            else:
+                counts.append(count)
+        cost_ms = (time.perf_counter() - started) * 1000
+        parsed = parse(counts, names, as_of, cost_ms)
+        return dataclasses.replace(parsed, scanned=names, lists=lists, new=None)

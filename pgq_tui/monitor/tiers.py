@@ -10,9 +10,9 @@ unindexed one is a scan, whose cost grows with the relation. The engine picks it
   Its counts are exact at this poll (uncapped: the scan reads every row of the state anyway); its
   lists are the first `rows` rows of the scan.
 - above it, in the background counter (monitor/background.py): one statement at a time in autocommit
-  (each its own snapshot, each bounded by the counter's statement_timeout), paced to at most
-  `SCAN_DUTY` of one backend. Its figures are stale with their age; before the first one lands they
-  are unknown (never 0).
+  (each its own snapshot, each bounded by the counter's statement_timeout), paced within the counter's
+  budget (background.DUTY of one backend, split by urgency). Its figures are stale with their age;
+  before the first one lands they are unknown (never 0).
 
 `SCAN_PAGES`, by measurement (benchmarks/bench_scan_threshold.py, docs/stock-schemas.md): a scan-form
 count over the seed `jobs` table cost 5.3-7.7 us per page warm on this machine (2 shared cores, load
@@ -29,7 +29,6 @@ from typing import Any
 from pgq_tui.dialects.contract import QueueModel, Statement
 
 SCAN_PAGES = 512
-SCAN_DUTY = 0.10  # a background scan keeps at most 10% of one backend busy: it sleeps >= 9x its cost
 POLL = "poll"
 BACKGROUND = "background"
 

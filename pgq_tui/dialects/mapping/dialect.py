@@ -7,6 +7,7 @@ from pgq_tui.dialects.contract import (
     Capability,
     IndexAdvice,
     Match,
+    Pass,
     QueueModel,
     State,
     Statement,
@@ -78,10 +79,16 @@ class MappingDialect:
                 states = tuple(s for s, (g, _) in _GROUPS.items() if g == group)
                 scanned.append((group, tuple(s for s in states if b.parts(s))))
                 advice[group] = b.advice(group, capability, states)
-        if scanned:
-            # one pass over the table counts every such group: a second scan would read it again
-            ready_scanned = any(g == "ready" for g, _ in scanned) and bool(spec.col("run_at"))
-            counts.append(b.count_scan(tuple(scanned), ready_scanned))
+        # One pass counts every such group an incident turns on (a second scan would read the table
+        # again); done has its own: its walk of every finished row is most of a kept table's cost, and
+        # the background counter paces it apart so the stuck count never waits for it (#35).
+        running_scan: Statement | None = None  # the running group alone by a scan: its pass, below
+        for chosen in ([g for g in scanned if g[0] != "done"], [g for g in scanned if g[0] == "done"]):
+            if chosen:
+                ready_scanned = any(g == "ready" for g, _ in chosen) and bool(spec.col("run_at"))
+                counts.append(b.count_scan(tuple(chosen), ready_scanned))
+                if [g for g, _ in chosen] == ["running"]:
+                    running_scan = counts[-1]
         for i, label in enumerate(spec.extra):
             extra = b.count_extra(i, label)
             counts.append(extra if b.indexed(label) else extra.scan())
@@ -118,6 +125,15 @@ class MappingDialect:
         words += [
             StateWord(label, f"{spec.columns['status']} in {list(v)}") for label, v in spec.extra.items()
         ]
+        leases = (
+            _served(b.leases(b.queue_indexed("running"), "running" in advice), "running" not in advice)
+            if leases_ok
+            else None
+        )
+        # on a big table the background counter reads the running count and the lease list in one scan
+        passes: tuple[Pass, ...] = ()
+        if running_scan is not None and leases is not None and not leases.indexed:
+            passes = (b.running_pass(running_scan, leases),)
         return QueueModel(
             match=match,
             activity=b.activity(),
@@ -125,14 +141,13 @@ class MappingDialect:
             stuck_rule=spec.stuck_rule,
             states=tuple(words),
             counts=tuple(counts),
-            leases=_served(b.leases(b.queue_indexed("running")), "running" not in advice)
-            if leases_ok
-            else None,
+            leases=leases,
             dead=_served(b.dead(), "dead" not in advice) if dead_ok else None,
             job=b.job(),
             claim_probe=b.claim_probe(),
             actions=b.actions(leases_ok, dead_ok),
             extra_states=tuple(spec.extra),
+            passes=passes,
             capped_overall=tuple(overall),
             liveness_known=False,
             advice=tuple(advice.values()),
