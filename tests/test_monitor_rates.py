@@ -132,3 +132,52 @@ def test_deep_queue_completions_from_two_background_counts() -> None:
     assert merged["a"].completed == 150.0
     assert merged["a"].figures["completed"].accuracy == STALE
     assert merged["a"].figures["completed"].source == "background depth"
+
+
+def test_table_history_spreads_each_interval_over_the_seconds_it_covers() -> None:
+    """table_history finds an interval's seconds by arithmetic; the same result as testing every
+    second of the window for every interval (the reference below), on random polls: uneven
+    intervals, fractional seconds, intervals before and across the window's start, and first polls."""
+    import itertools
+    import random
+    from datetime import datetime, timedelta, timezone
+
+    from pgq_tui.monitor import finished as finished_rates
+    from pgq_tui.monitor.rates import Activity, ThroughputPoint, table_history, table_rates
+
+    def reference(polls, until, history_s):  # type: ignore[no-untyped-def]
+        seconds = [until - timedelta(seconds=history_s - i) for i in range(history_s)]
+        enq = [0.0] * history_s
+        done: dict[str, list[float]] = {}
+        for a, b in itertools.pairwise(polls):
+            if b.first:
+                continue
+            rates = finished_rates.overlay(table_rates([a, b]), finished_rates.rates([a, b], frozenset()))
+            idx = [i for i, s in enumerate(seconds) if a.at <= s < b.at]
+            for q, r in rates.items():
+                per = (b.at - a.at).total_seconds() / len(idx) if idx else 0.0
+                for i in idx:
+                    enq[i] += (r.enqueued or 0.0) * per
+                    done.setdefault(q, [0.0] * history_s)[i] += (r.completed or 0.0) * per
+        total = [sum(v[i] for v in done.values()) for i in range(history_s)]
+        history = tuple(
+            ThroughputPoint(s, round(enq[i]), round(max(0.0, total[i])), 0) for i, s in enumerate(seconds)
+        )
+        return history, {q: tuple(round(max(0.0, x)) for x in v) for q, v in sorted(done.items())}
+
+    rng = random.Random(35)
+    t0 = datetime(2026, 12, 6, tzinfo=timezone.utc)
+    for _ in range(50):
+        at, max_id, polls = t0, 0, []
+        depth = {q: rng.randint(0, 50) for q in "abc"}
+        for n in range(rng.randint(2, 40)):
+            at += timedelta(microseconds=rng.randint(50_000, 3_000_000))
+            new = {q: rng.randint(0, 20) for q in "abc" if rng.random() < 0.8}
+            depth = {q: max(0, depth[q] + new.get(q, 0) - rng.randint(0, 25)) for q in depth}
+            max_id += sum(new.values())
+            polls.append(
+                Activity(at, max_id, new, 0, 0, (), depth=dict(depth), first=n == 0 or rng.random() < 0.05)
+            )
+        until = (at - timedelta(seconds=rng.uniform(-2, 10))).replace(microsecond=0)
+        history_s = rng.randint(1, 60)
+        assert table_history(polls, until, history_s) == reference(polls, until, history_s)

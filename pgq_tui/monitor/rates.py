@@ -490,28 +490,52 @@ def table_history(
     polls: Sequence[Activity], until: datetime, history_s: int, stamped: frozenset[str] = frozenset()
 ) -> tuple[tuple[ThroughputPoint, ...], dict[str, tuple[int, ...]]]:
     """Per-second history when there are no counters: each poll interval's derived counts spread
-    evenly over its seconds (a chart, not a figure: the rates above are the figures)."""
-    seconds = [until - timedelta(seconds=history_s - i) for i in range(history_s)]
+    evenly over its seconds (a chart, not a figure: the rates above are the figures). The seconds
+    are `until - history_s + i`; a poll interval [lo, hi) covers those from ceil(lo) to ceil(hi), found
+    by arithmetic (a scan of every second for every interval cost 10 ms a poll with 50 queues); an
+    interval that ends before the first second is skipped before its rates are derived.
+
+    >>> from datetime import datetime, timedelta, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> a = Activity(t, 10, {}, 0, 0, (), depth={"q": 5})
+    >>> b = Activity(t + timedelta(seconds=2), 14, {"q": 4}, 0, 0, (), depth={"q": 6})
+    >>> h, per = table_history([a, b], t + timedelta(seconds=3), 4)
+    >>> [p.enqueued for p in h], per
+    ([0, 2, 2, 0], {'q': (0, 2, 2, 0)})
+    """
+    start = until - timedelta(seconds=history_s)
+    seconds = [start + timedelta(seconds=i) for i in range(history_s)]
     enq = [0.0] * history_s
     done: dict[str, list[float]] = {}
     for a, b in itertools.pairwise(polls):
-        if b.first:
+        if b.first or b.at <= start or a.at >= until:
+            continue
+        i0, i1 = max(0, _ceil_s(a.at - start)), min(history_s, _ceil_s(b.at - start))
+        if i0 >= i1:
             continue
         rates = finished_rates.overlay(table_rates([a, b]), finished_rates.rates([a, b], stamped))
-        lo, hi = a.at, b.at
-        idx = [i for i, s in enumerate(seconds) if lo <= s < hi] or []
-        if not idx:
-            continue
+        per = (b.at - a.at).total_seconds() / (i1 - i0)
         for q, r in rates.items():
-            per = (b.at - a.at).total_seconds() / len(idx)
-            for i in idx:
-                enq[i] += (r.enqueued or 0.0) * per
-                done.setdefault(q, [0.0] * history_s)[i] += (r.completed or 0.0) * per
-    total_done = [sum(v[i] for v in done.values()) for i in range(history_s)]
+            enqueued, completed = (r.enqueued or 0.0) * per, (r.completed or 0.0) * per
+            series = done.setdefault(q, [0.0] * history_s)
+            for i in range(i0, i1):
+                enq[i] += enqueued
+                series[i] += completed
+    total_done = [sum(col) for col in zip(*done.values(), strict=True)] if done else [0.0] * history_s
     history = tuple(
         ThroughputPoint(s, round(enq[i]), round(max(0.0, total_done[i])), 0) for i, s in enumerate(seconds)
     )
-    return history, {q: tuple(round(max(0.0, x)) for x in v) for q, v in sorted(done.items())}
+    return history, {q: tuple(round(x) if x > 0.0 else 0 for x in v) for q, v in sorted(done.items())}
+
+
+def _ceil_s(span: timedelta) -> int:
+    """The smallest whole number of seconds not shorter than `span` (exact: in microseconds).
+
+    >>> _ceil_s(timedelta(seconds=2)), _ceil_s(timedelta(seconds=2, microseconds=1)), _ceil_s(timedelta(0))
+    (2, 3, 0)
+    """
+    micros = (span.days * 86_400 + span.seconds) * 1_000_000 + span.microseconds
+    return -(-micros // 1_000_000)
 
 
 def throughput(
