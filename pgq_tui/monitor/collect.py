@@ -85,6 +85,10 @@ DEFAULT_POLL_DEADLINE_S = 10.0
 # Measured (benchmarks/bench_collect.py): 1,000 keeps the 5M-row poll under 2x the 10k-row poll;
 # 2,000 did not (each capped count walks up to cap index entries, 10 queues x 5 states of them).
 DEFAULT_COUNT_CAP = 1000
+# ... so a poll's capped counts walk at most this many index entries in all; with more queues and
+# states than that, the default cap shrinks (poll_cap()), never below MIN_COUNT_CAP (#35: 50 queues)
+POLL_ENTRIES = DEFAULT_COUNT_CAP * 10 * 5
+MIN_COUNT_CAP = 100
 PANELS = ("queues", "leases", "throughput", "table", "sessions", "dead")
 
 T = TypeVar("T")
@@ -133,8 +137,11 @@ class Monitor:
         self.statement_timeout_ms = statement_timeout_ms
         self.lock_timeout_ms = lock_timeout_ms
         self.read_only = read_only
-        # the caller's cap (--count-cap), else the dialect's, else ours
+        # the caller's cap (--count-cap), else the dialect's, else ours; only a cap the caller did not
+        # set shrinks with many queues (poll_cap()): self.cap is the one this poll counts up to
         self.count_cap = count_cap or model.count_cap or DEFAULT_COUNT_CAP
+        self._cap_fixed = count_cap is not None
+        self.cap = self.count_cap
         self.lease_rows = lease_rows
         self.history_s = history_s
         self.rate_window_s = rate_window_s
@@ -192,6 +199,14 @@ class Monitor:
     def pid(self) -> int | None:
         """Our backend's pid (labelled as pgq-top in the sessions panel); None when not connected."""
         return self._session.pid
+
+    @property
+    def _capped(self) -> int:
+        """How many count names this poll's indexed counts cap per queue (those a dialect caps over
+        all queues together walk cap entries in all, not per queue)."""
+        overall = {counting.FIELD.get(s, s) for s in self.model.capped_overall}
+        names = {n for s in self.tier.counts if s.indexed for n in counting.names_of(s)}
+        return len(names - overall)
 
     @property
     def qualified(self) -> str:
@@ -328,7 +343,7 @@ class Monitor:
             self._drop_poll_session()
             raise describe(exc, table=self.qualified, hint=self.model.setup_hint) from None
 
-        cap1 = self.count_cap + 1
+        cap1 = self.cap + 1
         counters = self._guard("throughput", errors, None, lambda: self._counters(now))
         active = self._guard("throughput", errors, None, lambda: self._activity(now))
         count_rows, failed = self._counts(errors, cap1, tier.counts)
@@ -506,7 +521,10 @@ class Monitor:
         The counters statement goes last: a failing statement aborts the ones after it in the
         pipeline (they are sent again), and a missing grant on a counters table is the likely one."""
         model = self.model
-        cap1 = {"cap1": self.count_cap + 1}
+        self.cap = (
+            self.count_cap if self._cap_fixed else poll_cap(self.count_cap, len(self._listed), self._capped)
+        )
+        cap1 = {"cap1": self.cap + 1}
         lists, sessions = {"rows": self.lease_rows}, {"rows": self.session_rows}
         rel = {"jobs_oid": oid}
         plan = [self._model_sql(s, {"cap1": _cap(s, cap1["cap1"])}) for s in self.tier.counts]
@@ -572,7 +590,7 @@ class Monitor:
             state = "failed"
         oldest = min([bg.as_of, *bg.as_of_by.values()]) if bg is not None else None  # its oldest figure
         return CountStatus(
-            cap=self.count_cap,
+            cap=self.cap,
             background=state,
             budget_ms=counter.budget_ms,
             max_lag_s=counter.max_lag_s,
@@ -701,3 +719,19 @@ def _cap(statement: Statement, cap1: int) -> int | None:
 def open_monitor(conninfo: str, model: QueueModel, **kw: Any) -> Monitor:
     """The monitor of a detected queue (`model`: `QueueTarget.model` from detection.find_queues)."""
     return Monitor(conninfo, model, **kw)
+
+
+def poll_cap(cap: int, queues: int, states: int) -> int:
+    """The cap one poll counts each queue and state up to: `cap`, unless `queues` x `states` capped
+    counts of it would walk more than POLL_ENTRIES index entries in all; then the share of that
+    budget each gets, at least MIN_COUNT_CAP (the rest of a deep count comes from the background
+    counter, stale with its age, as above any cap). Pure.
+
+    >>> poll_cap(1000, 10, 5), poll_cap(1000, 50, 2), poll_cap(500, 50, 6), poll_cap(1000, 0, 5)
+    (1000, 500, 166, 1000)
+    >>> poll_cap(1000, 5000, 4)
+    100
+    """
+    if queues * states <= 0:
+        return cap
+    return max(MIN_COUNT_CAP, min(cap, POLL_ENTRIES // (queues * states)))

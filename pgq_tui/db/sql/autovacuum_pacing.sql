@@ -1,7 +1,7 @@
 -- What paces autovacuum on the jobs table, beyond table_health.sql: the launcher's naptime, the
 -- worker pool and how many workers are busy on other tables, cost throttling, the table's own
 -- reloptions, and the time vacuums of this table took (vacuum_time_ms.sql: NULL before PostgreSQL 18).
-SELECT (SELECT setting::float8 FROM pg_settings WHERE name = 'autovacuum_naptime') AS naptime_s,
+SELECT g.naptime_s,
        current_setting('autovacuum_max_workers')::int AS max_workers,
        (SELECT count(*) FROM pg_stat_activity a
         WHERE a.backend_type = 'autovacuum worker'
@@ -12,9 +12,8 @@ SELECT (SELECT setting::float8 FROM pg_settings WHERE name = 'autovacuum_naptime
                             AND p.datname = current_database()))::int AS workers_elsewhere,
        current_setting('autovacuum_vacuum_cost_limit')::int AS av_cost_limit,
        current_setting('vacuum_cost_limit')::int AS vacuum_cost_limit,
-       (SELECT setting::float8 FROM pg_settings WHERE name = 'autovacuum_vacuum_cost_delay') AS cost_delay_ms,
-       (SELECT setting::float8 FROM pg_settings
-        WHERE name = 'idle_in_transaction_session_timeout') AS idle_tx_timeout_ms,
+       g.cost_delay_ms,
+       g.idle_tx_timeout_ms,
        coalesce(c.reloptions, '{{}}'::text[]) AS reloptions,
        {vacuum_time_ms} AS vacuum_time_ms,
        extract(epoch FROM greatest(s.last_vacuum, s.last_autovacuum))::float8 AS vacuumed_at_epoch,
@@ -22,6 +21,14 @@ SELECT (SELECT setting::float8 FROM pg_settings WHERE name = 'autovacuum_naptime
        extract(epoch FROM now())::float8 AS now_epoch
 FROM pg_class c
 LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+-- pg_settings is built whole at each read: read it once for the three settings, in their base units
+CROSS JOIN (SELECT max(setting::float8) FILTER (WHERE name = 'autovacuum_naptime') AS naptime_s,
+                   max(setting::float8) FILTER (WHERE name = 'autovacuum_vacuum_cost_delay') AS cost_delay_ms,
+                   max(setting::float8) FILTER (WHERE name = 'idle_in_transaction_session_timeout')
+                       AS idle_tx_timeout_ms
+            FROM pg_settings
+            WHERE name IN ('autovacuum_naptime', 'autovacuum_vacuum_cost_delay',
+                           'idle_in_transaction_session_timeout')) g
 -- the table itself, or for a partitioned table the leaf partition with the most dead tuples (the
 -- parent has no storage: autovacuum visits each partition with that partition's own settings)
 WHERE c.oid = coalesce((SELECT t.relid FROM pg_partition_tree(%(jobs_oid)s::oid::regclass) t
