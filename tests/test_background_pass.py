@@ -34,7 +34,7 @@ from pgq_tui.monitor.background import DUTY, SLOW_PART, SLOW_SHARE, BackgroundCo
 from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.snapshot import STALE
 
-PARAMS = {**DEFAULTS, "cap1": None, "rows": 5}
+PARAMS = {**DEFAULTS, "cap1": None, "rows": 5, "watch": 4}
 
 
 def more_running(dsn: str) -> None:
@@ -72,6 +72,15 @@ def job_queue_install(dsn: str) -> None:
     job_queue_populate(dsn)
 
 
+# the running jobs not stuck yet whose lease runs out soonest, 4 of them (the seed's lease is
+# locked_until; job_queue's stuck rule is 30 minutes after locked_at)
+SOONEST = {
+    "seed-jobs": "SELECT tableoid::bigint, ctid::text FROM jobs WHERE status = 'running'"
+    " AND locked_until >= now() ORDER BY locked_until, id LIMIT 4",
+    "job-queue": "SELECT tableoid::bigint, ctid::text FROM job_queue WHERE status = 'processing'"
+    " AND locked_at >= now() - interval '30 minutes' ORDER BY locked_at, id LIMIT 4",
+}
+SOONEST["partitioned-jobs"] = SOONEST["seed-jobs"]
 SHAPES: dict[str, tuple[Callable[[str], None], str]] = {
     "seed-jobs": (seed_install, "jobs"),
     "job-queue": (job_queue_install, "job_queue"),
@@ -106,6 +115,12 @@ def test_the_pass_yields_what_its_statements_yield(empty_dsn: str, shape: str) -
             counts = sorted((r[PASS_COUNTS] for r in mine), key=lambda r: str(r["queue"]))
             assert counts == sorted(separately[i], key=lambda r: str(r["queue"])), statement.name
             assert sum(r.get("stuck", 0) for r in counts) > 0
+    # the running jobs whose lease runs out soonest (4 of them: "watch"), for the poll to recheck
+    watched = [r[PASS_COUNTS] for r in got if r[PASS_PART] == len(one.covers)]
+    assert one.recheck is not None
+    with psycopg.connect(empty_dsn) as conn:
+        soonest = conn.execute(SOONEST[shape]).fetchall()
+    assert sorted((w["rel"], w["tid"]) for w in watched) == sorted(tuple(r) for r in soonest)
 
 
 def truth(conn: psycopg.Connection) -> dict[str, tuple[int, int]]:
@@ -189,3 +204,40 @@ def test_the_counter_stays_within_its_budget(empty_dsn: str) -> None:
         assert duty <= DUTY * 1.5, duty
     finally:
         counter.close()
+
+
+def test_a_job_stuck_since_the_pass_shows_at_the_next_poll(empty_dsn: str) -> None:
+    """The pass runs once (a 10-minute pacing floor); 4 jobs it saw running pass their lease after it:
+    the next poll rechecks them by row version and moves them from running to stuck, with the pass's
+    as_of (never fresher than it is). One of them finished meanwhile (its row written): not stuck."""
+    seed_install(empty_dsn)
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        soon = [
+            r[0]
+            for r in conn.execute(
+                "INSERT INTO jobs (queue, payload, status, locked_until)"
+                " SELECT 'pdf', '{}', 'running', now() + interval '3 seconds' FROM generate_series(1, 4)"
+                " RETURNING id"
+            ).fetchall()
+        ]
+        model = single_queue(empty_dsn, table="jobs").model
+        with Monitor(empty_dsn, model, read_only=True, scan_pages=0, count_interval_s=600) as monitor:
+            monitor.collect()
+            assert monitor.settle(20)
+            first = monitor.collect()
+            pdf = next(q for q in first.queues if q.queue == "pdf")
+            assert (pdf.running, pdf.stuck) == (4, 0)
+            as_of = pdf.figures["stuck"].as_of
+            conn.execute("UPDATE jobs SET status = 'done' WHERE id = %s", (soon[0],))  # finished meanwhile
+            deadline = time.monotonic() + 20
+            while (pdf := next(q for q in monitor.collect().queues if q.queue == "pdf")).stuck != 3:
+                assert time.monotonic() < deadline, (pdf.running, pdf.stuck)
+                time.sleep(0.3)
+            snap = monitor.collect()
+            pdf = next(q for q in snap.queues if q.queue == "pdf")
+            assert (pdf.running, pdf.stuck) == (1, 3)  # the finished one still counts as of the pass
+            assert pdf.figures["stuck"].accuracy == STALE and pdf.figures["stuck"].as_of == as_of
+            assert {lease.id for lease in snap.stuck.rows} >= set(soon[1:])
+            assert soon[0] not in {lease.id for lease in snap.stuck.rows}
+            with monitor._counter._cond:  # one pass only: the poll's recheck moved them, not a pass
+                assert monitor._counter._parts[model.passes[0].statement.name].started_at < deadline - 20

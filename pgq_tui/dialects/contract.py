@@ -516,6 +516,11 @@ class Pass:
 
     statement: Statement
     covers: tuple[Statement, ...]
+    # The running rows whose lease runs out soonest, as part len(covers) (`pgq_counts`: rel, tid,
+    # expires, queue; at most %(watch)s of them), and the statement a poll rechecks them with by row
+    # version (%(tids)s: tid[]): their lease rows (LEASE_COLUMNS, then pgq_rel and pgq_tid) for those
+    # stuck now. None: the pass yields no such rows.
+    recheck: Statement | None = None
 
 
 PASS_PART, PASS_COUNTS = "pgq_part", "pgq_counts"  # a Pass's row: which statement, and a count row

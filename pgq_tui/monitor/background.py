@@ -65,7 +65,7 @@ from pgq_tui.dialects.contract import (
 )
 from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import PgqError, first_line, unexpected
-from pgq_tui.monitor.counting import DEPTH, FAILED, FIELD, BackgroundCount, depth_of, names_of
+from pgq_tui.monitor.counting import DEPTH, FAILED, FIELD, BackgroundCount, Watched, depth_of, names_of
 
 __all__ = ["BackgroundCount", "BackgroundCounter", "pacing_wait", "parse", "scan_names", "statements_for"]
 
@@ -73,6 +73,7 @@ APPLICATION_NAME = "pgq-top counts"
 ALL_IDS = 1 << 62  # the activity statement's max_span when the background reads every new id
 DUTY = 0.05  # the whole counter keeps at most 5% of one backend busy (#35: 10M rows, <= 5% of a core)
 SLOW_SHARE = 0.2  # of it, what the figures an incident does not turn on get while urgent ones are wanted
+WATCH_ROWS = 1000  # running jobs a pass hands the poll to recheck, those whose lease runs out soonest
 
 
 def pacing_wait(cost_s: float, min_interval_s: float, duty: float) -> float:
@@ -303,6 +304,7 @@ def merge(
     lists: dict[str, list[dict[str, Any]]] = {}
     oldest: dict[str, float] = dict(counts.oldest) if counts is not None else {}
     cost_ms = counts.cost_ms if counts is not None else 0.0
+    watch: tuple[Watched, ...] = ()
     if slow is not None:
         values.update(slow.counts)
         groups |= slow.groups
@@ -318,6 +320,7 @@ def merge(
         groups |= scan.groups
         scanned |= scan.groups
         lists.update(scan.lists)
+        watch += scan.watch
         cost_ms += scan.cost_ms
     if counts is None:
         moments = [s.as_of for s in scans] + ([slow.as_of] if slow is not None else [])
@@ -334,6 +337,7 @@ def merge(
         oldest=oldest,
         as_of_by=as_of_by,
         failed=dict(failed),
+        watch=watch,
     )
 
 
@@ -706,18 +710,20 @@ class BackgroundCounter:
         names = scan_names(one.covers)
         counts: list[dict[str, Any]] = []
         lists: dict[str, list[dict[str, Any]]] = {s.name: [] for s in one.covers if is_list(s)}
+        watch: list[Watched] = []
+        params = {**DEFAULTS, "cap1": None, "rows": self.list_rows, "watch": WATCH_ROWS}
         with conn.cursor(row_factory=dict_row) as cur:
             as_of = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
-            got = cur.execute(
-                one.statement.compose(), {**DEFAULTS, "cap1": None, "rows": self.list_rows}
-            ).fetchall()
+            got = cur.execute(one.statement.compose(), params).fetchall()
         for row in got:
-            statement = one.covers[row.pop(PASS_PART)]
+            part = row.pop(PASS_PART)
             count = row.pop(PASS_COUNTS)
-            if is_list(statement):
-                lists[statement.name].append(row)
+            if part == len(one.covers):  # a running job to recheck once its lease has passed
+                watch.append(Watched(int(count["rel"]), count["tid"], count["expires"], str(count["queue"])))
+            elif is_list(one.covers[part]):
+                lists[one.covers[part].name].append(row)
             else:
                 counts.append(count)
         cost_ms = (time.perf_counter() - started) * 1000
         parsed = parse(counts, names, as_of, cost_ms)
-        return dataclasses.replace(parsed, scanned=names, lists=lists, new=None)
+        return dataclasses.replace(parsed, scanned=names, lists=lists, new=None, watch=tuple(watch))

@@ -347,7 +347,7 @@ class Monitor:
         counters = self._guard("throughput", errors, None, lambda: self._counters(now))
         active = self._guard("throughput", errors, None, lambda: self._activity(now))
         count_rows, failed = self._counts(errors, cap1, tier.counts)
-        bg = self._counter.latest()
+        bg = self._recheck(self._counter.latest(), now, errors)
         paused = self._paused(errors)
         seen = {q for a in self._polls for q in a.new} | set(counters.per_queue if counters else ())
         seen |= set(paused or ())  # a paused queue is listed, jobs or not (to be resumed)
@@ -513,6 +513,30 @@ class Monitor:
         rows = self._run(statement, cap1=_cap(statement, cap1))
         counting.poll_reads(rows)
         return rows
+
+    def _recheck(
+        self, bg: counting.BackgroundCount | None, now: datetime, errors: dict[str, str]
+    ) -> counting.BackgroundCount | None:
+        """The running jobs the last background pass saw whose lease has passed since, rechecked at
+        this poll by row version (a TID lookup each, at most WATCH_ROWS): a job stuck since the pass
+        shows now, not a pass later (counting.rechecked). Only the pairs asked for count: a
+        partitioned table's tuple ids repeat across partitions."""
+        one = next((p for p in self.model.passes if p.recheck is not None), None)
+        leases = self.model.leases
+        if bg is None or one is None or one.recheck is None or leases is None or not bg.watch:
+            return bg
+        due = [w for w in bg.watch if w.expires <= now.timestamp()]
+        if not due:
+            return bg
+        recheck, asked = one.recheck, {(w.rel, w.tid) for w in due}
+        none: list[dict[str, Any]] = []
+        rows = self._guard("leases", errors, none, lambda: self._run(recheck, tids=[w.tid for w in due]))
+        found = [
+            {k: v for k, v in r.items() if k not in ("pgq_rel", "pgq_tid")}
+            for r in rows
+            if (int(r["pgq_rel"]), r["pgq_tid"]) in asked
+        ]
+        return counting.rechecked(bg, found, leases.name)
 
     def _plan(self, now: datetime, oid: int) -> list[tuple[Key, Any, Any]]:
         """Every statement the rest of this poll runs, with the parameters the panels below pass:

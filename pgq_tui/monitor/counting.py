@@ -55,6 +55,18 @@ PANEL = {
 
 
 @dataclass(frozen=True)
+class Watched:
+    """A running job a background pass saw, whose lease runs out soonest: the poll rechecks it by its
+    row version once its lease has passed (a Pass's recheck), so a job stuck since the pass shows at
+    the next poll, not at the next pass."""
+
+    rel: int  # the row's table (tableoid: a partitioned table's tuple ids repeat across partitions)
+    tid: str  # its row version (ctid): any write to the row since the pass moves it, and it is gone
+    expires: float  # when its lease runs out (epoch seconds, the server's clock)
+    queue: str
+
+
+@dataclass(frozen=True)
 class BackgroundCount:
     """One background count: exact values as of `as_of` for the count names in `groups`."""
 
@@ -78,6 +90,8 @@ class BackgroundCount:
     # queue -> its oldest ready job's age in seconds, as a scan of this pass measured it (OLDEST_READY
     # in `groups` when a scan read it; a queue absent then has no ready job)
     oldest: dict[str, float] = field(default_factory=dict)
+    # running jobs whose lease runs out soonest, as of the pass that saw them (Watched)
+    watch: tuple[Watched, ...] = ()
 
     def value(self, queue: str, name: str) -> int | None:
         return self.counts.get((queue, name), 0) if name in self.groups else None
@@ -85,6 +99,34 @@ class BackgroundCount:
     def as_of_for(self, name: str) -> datetime:
         """When the figure `name` (a count name, or `list:<statement>`) was true."""
         return self.as_of_by.get(name, self.as_of)
+
+
+def rechecked(bg: BackgroundCount, stuck_rows: Sequence[dict[str, Any]], leases: str) -> BackgroundCount:
+    """The background count with the jobs a poll found stuck since its pass (`stuck_rows`: lease rows,
+    running and not stuck at the pass, past their lease now and not written since): each moves from
+    its queue's running count to its stuck count, and heads the lease list (`leases`: the list's
+    statement name) as stuck. The as_of stays the pass's: the figure is never said to be fresher than
+    it is, only less behind. Pure.
+
+    >>> from datetime import datetime, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> bg = BackgroundCount(t, 1.0, frozenset({"running", "stuck"}), {("q", "running"): 3}, 0,
+    ...                      lists={"l": [{"id": 7, "stuck": False}, {"id": 8, "stuck": False}]})
+    >>> after = rechecked(bg, [{"id": 7, "queue": "q", "stuck": True}], "l")
+    >>> after.counts, [r["id"] for r in after.lists["l"]], after.as_of == t
+    ({('q', 'running'): 2, ('q', 'stuck'): 1}, [7, 8], True)
+    """
+    if not stuck_rows:
+        return bg
+    counts = dict(bg.counts)
+    for r in stuck_rows:
+        queue = str(r["queue"])
+        counts[(queue, "running")] = max(0, counts.get((queue, "running"), 0) - 1)
+        counts[(queue, "stuck")] = counts.get((queue, "stuck"), 0) + 1
+    lists = dict(bg.lists)
+    moved = {r["id"] for r in stuck_rows}
+    lists[leases] = [*stuck_rows, *(r for r in lists.get(leases, ()) if r["id"] not in moved)]
+    return replace(bg, counts=counts, lists=lists)
 
 
 def names_of(statement: Statement) -> frozenset[str]:

@@ -414,12 +414,13 @@ LIMIT 1"""
         return cols, self.in_state("running"), self.expiry_order
 
     @staticmethod
-    def _lease_select(union: str) -> str:
-        """The lease list's rows from `union` (rows of `cols` and `stuck`), with the holder's session."""
+    def _lease_select(union: str, more: str = "") -> str:
+        """The lease list's rows from `union` (rows of `cols` and `stuck`), with the holder's session;
+        `more`: columns of `union` after them."""
         return f"""SELECT x.id, x.queue, x.holder,
        CASE WHEN h.pid IS NOT NULL THEN 'alive' ELSE 'unknown' END AS liveness, h.pid AS holder_pid,
        x.attempts, x.max_attempts, x.started_at, x.expires_at,
-       extract(epoch FROM x.expires_at - now())::float8 AS seconds_left, x.stuck, x.payload_preview
+       extract(epoch FROM x.expires_at - now())::float8 AS seconds_left, x.stuck, x.payload_preview{more}
 FROM ({union}) x
 LEFT JOIN LATERAL (SELECT min(a.pid) AS pid FROM pg_stat_activity a
                    WHERE a.datname = current_database() AND a.application_name = x.holder) h ON true"""
@@ -482,19 +483,43 @@ ORDER BY x.stuck DESC, x.expires_at NULLS LAST, x.id"""
         5% of a core). Rows as Pass says: part 0 a count row (jsonb), part 1 a lease row."""
         states = [c for c in count.columns if c != "queue"]
         flags = ", ".join(f"{self.condition(st)} AS pgq_is_{st}" for st in states)
-        cte, union = self._one_pass(f"{self.queue} AS pgq_queue, {flags}")
+        expires = f"extract(epoch FROM {self.expires})::float8 AS pgq_expires"
+        cte, union = self._one_pass(f"{self.queue} AS pgq_queue, {expires}, {flags}")
         counted = ", ".join(f"count(*) FILTER (WHERE pgq_is_{st}) AS {st}" for st in states)
         nulls = ", ".join(["NULL"] * len(LEASE_COLUMNS))
+        watched, recheck = "", None
+        if self.rule is not None:  # a lease that runs out: the soonest to, for the poll to recheck
+            watched = f"""
+UNION ALL
+SELECT 2, jsonb_build_object('rel', w.pgq_rel::bigint, 'tid', w.pgq_tid::text, 'expires', w.pgq_expires,
+                             'queue', w.pgq_queue), {nulls}
+FROM (SELECT * FROM pgq_running WHERE NOT pgq_stuck AND pgq_expires IS NOT NULL
+      ORDER BY pgq_key, pgq_id LIMIT %(watch)s) w"""
+            recheck = self._recheck()
         text = f"""{cte}
 SELECT 1 AS {PASS_PART}, NULL::jsonb AS {PASS_COUNTS}, l.* FROM (
 {self._lease_select(union)}
 ) l
 UNION ALL
 SELECT 0, to_jsonb(c), {nulls}
-FROM (SELECT pgq_queue AS queue, {counted} FROM pgq_running GROUP BY 1) c
+FROM (SELECT pgq_queue AS queue, {counted} FROM pgq_running GROUP BY 1) c{watched}
 ORDER BY 1 DESC, stuck DESC, expires_at NULLS LAST, id"""
         columns = (PASS_PART, PASS_COUNTS, *LEASE_COLUMNS)
-        return Pass(self.statement("running_pass", text, columns).scan(), (count, leases))
+        return Pass(self.statement("running_pass", text, columns).scan(), (count, leases), recheck)
+
+    def _recheck(self) -> Statement:
+        """The running_pass's watched rows that are stuck now, by row version (a TID lookup each):
+        still running, past their lease, and not written since the pass (a write moves the row to a
+        new version, which `%(tids)s` does not name). Their lease rows, then their tableoid and
+        ctid: a partitioned table's tuple ids repeat across partitions, so the engine keeps the
+        pairs it asked for."""
+        cols, running, _ = self._lease_parts()
+        stuck = " OR ".join(f"({p})" for p in self.parts("stuck")) or "false"
+        union = f"""SELECT {cols}, true AS stuck, tableoid::bigint AS pgq_rel, ctid::text AS pgq_tid
+      FROM {{jobs}} WHERE ctid = ANY (%(tids)s::tid[]) AND {running} AND ({stuck})"""
+        text = f"""{self._lease_select(union, ", x.pgq_rel, x.pgq_tid")}
+ORDER BY x.expires_at, x.id"""
+        return self.statement("recheck_stuck", text, (*LEASE_COLUMNS, "pgq_rel", "pgq_tid"))
 
     def dead(self) -> Statement:
         order = "{c_finished_at} DESC NULLS LAST, {c_id} DESC" if self.has("finished_at") else "{c_id} DESC"
