@@ -159,6 +159,28 @@ def test_the_audit_log_never_holds_a_password(name: str, hostile: str, secret: s
     assert secret not in text and json.loads(text)["target"] == target_of(hostile)
 
 
+def test_init_is_audited_like_every_write(
+    empty_dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pgq-top init` writes the user's database (a table, indexes, settings; --adopt alters an
+    existing table): a start and an end line, with what it did; --dry-run writes nothing and no line."""
+    log = tmp_path / "audit.jsonl"
+    dsn = f"{empty_dsn} password=Sekr3tPw"
+    assert main(["init", "--dsn", dsn, "--table", "work", "--dry-run", "--audit-log", str(log)]) == 0
+    assert not log.exists()
+    assert main(["init", "--dsn", dsn, "--table", "work", "--audit-log", str(log)]) == 0
+    assert main(["init", "--dsn", dsn, "--table", "work", "--audit-log", str(log)]) == 0
+    capsys.readouterr()
+    records = _audit(log)
+    assert [(r["action"], r["event"]) for r in records] == [("init", "start"), ("init", "end")] * 2
+    first, again = records[1], records[3]
+    assert first["table"] == "public.work" and first["kind"] == "pgq" and first["error"] is None
+    assert first["changed"] > 0 and 'created table "public"."work"' in first["outcome"]
+    assert (again["changed"], again["outcome"]) == (0, "nothing to change")
+    assert {"time", "user", "host", "target"} <= first.keys() and first["target"] == target_of(dsn)
+    assert "Sekr3tPw" not in log.read_text()
+
+
 def test_each_batch_names_its_write_in_application_name(
     dsn: str, incident: dict[str, list[int]], tmp_path: Path
 ) -> None:
