@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import psycopg
 
@@ -149,6 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.add_argument(
         "--dry-run", action="store_true", help="print every statement init would run, and change nothing"
+    )
+    init.add_argument(
+        "--audit-log",
+        metavar="FILE",
+        default=None,
+        help="append a record of the write here (default: $PGQ_TOP_AUDIT_LOG, else "
+        "$XDG_STATE_HOME/pgq-top/audit.jsonl; 'off' for none; docs/actions.md)",
     )
 
     worker = sub.add_parser("worker", help="run a pool of worker processes on one or more queues")
@@ -335,9 +343,29 @@ def _cmd_init(args: argparse.Namespace) -> int:
             statements = plan(q.conn, table, schema, adopt=args.adopt)
             print("\n".join(statements) if statements else "-- nothing to change")
             return EXIT_OK
-        done = q.install(say=lambda message: print(f"pgq-top: {message}", flush=True), adopt=args.adopt)
+        done = _audited_install(q, args.dsn, args.audit_log, f"{schema}.{table}", adopt=args.adopt)
     print(f"pgq-top: {schema}.{table} is ready" + ("" if done else " (nothing to change)"))
     return EXIT_OK
+
+
+def _audited_install(q: Any, dsn: str | None, audit_log: str | None, table: str, *, adopt: bool) -> list[str]:
+    """JobQueue.install, recorded in the audit log before and after like every write (docs/actions.md):
+    `changed` is how many changes it made, `outcome` what they were. A start line that cannot be
+    written refuses the install (PgqError, nothing changed)."""
+    from pgq_tui.audit import AuditLog
+    from pgq_tui.db import resolve_dsn
+
+    audit, conninfo = AuditLog.from_environment(audit_log), resolve_dsn(dsn)
+    fields: dict[str, Any] = {"kind": "pgq", "action": "init --adopt" if adopt else "init", "table": table}
+    audit.write(conninfo, "start", **fields)
+    try:
+        done: list[str] = q.install(say=lambda message: print(f"pgq-top: {message}", flush=True), adopt=adopt)
+    except Exception as exc:
+        audit.write(conninfo, "end", **fields, changed=None, outcome="failed", error=str(exc))
+        raise
+    outcome = "; ".join(done) or "nothing to change"
+    audit.write(conninfo, "end", **fields, changed=len(done), outcome=outcome, error=None)
+    return done
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:

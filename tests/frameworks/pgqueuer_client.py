@@ -109,6 +109,19 @@ async def enqueue(dsn: str, entrypoint: str, key: str, *, execute_after_s: int |
         await conn.close()
 
 
+async def enqueue_many(dsn: str, entrypoint: str, keys: list[str]) -> int:
+    """Enqueue every key in one Queries.enqueue call (its list form); the payload is the job's key."""
+    conn = await connect(dsn)
+    try:
+        n = len(keys)
+        ids = await Queries(AsyncpgDriver(conn)).enqueue(
+            [entrypoint] * n, [k.encode() for k in keys], [0] * n, [None] * n
+        )
+        return len(ids)
+    finally:
+        await conn.close()
+
+
 def main() -> None:
     if sys.argv[1:] != ["worker"]:
         raise SystemExit("usage: python -m frameworks.pgqueuer_client worker")
@@ -166,6 +179,12 @@ class Pgqueuer:
 
     def enqueue(self, queue: str, key: str, *, in_seconds: int | None = None) -> str:
         return str(asyncio.run(enqueue(self.dsn, queue, key, execute_after_s=in_seconds)))
+
+    def enqueue_failing(self, prefix: str, suffix: str, count: int) -> int:
+        """Queries.enqueue of `count` always-failing jobs on entrypoint `fail` (held when they fail),
+        keyed "<prefix>-<i> <suffix>" (the traceback pgqueuer logs names the key)."""
+        keys = [f"{prefix}-{i} {suffix}" for i in range(count)]
+        return asyncio.run(enqueue_many(self.dsn, "fail", keys))
 
     def is_dead(self, job_id: str) -> bool:
         return scalar(self.dsn, "SELECT status::text FROM pgqueuer WHERE id = %s", (int(job_id),)) == "failed"

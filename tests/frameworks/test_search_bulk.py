@@ -30,6 +30,7 @@ from .fills import fill
 from .graphile_client import Graphile
 from .harness import Processes, runs, wait_for
 from .pgboss_client import PgBoss
+from .pgqueuer_client import Pgqueuer
 from .river_client import River
 
 TABLE = 100_000
@@ -40,6 +41,7 @@ FRAMEWORKS = [
     pytest.param(River, "river", id="river"),
     pytest.param(PgBoss, "pg-boss", id="pg-boss"),
     pytest.param(Graphile, "graphile-worker", id="graphile-worker"),
+    pytest.param(Pgqueuer, "pgqueuer", id="pgqueuer"),
 ]
 
 
