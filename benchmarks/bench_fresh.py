@@ -3,6 +3,7 @@ live worker fleet, and what the background work costs meanwhile.
 
     python benchmarks/bench_fresh.py [--dsn DSN] [--only seed-jobs,pg-boss] [--size 10000000]
                                      [--queues 50] [--watch-s 600] [--stuck-at 120] [--rate 200]
+                                     [--statements] [--log-dir /tmp]
 
 Per kind, a fresh database on the stock schema, no advised index: the seed article's `jobs` table
 (bench_stock_poll.build_seed), or pg-boss 12.38's schema made by its own client (Node 22: `npm ci` in
@@ -36,6 +37,9 @@ CLI); the background counter's cost: the server CPU (utime + stime from /proc) o
 summed over every pid it had (a reconnect is a new backend), over the watch as % of one core, and its
 busy_s duty; the same CPU for the foreground poll's backend; the stuck figure's lag (poll time - its
 as_of) median/max; the load average at start and end. A server on another machine: no CPU figure.
+
+--statements loads pg_stat_statements into the embedded server and prints each watch's costliest
+statements (the fleet's, the poll's and the counter's together), to see where a slow poll goes.
 
 Exit 0 only when every target of the issue holds, per kind: the Monitor and the CLI show the 20 within
 30 s of T0, the background ≤ 5% of one core, collect() p95 < 20 ms.
@@ -466,10 +470,18 @@ class Watched:
 
 
 def watch(
-    monitor: Monitor, dsn: str, kind: str, queues: list[str], fleet: Fleet, seconds: float, stuck_at: float
+    monitor: Monitor,
+    dsn: str,
+    kind: str,
+    queues: list[str],
+    fleet: Fleet,
+    seconds: float,
+    stuck_at: float,
+    statements: bool = False,
 ) -> dict[str, Any]:
     """The dashboard's loop for `seconds`: one collect() a second; the crash at `stuck_at` (its own
-    thread, then the CLI from T0); the counter's and the poll's backend CPU sampled every poll."""
+    thread, then the CLI from T0); the counter's and the poll's backend CPU sampled every poll;
+    `statements`: pg_stat_statements is reset at the start and its top statements read at the end."""
     counter = monitor._counter  # the Monitor's background counter (its busy_s, its session's pid)
     bg_cpu, fg_cpu = BackendCpu(), BackendCpu()
     seen = Watched()
@@ -502,6 +514,9 @@ def watch(
     stopping = threading.Event()
     monitor.collect()  # the first poll starts the counter, as the dashboard's first refresh does
     start = time.monotonic()
+    if statements:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("SELECT pg_stat_statements_reset()")
     busy0, fleet0, load0 = counter.busy_s, fleet.counts(), os.getloadavg()
     bg_cpu.sample(counter._session.pid, start=True)
     fg_cpu.sample(monitor.pid, start=True)
@@ -554,6 +569,7 @@ def watch(
     if crash_thread is not None:
         crash_thread.join(timeout=CLI_WAIT_S + 100)
     left = still_active(dsn, kind, seen.crash.ids) if seen.crash is not None else 0
+    top = top_statements(dsn) if statements else []
     bg_s, fg_s = bg_cpu.seconds(), fg_cpu.seconds()
     return {
         "seen": seen,
@@ -568,7 +584,22 @@ def watch(
         "fleet_errors": fleet1[2] - fleet0[2],
         "load": (load0, load1),
         "still_active": left,
+        "statements": top,
     }
+
+
+def top_statements(dsn: str, limit: int = 12) -> list[tuple[int, float, float, str]]:
+    """This database's costliest statements over the watch (pg_stat_statements): calls, total
+    seconds, mean ms and the statement's start; the fleet's, the poll's and the counter's together."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            """SELECT calls, total_exec_time / 1000, mean_exec_time, regexp_replace(query, '\\s+', ' ', 'g')
+               FROM pg_stat_statements
+               WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+               ORDER BY total_exec_time DESC LIMIT %s""",
+            (limit,),
+        ).fetchall()
+    return [(int(c), float(t), float(m), str(q)[:140]) for c, t, m, q in rows]
 
 
 def full_scan_ms(dsn: str, kind: str, runs: int = 3) -> float:
@@ -629,6 +660,9 @@ def run_kind(server_dsn: str, kind: str, args: argparse.Namespace, log_dir: Path
     )
     fleet: Fleet | None = None
     try:
+        if args.statements:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         lifetime = args.watch_s + 60  # the fleet ends by itself, whatever happens here
         if kind == "seed-jobs":
             fleet = SeedFleet(dsn, queues, args.rate, lifetime)
@@ -637,7 +671,9 @@ def run_kind(server_dsn: str, kind: str, args: argparse.Namespace, log_dir: Path
         time.sleep(3)  # the fleet's first claims
         target = find_queues(dsn, kind=dialect)[0]
         with Monitor(dsn, target.model, read_only=True) as monitor:
-            out = watch(monitor, dsn, kind, queues, fleet, args.watch_s, args.stuck_at)
+            out = watch(
+                monitor, dsn, kind, queues, fleet, args.watch_s, args.stuck_at, statements=args.statements
+            )
         fleet.stop()
         reference = full_scan_ms(dsn, kind)
     finally:
@@ -721,6 +757,8 @@ def report(
             f"{name} stuck figure lag (poll time - as_of): median {statistics.median(lags):.1f} s,"
             f" max {max(lags):.1f} s"
         )
+    for calls, total_s, mean_ms, query in out["statements"]:
+        print(f"{name} statement: {total_s:8.2f} s total, {calls:7d} calls, {mean_ms:8.2f} ms mean: {query}")
     (l0, l1) = out["load"]
     print(
         f"{name} load average during the watch: start {l0[0]:.2f} {l0[1]:.2f} {l0[2]:.2f},"
@@ -746,6 +784,11 @@ def main() -> int:
     ap.add_argument("--watch-s", type=float, default=600.0)
     ap.add_argument("--stuck-at", type=float, default=120.0)
     ap.add_argument("--rate", type=float, default=200.0, help="the fleet's jobs a second (default 200)")
+    ap.add_argument(
+        "--statements",
+        action="store_true",
+        help="load pg_stat_statements (the embedded server) and print the top statements of each watch",
+    )
     ap.add_argument("--log-dir", type=Path, default=Path("/tmp"), help="where the pg-boss fleet's log goes")
     args = ap.parse_args()
     kinds = args.only.split(",")
@@ -759,7 +802,8 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()), flush=True)
     ok = True
-    with measured_server(args.dsn) as (server_dsn, version):
+    settings = {"shared_preload_libraries": "pg_stat_statements"} if args.statements else None
+    with measured_server(args.dsn, settings) as (server_dsn, version):
         print(
             f"PostgreSQL {version}; stock schemas, no advised index; {args.size:,} rows in {args.queues}"
             f" queues; watch {args.watch_s:g} s, {STUCK_JOBS} jobs stuck at {args.stuck_at:g} s",
