@@ -38,7 +38,7 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TypeVar
@@ -56,7 +56,7 @@ from frameworks.fills import fill
 from frameworks.good_job_client import GoodJobSchema
 from frameworks.graphile_client import Graphile
 from frameworks.harness import create_runs_table
-from frameworks.pgboss_client import PgBoss
+from frameworks.pgboss_client import PgBoss, PgBoss12
 from frameworks.pgqueuer_client import Pgqueuer
 from frameworks.procrastinate_client import Procrastinate
 from frameworks.que_schema import QueSchema
@@ -85,6 +85,7 @@ K = TypeVar("K")
 FRAMEWORKS: dict[str, tuple[Callable[[str], object], str]] = {
     "graphile-worker": (Graphile, GRAPHILE_SCAN),
     "pg-boss": (PgBoss, PGBOSS_SCAN),
+    "pg-boss-12": (PgBoss12, PGBOSS_SCAN),  # pg-boss 12.38 on Node 22 (tests/frameworks/fills.py's layout)
     "procrastinate": (Procrastinate, PROCRASTINATE_SCAN),
     "pgqueuer": (Pgqueuer, PGQUEUER_SCAN),
     "dbos": (Dbos, DBOS_SCAN),  # its stock schema: the dialect advises no index
@@ -129,17 +130,30 @@ def statement_runs(monitor: Monitor) -> dict[str, Callable[[], object]]:
     return {s.name.split(".")[-1]: lambda s=s: monitor._run(s, **params) for s in statements}
 
 
-def build(server_dsn: str, kind: str, n: int, advised: bool = True) -> str:
-    """A fresh database with the framework's schema (its own tool), n rows and (`advised`) the
-    advised indexes."""
+def build(
+    server_dsn: str,
+    kind: str,
+    n: int,
+    advised: bool = True,
+    queues: Sequence[str] = QUEUES,
+    after_fill: Callable[[str], None] | None = None,
+) -> str:
+    """A fresh database with the framework's schema (its own tool), n rows over `queues` and
+    (`advised`) the advised indexes; `after_fill(dsn)` runs after the fill, before VACUUM ANALYZE."""
     name = f"bench_{kind.replace('-', '_')}_{n}_{uuid.uuid4().hex[:6]}"
     with psycopg.connect(server_dsn, autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     dsn = make_conninfo(server_dsn, dbname=name)
     create_runs_table(dsn)
     driver, _ = FRAMEWORKS[kind]
-    driver(dsn).install()  # type: ignore[attr-defined]
-    fill(dsn, kind, n, QUEUES)
+    client = driver(dsn)
+    env = getattr(client, "env", None)
+    if isinstance(env, dict):  # the Node clients' install creates these queues (pg-boss: createQueue)
+        env["PGQ_TEST_QUEUES"] = ",".join(queues)
+    client.install()  # type: ignore[attr-defined]
+    fill(dsn, kind, n, queues)
+    if after_fill is not None:
+        after_fill(dsn)
     if advised:
         follow_index_advice(dsn, kind)
     with psycopg.connect(dsn, autocommit=True) as conn:

@@ -26,7 +26,7 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -46,27 +46,32 @@ from pgq_tui.monitor import tiers
 from pgq_tui.monitor.collect import Monitor
 
 # the seed's rows, in bench_framework_poll's proportions: 90% done (kept), 6% ready, 2% scheduled,
-# 1% running (a fifth of them stuck), 1% pending far ahead (the seed has no dead state)
+# 1% running (a fifth of them stuck; the others hold leases lease_s long), 1% pending far
+# ahead (the seed has no dead state). Ready rows' run_at a microsecond apart, as enqueues over time are:
+# the seed's claim (ORDER BY run_at, id) then walks its index instead of sorting a queue's tie group.
 SEED_FILL = """
 INSERT INTO jobs (queue, payload, status, run_at, attempts, locked_until)
 SELECT (%(queues)s::text[])[1 + mod(abs(hashint4(g::int)), cardinality(%(queues)s::text[]))], '{}',
        CASE WHEN b < 90 THEN 'done' WHEN b = 98 THEN 'running' ELSE 'pending' END,
-       CASE WHEN b IN (96, 97, 99) THEN now() + interval '1 hour' ELSE now() - interval '1 minute' END,
+       CASE WHEN b IN (96, 97, 99) THEN now() + interval '1 hour'
+            ELSE now() - interval '1 minute' - g * interval '1 microsecond' END,
        CASE WHEN b < 90 OR b = 98 THEN 1 ELSE 0 END,
        CASE WHEN b = 98 AND mod(g / 100, 5) = 0 THEN now() - interval '5 minutes'
-            WHEN b = 98 THEN now() + interval '10 minutes' END
+            WHEN b = 98 THEN now() + make_interval(secs => %(lease_s)s) END
 FROM generate_series(1, %(n)s) g, LATERAL (SELECT mod(g, 100) AS b) x
 """
 
 
-def build_seed(server_dsn: str, n: int) -> str:
+def build_seed(server_dsn: str, n: int, queues: Sequence[str] = QUEUES, lease_s: float = 600) -> str:
+    """A fresh database with the seed's `jobs` table (its one index) and n rows over `queues`; the
+    running jobs' valid leases last `lease_s` from the fill."""
     name = f"bench_seed_{n}_{uuid.uuid4().hex[:6]}"
     with psycopg.connect(server_dsn, autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     dsn = make_conninfo(server_dsn, dbname=name)
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(SEED_JOBS)
-        conn.execute(SEED_FILL, {"n": n, "queues": list(QUEUES)})
+        conn.execute(SEED_FILL, {"n": n, "queues": list(queues), "lease_s": lease_s})
         conn.execute("VACUUM ANALYZE")
         conn.execute("CHECKPOINT")
     return dsn

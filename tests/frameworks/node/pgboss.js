@@ -8,6 +8,16 @@
 //   node pgboss.js cron '<json>'             schedule(name, cron, data, { tz }) with the cron pass on
 //                                            (its monitor and worker every second), a work() loop on
 //                                            the schedule's queue, until killed
+//   node pgboss.js fleet '<json>'            a live fleet for a benchmark: one work() loop per `serve`
+//                                            queue (batchSize `batch`, every `interval` s, completing
+//                                            each job at once), and insert() of `rate` jobs a second
+//                                            round the `enqueue` queues; no supervisor (it would fail
+//                                            the jobs a benchmark makes stuck); a JSON line of counts
+//                                            every second; exits after PGQ_TEST_LIFETIME_S
+//   node pgboss.js crash '<json>'            a worker that crashes: insert() of `count` jobs into
+//                                            `queue` (expireInSeconds `expire`, priority 1 so they are
+//                                            fetched first), fetch() of them, then exit without
+//                                            completing them; prints their ids as JSON
 // PGQ_TEST_SCHEMA names the schema (pg-boss's `schema` option; default pgboss).
 // PGQ_TEST_PGBOSS_PACKAGE picks the release: pg-boss (10.x, Node 20), pg-boss-11 or pg-boss-12 (npm
 // aliases; both need Node 22, which the harness runs them on). 12's module is ESM with a named export.
@@ -94,6 +104,44 @@ async function main () {
     }
     ready()
     return
+  }
+  if (command === 'fleet') {
+    const spec = JSON.parse(arg)
+    const boss = makeBoss({ supervise: false, schedule: false, migrate: false })
+    await boss.start()
+    const counts = { completed: 0, enqueued: 0, errors: 0 }
+    for (const name of spec.serve) {
+      await boss.work(name, { pollingIntervalSeconds: spec.interval, batchSize: spec.batch }, async (jobs) => {
+        counts.completed += jobs.length // pg-boss completes the batch once the handler returns
+      })
+    }
+    const tick = 0.1 // seconds between inserts, each into the next queue
+    let turn = 0
+    let owed = 0
+    setInterval(() => {
+      owed += spec.rate * tick
+      const count = Math.floor(owed)
+      if (count < 1) return
+      owed -= count
+      const name = spec.enqueue[turn++ % spec.enqueue.length]
+      const jobs = Array.from({ length: count }, () => ({ data: {} }))
+      boss.insert(name, jobs).then(() => { counts.enqueued += count }, () => { counts.errors += 1 })
+    }, tick * 1000)
+    setInterval(() => process.stdout.write(`${JSON.stringify({ ...counts, at: Date.now() })}\n`), 1000)
+    ready()
+    return
+  }
+  if (command === 'crash') {
+    const spec = JSON.parse(arg)
+    const boss = makeBoss({ supervise: false, schedule: false, migrate: false })
+    await boss.start()
+    const jobs = Array.from({ length: spec.count }, (_, i) => ({
+      data: { crash: i }, expireInSeconds: spec.expire, priority: 1
+    }))
+    await boss.insert(spec.queue, jobs)
+    const fetched = await boss.fetch(spec.queue, { batchSize: spec.count })
+    process.stdout.write(`${JSON.stringify(fetched.map((job) => job.id))}\n`)
+    process.exit(0) // the crash: no complete(), no stop()
   }
   if (command === 'cron') {
     const spec = JSON.parse(arg)
