@@ -83,7 +83,9 @@ from pgq_tui.monitor.collect import Monitor
 from pgq_tui.monitor.snapshot import Snapshot
 
 STUCK_JOBS = 20  # the issue's: 20 jobs become stuck
-CRASH_LEASE_S = 5  # the crashed worker's lease (seed) or expireInSeconds (pg-boss)
+CRASH_LEASE_S = (
+    30  # the crashed worker's lease (seed) or expireInSeconds (pg-boss): the fleet's (--crash-lease)
+)
 FLEET_LEASE_S = 30  # the live seed workers' lease
 CLAIM_BATCH = 5  # jobs per claim of a live seed worker
 SEED_WORKERS = 3  # threads claiming in the seed's fleet process
@@ -275,26 +277,26 @@ def server_now(conn: psycopg.Connection) -> datetime:
     return conn.execute("SELECT clock_timestamp()").fetchone()[0]  # type: ignore[index,no-any-return]
 
 
-def crash_seed(dsn: str, queues: Sequence[str]) -> Crash:
+def crash_seed(dsn: str, queues: Sequence[str], lease_s: int) -> Crash:
     """A worker claims 20 due jobs of the first queue (the seed's claim, one statement, a short lease)
     and dies: they stay running until the lease passes, then are stuck."""
     with psycopg.connect(dsn, autocommit=True, application_name="bench crashed worker") as conn:
         before = server_now(conn)
-        claim = {"queue": queues[0], "n": STUCK_JOBS, "lease": CRASH_LEASE_S}
+        claim = {"queue": queues[0], "n": STUCK_JOBS, "lease": lease_s}
         ids = [r[0] for r in conn.execute(SEED_JOBS_CLAIM, claim).fetchall()]
         rows = conn.execute(
             "SELECT queue, count(*), max(locked_until) FROM jobs WHERE id = ANY(%s) GROUP BY queue", (ids,)
         ).fetchall()
-    what = f"seed: a crashed worker's claim of {len(ids)} due jobs, lease {CRASH_LEASE_S} s, never completed"
+    what = f"seed: a crashed worker's claim of {len(ids)} due jobs, lease {lease_s} s, never completed"
     return Crash(what, [str(i) for i in ids], {q: n for q, n, _ in rows}, before, max(r[2] for r in rows))
 
 
-def crash_pgboss(dsn: str, queues: Sequence[str]) -> Crash:
+def crash_pgboss(dsn: str, queues: Sequence[str], lease_s: int) -> Crash:
     """pg-boss's own client inserts 20 jobs (expireInSeconds 5) into the last queue, which the fleet
     does not serve, fetch()es them and exits without completing them."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         before = server_now(conn)
-    spec = {"queue": queues[-1], "count": STUCK_JOBS, "expire": CRASH_LEASE_S}
+    spec = {"queue": queues[-1], "count": STUCK_JOBS, "expire": lease_s}
     done = subprocess.run(
         [str(NODE22), str(NODE_DIR / "pgboss.js"), "crash", json.dumps(spec)],
         capture_output=True,
@@ -312,7 +314,7 @@ def crash_pgboss(dsn: str, queues: Sequence[str]) -> Crash:
             (ids,),
         ).fetchall()
     what = (
-        f"pg-boss: its client fetched {len(ids)} jobs (expireInSeconds {CRASH_LEASE_S}) and exited"
+        f"pg-boss: its client fetched {len(ids)} jobs (expireInSeconds {lease_s}) and exited"
         " without completing them"
     )
     return Crash(what, ids, {q: n for q, n, _ in rows}, before, max(r[2] for r in rows))
@@ -478,6 +480,7 @@ def watch(
     seconds: float,
     stuck_at: float,
     statements: bool = False,
+    crash_lease: int = CRASH_LEASE_S,
 ) -> dict[str, Any]:
     """The dashboard's loop for `seconds`: one collect() a second; the crash at `stuck_at` (its own
     thread, then the CLI from T0); the counter's and the poll's backend CPU sampled every poll;
@@ -494,7 +497,7 @@ def watch(
 
     def crash_then_cli() -> None:
         try:
-            seen.crash = (crash_seed if kind == "seed-jobs" else crash_pgboss)(dsn, queues)
+            seen.crash = (crash_seed if kind == "seed-jobs" else crash_pgboss)(dsn, queues, crash_lease)
         except Exception as exc:  # said in the report, never a hang
             seen.crash_error = f"{type(exc).__name__}: {exc}"
             return
@@ -635,6 +638,23 @@ def renew_pgboss_leases(lease_s: float) -> Callable[[str], None]:
     return renew
 
 
+# The fill's running jobs past `--active`, finished as a fleet would have finished them: the fill
+# makes 1% of the rows running (100,000 at 10M), where a live fleet holds its concurrency's worth.
+KEEP_ACTIVE = {
+    "seed-jobs": "UPDATE jobs SET status = 'done', locked_until = NULL WHERE status = 'running'"
+    " AND id NOT IN (SELECT id FROM jobs WHERE status = 'running' ORDER BY id LIMIT %(n)s)",
+    "pg-boss": "UPDATE pgboss.job SET state = 'completed', completed_on = now() WHERE state = 'active'"
+    " AND id NOT IN (SELECT id FROM pgboss.job WHERE state = 'active' ORDER BY id LIMIT %(n)s)",
+}
+
+
+def keep_active(dsn: str, kind: str, n: int) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        done = conn.execute(KEEP_ACTIVE[kind], {"n": n}).rowcount
+        conn.execute("VACUUM ANALYZE")
+    print(f"{kind}: kept {n:,} of the fill's running jobs running, finished {done:,}", flush=True)
+
+
 def run_kind(server_dsn: str, kind: str, args: argparse.Namespace, log_dir: Path) -> bool:
     queues = [f"q{i}" for i in range(args.queues)]
     lease_s = args.watch_s + 4 * 3600  # the fill's live leases outlast the fill, the watch and the drop
@@ -652,6 +672,8 @@ def run_kind(server_dsn: str, kind: str, args: argparse.Namespace, log_dir: Path
             after_fill=renew_pgboss_leases(lease_s),
         )
         dialect = "pg-boss"
+    if args.active is not None:
+        keep_active(dsn, kind, args.active)
     fill_s = time.monotonic() - t
     print(
         f"{kind}: built and filled {args.size:,} rows in {args.queues} queues in {fill_s:.0f} s"
@@ -672,7 +694,15 @@ def run_kind(server_dsn: str, kind: str, args: argparse.Namespace, log_dir: Path
         target = find_queues(dsn, kind=dialect)[0]
         with Monitor(dsn, target.model, read_only=True) as monitor:
             out = watch(
-                monitor, dsn, kind, queues, fleet, args.watch_s, args.stuck_at, statements=args.statements
+                monitor,
+                dsn,
+                kind,
+                queues,
+                fleet,
+                args.watch_s,
+                args.stuck_at,
+                statements=args.statements,
+                crash_lease=args.crash_lease,
             )
         fleet.stop()
         reference = full_scan_ms(dsn, kind)
@@ -790,13 +820,24 @@ def main() -> int:
         help="load pg_stat_statements (the embedded server) and print the top statements of each watch",
     )
     ap.add_argument("--log-dir", type=Path, default=Path("/tmp"), help="where the pg-boss fleet's log goes")
+    ap.add_argument(
+        "--crash-lease",
+        type=int,
+        default=CRASH_LEASE_S,
+        help=f"the crashed worker's lease, s (default {CRASH_LEASE_S}: the live workers')",
+    )
+    ap.add_argument(
+        "--active",
+        type=int,
+        help="keep only this many of the fill's running jobs running (default: all, 1%% of the rows)",
+    )
     args = ap.parse_args()
     kinds = args.only.split(",")
     if unknown := set(kinds) - {"seed-jobs", "pg-boss"}:
         ap.error(f"unknown kind(s) {sorted(unknown)}: seed-jobs, pg-boss")
     if args.queues < 2:
         ap.error("--queues must be 2 or more (pg-boss: the last one is the crashing worker's)")
-    if args.stuck_at + CRASH_LEASE_S + TARGET_DETECT_S + 10 > args.watch_s:
+    if args.stuck_at + args.crash_lease + TARGET_DETECT_S + 10 > args.watch_s:
         ap.error("--stuck-at leaves too little of the watch to see the stuck jobs (45 s at least)")
     # SIGTERM ends the run as Ctrl-C does: through the finally blocks (fleets stopped, databases dropped)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
