@@ -525,7 +525,8 @@ def table_history(
     history = tuple(
         ThroughputPoint(s, round(enq[i]), round(max(0.0, total_done[i])), 0) for i, s in enumerate(seconds)
     )
-    return history, {q: tuple(round(x) if x > 0.0 else 0 for x in v) for q, v in sorted(done.items())}
+    zero = itertools.repeat(0.0)  # round(max(0.0, x)) for every second, in C: 50 queues x 300 s a poll
+    return history, {q: tuple(map(round, map(max, zero, v))) for q, v in sorted(done.items())}
 
 
 def _ceil_s(span: timedelta) -> int:
