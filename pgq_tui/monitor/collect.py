@@ -187,6 +187,7 @@ class Monitor:
         self._stamps = finished.Stamps(model)  # rates from the framework's timestamps
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
         self._prefetched: dict[Hashable, pipeline.QueryResult] = {}  # sent together, read by _rows/_run
+        self._composed: dict[Statement, sql.Composed] = {}  # each dialect statement as psycopg runs it
         self._listed: set[str] = set()  # the queues the last poll listed
         self._over: frozenset[str] = frozenset()  # the count names over the cap at the last good poll
         self._near: frozenset[str] = frozenset()  # ... and those at least half the cap
@@ -261,7 +262,10 @@ class Monitor:
 
     def _model_sql(self, statement: Statement, params: dict[str, Any]) -> tuple[Key, Any, Any]:
         bound = {**DEFAULTS, **params}
-        return ("model", statement.name, repr(sorted(bound.items()))), statement.compose(), bound
+        composed = self._composed.get(statement)
+        if composed is None:  # composed once per statement, not at every poll (1.4 ms a poll at 50 queues)
+            composed = self._composed[statement] = statement.compose()
+        return ("model", statement.name, repr(sorted(bound.items()))), composed, bound
 
     def _fetch(self, key: Key, query: Any, params: Any) -> list[dict[str, Any]]:
         sent = self._prefetched.pop(key, None)
