@@ -11,7 +11,9 @@ same proportions. No advised index is created: what no index serves is a scan (m
 the poll below SCAN_PAGES, in the background counter above it.
 
 Timed, medians of --runs, sizes in turns: the whole Monitor.collect() (the foreground poll the user
-waits for) with its background counter running beside it, as in the dashboard. Then for --watch-s a
+waits for) with its background counter running beside it, as in the dashboard; then each indexed
+queue statement of the poll alone (ms; its count cap, its generic plan; no background count
+competing), to show where a poll's time grows. Then for --watch-s a
 monitor polls once a second and reports the background work: each background statement's last cost
 (each scan is run and paced on its own) and their sum (one full pass), the counter's measured duty
 (its busy time over the watch) and the figures' lag (poll time - as_of, median and max). Prints the
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from bench_framework_poll import QUEUES, build, drop, interleaved_median_ms
+from bench_framework_poll import QUEUES, build, drop, interleaved_median_ms, statement_runs
 from common import measured_server
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
@@ -132,6 +134,7 @@ def main() -> int:
                 with ExitStack() as stack:
                     polls: dict[int, Callable[[], object]] = {}
                     tier: dict[int, str] = {}
+                    cap: dict[int, int] = {}
                     for n, dsn in dsns.items():
                         target = find_queues(dsn, kind=kind)[0]
                         monitor = stack.enter_context(Monitor(dsn, target.model, read_only=True))
@@ -140,6 +143,16 @@ def main() -> int:
                         tier[n] = monitor.tier.tier
                         polls[n] = monitor.collect
                     poll = interleaved_median_ms(polls, args.runs)
+                # each indexed queue statement alone, as the poll runs it (its cap, its generic plan),
+                # on monitors that never collect(), so no background count competes
+                with ExitStack() as stack:
+                    each: dict[tuple[int, str], Callable[[], object]] = {}
+                    for n, dsn in dsns.items():
+                        target = find_queues(dsn, kind=kind)[0]
+                        monitor = stack.enter_context(Monitor(dsn, target.model, read_only=True))
+                        cap[n] = monitor.count_cap
+                        each.update({(n, name): fn for name, fn in statement_runs(monitor).items()})
+                    timed = interleaved_median_ms(each, args.runs)
                 target = find_queues(dsns[large], kind=kind)[0]
                 with Monitor(dsns[large], target.model, read_only=True) as monitor:
                     seen = watch(monitor, args.watch_s)
@@ -148,6 +161,11 @@ def main() -> int:
                     drop(server_dsn, dsn)
             for n in sizes:
                 print(f"{kind:>16} {n:>10,} rows: whole collect() {poll[n]:6.1f} ms  (scans: {tier[n]})")
+                print(
+                    " " * 17
+                    + f"count cap {cap[n]:,}: "
+                    + "  ".join(f"{name} {ms:.2f}" for (size, name), ms in timed.items() if size == n)
+                )
             ratio = poll[large] / poll[small]
             worst = max(worst, ratio)
             print(f"{kind:>16} at {large:,} rows / at {small:,}: whole collect() {ratio:.2f} (target < 2)")

@@ -91,8 +91,8 @@ def _counting(p: argparse.ArgumentParser, *, suppress: bool = False) -> None:
         default=argparse.SUPPRESS if suppress else None,
         metavar="ROWS",
         help="count each queue and state exactly up to ROWS per poll; above, a background exact count "
-        f"shown with its age (default: {DEFAULT_COUNT_CAP}, pg-boss 500, less with many queues; the poll's "
-        "cost grows with it)",
+        f"shown with its age (default: {DEFAULT_COUNT_CAP}, pg-boss 500, good_job and Que 250 without the "
+        "advised index, less with many queues; the poll's cost grows with it)",
     )
 
 

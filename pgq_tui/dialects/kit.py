@@ -19,6 +19,15 @@ from pgq_tui.dialects.sqlfiles import has_sql_file, sql_file
 
 Number = float | int
 
+# The count cap (QueueModel.count_cap) of a dialect whose per-queue waiting counts read a heap row per
+# index entry on the framework's stock schema (no index of its own holds the column that tells ready
+# from the rest: Que's error_count, good_job's performed_at). At the monitor's 1,000, 10 queues x 2
+# counts read 20,000 heap rows a poll at 2M rows (Que: 96 ms under load 7, good_job: 15 ms), at
+# 250 a quarter of them (2026-12-06, benchmarks/bench_stock_poll.py). Past it a count is the
+# background counter's exact one, stale with its age, as above any cap; with pgq-top's advised index
+# the counts are index-only and the monitor's own cap applies.
+HEAP_COUNT_CAP = 250
+
 
 # -- declared settings -----------------------------------------------------------------------------
 @dataclass(frozen=True)

@@ -206,3 +206,38 @@ def test_retry_and_discard_are_guarded_read_only_refused_and_audited(
         ("retry", "start"), ("retry", "end"), ("discard", "start"), ("discard", "end")
     ], records  # fmt: skip
     assert ids_in(que_dsn, "running") == running
+
+
+def test_on_the_stock_schema_the_ready_count_walks_fewer_heap_rows_and_stays_true(empty_dsn: str) -> None:
+    """Each que_poll_idx entry the waiting counts walk costs a heap row on the stock schema, so its poll
+    counts up to STOCK_COUNT_CAP (not the monitor's 1,000): 300 ready jobs are at least 250 at the
+    poll, then the background counter's exact 300, stale with its age; never a wrong number. With the
+    advised index the counts are index-only and the monitor's own cap counts them live."""
+    from pgq_tui.dialects.que.dialect import STOCK_COUNT_CAP
+    from pgq_tui.monitor.collect import DEFAULT_COUNT_CAP, Monitor
+    from pgq_tui.monitor.snapshot import AT_LEAST, EXACT, STALE
+
+    que.install(empty_dsn)
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        que.enqueue(conn, "bulk", 300)
+        que.enqueue(conn, "small", 10)
+    model = single_queue(empty_dsn, kind="que").model
+    assert model.count_cap == STOCK_COUNT_CAP < 300 < DEFAULT_COUNT_CAP
+    with Monitor(empty_dsn, model, count_interval_s=0.1, probe_interval_s=0) as monitor:
+        first = {q.queue: q for q in monitor.collect().queues}
+        assert monitor.cap == STOCK_COUNT_CAP
+        assert (first["small"].ready, first["small"].figures["ready"].accuracy) == (10, EXACT)
+        bulk = first["bulk"]
+        assert (bulk.ready, bulk.figures["ready"].accuracy) in ((STOCK_COUNT_CAP, AT_LEAST), (300, STALE))
+        assert monitor.settle(30)
+        later = {q.queue: q for q in monitor.collect().queues}
+    assert (later["bulk"].ready, later["bulk"].figures["ready"].accuracy) == (300, STALE)
+    assert (later["small"].ready, later["small"].figures["ready"].accuracy) == (10, EXACT)
+
+    que.follow_index_advice(empty_dsn, "que")
+    advised = single_queue(empty_dsn, kind="que").model
+    assert advised.count_cap is None and not advised.advice
+    with Monitor(empty_dsn, advised, probe_interval_s=0) as monitor:
+        bulk = {q.queue: q for q in monitor.collect().queues}["bulk"]
+        assert monitor.cap == DEFAULT_COUNT_CAP
+    assert (bulk.ready, bulk.figures["ready"].accuracy) == (300, EXACT)
