@@ -183,8 +183,17 @@ def test_pgq_dead_search_walks_the_failed_jobs_index(buried: str) -> None:
 STOCK = [pytest.param(c, id=c.id, marks=c.marks) for c in all_cases() if c.id in ("oban-14", "river")]
 
 
-@pytest.fixture(params=STOCK)
-def stock(request: pytest.FixtureRequest, server_dsn: str) -> Iterator[tuple[str, QueueModel]]:
+def _model(dsn: str, case: Any) -> QueueModel:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+        dialects = (*case.dialects(), *registry.builtin())
+        catalog = read_catalog(conn, dialects)
+        (match,) = [m for m in detect(catalog, dialects) if m.kind == case.kind]
+        return next(d for d in dialects if d.kind == case.kind).model(match, catalog)
+
+
+@pytest.fixture
+def installed(request: pytest.FixtureRequest, server_dsn: str) -> Iterator[tuple[str, Any]]:
     case = request.param
     name = f"pgq_x_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(server_dsn, autocommit=True) as admin:
@@ -192,21 +201,18 @@ def stock(request: pytest.FixtureRequest, server_dsn: str) -> Iterator[tuple[str
     dsn = make_conninfo(server_dsn, dbname=name)
     try:
         case.install(dsn)
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute("ANALYZE")
-            dialects = (*case.dialects(), *registry.builtin())
-            catalog = read_catalog(conn, dialects)
-            (match,) = [m for m in detect(catalog, dialects) if m.kind == case.kind]
-            yield dsn, next(d for d in dialects if d.kind == case.kind).model(match, catalog)
+        yield dsn, case
     finally:
         with psycopg.connect(server_dsn, autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
-def test_framework_state_searches_walk_the_frameworks_own_index(stock: tuple[str, QueueModel]) -> None:
+@pytest.mark.parametrize("installed", STOCK, indirect=True)
+def test_framework_state_searches_walk_the_frameworks_own_index(installed: tuple[str, Any]) -> None:
     """River's and Oban's fetching index `(state, queue, ...)` serves every state: a dead search (and
     a done one) reads only that state's rows, and the search says which index."""
-    dsn, model = stock
+    dsn, case = installed
+    model = _model(dsn, case)
     assert model.search is not None
     assert {w for w, _ in model.search.indexed_states} == {w for w, _ in model.search.states}
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -217,3 +223,33 @@ def test_framework_state_searches_walk_the_frameworks_own_index(stock: tuple[str
     assert result.through is not None and result.through.jobs == 0 and result.complete
     assert set(result.through.index.split(", ")) == dead  # the summary names what the plan walks
     assert result.summary() == f"all 0 dead jobs searched (through index {result.through.index}); 0 match"
+
+
+ADVISED = [
+    pytest.param(c, id=c.id, marks=c.marks)
+    for c in all_cases()
+    if c.id in ("procrastinate", "graphile-worker")
+]
+
+
+@pytest.mark.parametrize("installed", ADVISED, indirect=True)
+def test_an_advised_dead_index_serves_state_dead(installed: tuple[str, Any]) -> None:
+    """procrastinate and Graphile index no dead job: state:dead is the newest N jobs, until the
+    operator makes the index pgq-top advises; then every dead job is read through it."""
+    dsn, case = installed
+    before = _model(dsn, case)
+    assert before.search is not None and before.search.indexed_states == ()
+    result = search(dsn, before, parse("state:dead", datetime.now(timezone.utc)))
+    assert result.through is None and result.summary().startswith("all 0 jobs searched")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for advice in before.advice:
+            if "dead" in advice.states:
+                for statement in advice.statements:
+                    conn.execute(statement)  # type: ignore[arg-type]
+    after = _model(dsn, case)
+    assert after.search is not None and [w for w, _ in after.search.indexed_states] == ["dead"]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        walked = assert_walks_the_index(conn, after, "state:dead")
+    assert walked == {after.search.indexed_states[0][1]}
+    served = search(dsn, after, parse("state:dead", datetime.now(timezone.utc)))
+    assert served.through is not None and served.through.jobs == 0
