@@ -2,12 +2,18 @@
 
     python benchmarks/bench_search.py [--dsn DSN] [--sizes 100000,1000000]
     python benchmarks/bench_search.py --stock procrastinate [--rows 2000000] [--timeout-ms 50]
+    python benchmarks/bench_search.py --buried [--sizes 150000,2000000]
 
 For each size, pgq-top's own table is filled (COPY via JobQueue.enqueue; 2% dead with error A,
 0.3% dead with error B), then three searches are timed through `pgq_tui.search.run.search` (its
 own connection, statement_timeout 30 s): an error substring with state:dead over the default
-bound (newest 100,000), the same unbounded, and a JSON path (`args.customer.id:42`) unbounded
+bound, as the newest 100,000 jobs alone and through pgq-top's dead-jobs index (every dead job, the
+bound holding them all), the same unbounded, and a JSON path (`args.customer.id:42`) unbounded
 without and with a GIN index on payload. Without --dsn it starts a private embedded PostgreSQL.
+
+With --buried, the reviewer's shape of #32 (2,000 old dead jobs under each size of newer ones):
+`state:dead error:~"invalid card"` as the newest 100,000 jobs alone, through pgq-top's dead-jobs
+index (the default), and unbounded.
 
 With --stock KIND, the acceptance of issue #32 on a framework's stock schema instead (installed by its
 own tool, rows in a long-lived install's shape, no index added: bench_framework_poll.build): a search
@@ -23,6 +29,7 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import psycopg
@@ -50,8 +57,31 @@ def fill(dsn: str, rows: int) -> None:
         conn.execute("VACUUM ANALYZE jobs")
 
 
-def timed(dsn: str, where: str, limit_scan: int | None) -> tuple[float, str]:
+def bury(dsn: str, rows: int) -> None:
+    """The reviewer's shape (#32): 2,000 dead 'invalid card' jobs, the oldest, under `rows` newer
+    ones (90% done, 10% pending), by SQL."""
+    with JobQueue(dsn) as q, psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS jobs, jobs_stats")
+        q.install()
+        conn.execute(
+            "INSERT INTO jobs (queue, payload, status, attempts, finished_at, last_error)"
+            " SELECT 'payments', jsonb_build_object('n', n), 'failed', 5, now(), 'CardError: invalid card'"
+            " FROM generate_series(1, 2000) n"
+        )
+        conn.execute(
+            "INSERT INTO jobs (queue, payload, status, finished_at)"
+            " SELECT 'payments', jsonb_build_object('n', n), CASE WHEN n %% 10 = 0 THEN 'pending' ELSE 'done'"
+            " END, CASE WHEN n %% 10 = 0 THEN NULL ELSE now() END FROM generate_series(1, %s) n",
+            (rows,),
+        )
+        conn.execute("VACUUM ANALYZE jobs")
+
+
+def timed(dsn: str, where: str, limit_scan: int | None, indexed: bool = True) -> tuple[float, str]:
+    """One search; `indexed` False: as if no index served its state (the newest-N scan alone)."""
     model = single_queue(dsn, kind="pgq").model
+    if not indexed and model.search is not None:
+        model = replace(model, search=replace(model.search, indexed_states=()))
     started = time.perf_counter()
     result = search(dsn, model, parse(where, datetime.now(timezone.utc)), limit_scan=limit_scan)
     return time.perf_counter() - started, result.summary()
@@ -107,7 +137,25 @@ def main() -> None:
     ap.add_argument("--stock", help="a framework kind: its stock schema instead of pgq-top's table")
     ap.add_argument("--rows", type=int, default=2_000_000, help="with --stock")
     ap.add_argument("--timeout-ms", type=int, default=50, help="with --stock: the short timeout")
+    ap.add_argument("--buried", action="store_true", help="2,000 old dead jobs under --sizes newer ones")
     args = ap.parse_args()
+    if args.buried:
+        with measured_server(args.dsn) as (dsn, version):
+            print(f"PostgreSQL {version}")
+            where = 'state:dead error:~"invalid card"'
+            for size in (int(s) for s in args.sizes.split(",")):
+                bury(dsn, size)
+                for bound, note, indexed in (
+                    (100_000, "newest N only", False),
+                    (100_000, "", True),
+                    (None, "", True),
+                ):
+                    took, summary = timed(dsn, where, bound, indexed)
+                    print(
+                        f"{size:>9,} newer  bound {bound or 'none':>7}  {took * 1000:8.1f} ms"
+                        f"  {note}: {summary}"
+                    )
+        return
     if args.stock:
         with measured_server(args.dsn) as (dsn, version):
             print(f"PostgreSQL {version}")
@@ -117,12 +165,13 @@ def main() -> None:
         for size in (int(s) for s in args.sizes.split(",")):
             fill(dsn, size)
             runs = [
-                ('error:~"connection refused" state:dead', 100_000, ""),
-                ('error:~"connection refused" state:dead', None, ""),
-                ("args.customer.id:42", None, "no GIN"),
+                ('error:~"connection refused" state:dead', 100_000, "newest N only", False),
+                ('error:~"connection refused" state:dead', 100_000, "through the dead index", True),
+                ('error:~"connection refused" state:dead', None, "", True),
+                ("args.customer.id:42", None, "no GIN", True),
             ]
-            for where, bound, note in runs:
-                took, summary = timed(dsn, where, bound)
+            for where, bound, note, indexed in runs:
+                took, summary = timed(dsn, where, bound, indexed)
                 shown = f"{bound or 'none':>7}"
                 print(f"{size:>9,} rows  bound {shown}  {took * 1000:8.1f} ms  {where} {note}: {summary}")
             with psycopg.connect(dsn, autocommit=True) as conn:

@@ -137,7 +137,9 @@ def test_finds_exactly_the_matches_and_says_it_searched_everything(
     model = pgq_model(dsn)
     result = search(dsn, model, parse('error:~"connection refused" state:dead', NOW), rows=5)
     assert result.matched == 20 and len(result.rows) == 5
-    assert result.complete and result.summary() == "all 40 jobs searched; 20 match"
+    # the 26 dead jobs, read through pgq-top's dead-jobs index (not the 40 of the table)
+    assert result.complete and result.scanned == 26
+    assert result.summary() == "all 26 dead jobs searched (through index jobs_dead_idx); 20 match"
     assert {r["state"] for r in result.rows} == {"dead"}
     both = search(dsn, model, parse("state:dead args.customer.id:0", NOW), all_ids=True)
     dead = set(incident["refused"] + incident["card"])
@@ -151,11 +153,20 @@ def test_bounded_scan_says_what_it_searched(dsn: str, incident: dict[str, list[i
     model = pgq_model(dsn)
     result = search(dsn, model, parse("state:dead", NOW), limit_scan=25, all_ids=True)
     # the newest 25 ids are 15..40 of the incident: 6 card errors and the last 5 refused
+    # the 26 dead jobs are more than the bound: the newest 25 jobs, as with no index
     assert result.scanned == 25 and not result.complete
-    assert result.summary() == "newest 25 jobs searched (older ones were not); 11 match"
+    assert result.summary() == (
+        "newest 25 jobs searched (older ones were not; more than 25 dead jobs: too many for index"
+        " jobs_dead_idx); 11 match"
+    )
     assert set(result.ids) == set(incident["refused"][15:] + incident["card"])
-    exact = search(dsn, model, parse("state:dead", NOW), limit_scan=40)  # the bound is the table
-    assert exact.complete and exact.summary() == "all 40 jobs searched; 26 match"
+    exact = search(dsn, model, parse("queue:payments", NOW), limit_scan=40)  # the bound is the table
+    assert exact.complete and exact.summary() == "all 40 jobs searched; 40 match"
+    dead = search(dsn, model, parse("state:dead", NOW), limit_scan=26)  # the bound holds the dead ones
+    assert (
+        dead.complete
+        and dead.summary() == "all 26 dead jobs searched (through index jobs_dead_idx); 26 match"
+    )
     by_id = search(dsn, model, parse(f"id:{incident['refused'][0]}", NOW), limit_scan=25)
     assert by_id.matched == 1 and by_id.complete  # the primary key: no bound needed
 

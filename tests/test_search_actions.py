@@ -56,12 +56,15 @@ def test_jobs_lists_the_matches_escaped_and_says_what_it_searched(
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert len(lines) == 5 and "\x1b" not in out and "\\e]0;owned\\x07" in out
-    assert lines[-1].endswith("all 50 jobs searched; 30 match (listed 3)")
+    assert lines[-1].endswith("all 38 dead jobs searched (through index jobs_dead_idx); 30 match (listed 3)")
     assert main(["jobs", "--dsn", dsn, "--where", REFUSED, "--json", "--limit-scan", "20"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    # the newest 20 ids hold 12 pending, 8 card errors and no refused ones
+    # 38 dead jobs are more than 20: the newest 20 ids, 12 pending, 8 card errors, no refused ones
     assert doc["matched"] == 0 and doc["scanned"] == 20 and doc["complete"] is False
-    assert doc["summary"] == "newest 20 jobs searched (older ones were not); 0 match"
+    assert doc["summary"] == (
+        "newest 20 jobs searched (older ones were not; more than 20 dead jobs: too many for index"
+        " jobs_dead_idx); 0 match"
+    )
 
 
 @pytest.mark.parametrize(
@@ -87,7 +90,7 @@ def test_retry_where_retries_exactly_the_matches_in_batches_with_progress(
     args = ["retry", "--dsn", dsn, "--where", REFUSED, "--yes", "--batch", "7", "--audit-log", str(log)]
     assert main(args) == 0
     captured = capsys.readouterr()
-    assert "all 50 jobs searched; 30 match" in captured.out
+    assert "all 38 dead jobs searched (through index jobs_dead_idx); 30 match" in captured.out
     assert "retried 30 of 30 dead jobs" in captured.out
     progress = [line for line in captured.err.splitlines() if "retried" in line]
     assert progress == [f"pgq-top: retried {n:,} of ~30" for n in (7, 14, 21, 28, 30)]

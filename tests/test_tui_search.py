@@ -89,7 +89,7 @@ async def test_slash_search_lists_the_matches_and_says_what_it_searched(
         listed = sorted(int(str(table.get_row_at(i)[0])) for i in range(table.row_count))
         assert listed == sorted(jobs["refused"])
         summary = plain(screen.query_one("#search-summary").content)
-        assert "all 20 jobs searched; 12 match" in summary
+        assert "all 15 dead jobs searched (through index jobs_dead_idx); 12 match" in summary
         assert "[bold]x[/]" in plain(table.get_row_at(0)[4])  # untrusted error text, shown literally
         await pilot.press("escape")  # clears the search: back to the dashboard
         await pilot.pause()

@@ -91,6 +91,16 @@ class Relation:
         query with `column IN (values)` for each of `equal` and the conditions `also` can use (its
         predicate read by predicate.implied_by, never by a substring test); with `only`, one holding
         only rows that meet those conditions (predicate.restricts_to)."""
+        return self.index_for(leading, equal, also, only) is not None
+
+    def index_for(
+        self,
+        leading: Sequence[str],
+        equal: Mapping[str, Collection[str]] | None = None,
+        also: Collection[str] = (),
+        only: Collection[str] = (),
+    ) -> Index | None:
+        """The first index has_index would accept (its name, for saying which index a read walks)."""
         n = len(leading)
         for ix in self.indexes:
             if not ix.valid or tuple(ix.columns[:n]) != tuple(leading):
@@ -98,8 +108,8 @@ class Relation:
             if only and not restricts_to(ix.predicate, only):
                 continue
             if (not equal and not also) or implied_by(ix.predicate, equal, also):
-                return True
-        return False
+                return ix
+        return None
 
 
 @dataclass(frozen=True)

@@ -454,6 +454,11 @@ class SearchColumns:
     # %(w_ids)s (only these ids; NULL: any). A union cannot be locked: the per-batch recheck then
     # only reads, and the action's own guarded statement locks its rows.
     source: str | None = None
+    # state word -> the index (its name) that restricts a read to that state's rows (a partial index
+    # on exactly those rows, or one leading with the state column), as the catalog showed it: a
+    # `state:` term of such a state reads all of its rows through that index when they number at
+    # most the scan bound, instead of the newest N jobs (docs/search.md). Not for a `source` kind.
+    indexed_states: tuple[tuple[str, str], ...] = ()
     # `{name}` in the expressions -> a constant bound as a quoted literal (e.g. a rescue horizon)
     literals: tuple[tuple[str, Any], ...] = ()
     # `{name}` -> another relation an expression reads (e.g. a workers table), quoted as an identifier
@@ -480,6 +485,10 @@ class SearchColumns:
 
     def state(self, word: str) -> str | None:
         return dict(self.states).get(word)
+
+    def state_index(self, word: str) -> str | None:
+        """The index that reads only `word`'s rows, if the kind has one (indexed_states)."""
+        return dict(self.indexed_states).get(word)
 
 
 @dataclass(frozen=True)

@@ -250,6 +250,18 @@ def refused(match: Match, title: str, why: str) -> QueueModel:
     )
 
 
+def state_led(rel: Relation | None, column: str, words: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """Each of `words` -> a whole (not partial) index of `rel` that leads with the state `column`
+    (River's and Oban's fetching index, `(state, queue, ...)`): every state is a range of it, so a
+    search of one state reads only that state's rows (SearchColumns.indexed_states). The planner
+    may walk another index of the state's rows (Oban's `(state, discarded_at)`); the search names
+    the one its plan walks."""
+    for ix in rel.indexes if rel is not None else ():
+        if ix.valid and ix.predicate is None and ix.columns[:1] == (column,):
+            return tuple((w, ix.name) for w in words)
+    return ()
+
+
 def unindexed(match: Match, title: str, index: str) -> QueueModel:
     """Refused: the table lacks the framework's own index its reads need (its migrations add it)."""
     why = f"{match.table} lacks {title}'s own {index}; pgq-top does not scan the table"

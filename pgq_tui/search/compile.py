@@ -29,6 +29,9 @@ class Compiled:
     params: dict[str, Any]
     columns: SearchColumns
     by_id: bool  # an id: term: the primary key finds it, no scan bound needed
+    # (state word, index name): a state: term whose rows one of the kind's indexes holds apart
+    # (SearchColumns.indexed_states); the search may then read all of that state's rows through it
+    served: tuple[str, str] | None = None
 
     def shown(self) -> str:
         """The condition as text, parameters as placeholders (for a plan)."""
@@ -110,7 +113,34 @@ def compile_query(query: Query, model: QueueModel) -> Compiled:
     where = sql.SQL(" AND ").join(parts)
     # an id term finds its row by primary key, unbounded; a source's ids are computed (pgmq's
     # "queue:msg_id"): no key serves them, so such a search stays bounded
-    return Compiled(where, params, cols, by_id=bool(query.of("id")) and cols.source is None)
+    return Compiled(
+        where,
+        params,
+        cols,
+        by_id=bool(query.of("id")) and cols.source is None,
+        served=served_state(query, cols),
+    )
+
+
+def served_state(query: Query, cols: SearchColumns) -> tuple[str, str] | None:
+    """The first state: term whose rows an index of the kind holds apart, with that index's name (a
+    kind read through a source subquery has none: its tables are searched per table).
+
+    >>> from datetime import datetime, timezone
+    >>> from pgq_tui.search.query import parse
+    >>> states = (("dead", "j.x"), ("done", "j.y"))
+    >>> cols = SearchColumns(("s", "t"), states, indexed_states=(("dead", "t_d"),))
+    >>> at = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> served_state(parse("state:done state:dead", at), cols), served_state(parse("state:done", at), cols)
+    (('dead', 't_d'), None)
+    """
+    if cols.source is not None:
+        return None
+    for term in query.of("state"):
+        index = cols.state_index(str(term.value))
+        if index is not None:
+            return str(term.value), index
+    return None
 
 
 def _relation(cols: SearchColumns) -> sql.Composable:
@@ -121,8 +151,16 @@ def _relation(cols: SearchColumns) -> sql.Composable:
 
 
 def _source(c: Compiled, bounded: bool) -> sql.Composable:
-    """The job rows searched: the newest %(w_scan)s by the kind's order column, or the whole table."""
+    """The job rows searched: the newest %(w_scan)s by the kind's order column, the served state's
+    rows (Compiled.served: a subquery the planner cannot merge, so it reads them by their index
+    rather than walking the primary key for the outer ORDER BY), or the whole table."""
     jobs = _relation(c.columns)
+    if not bounded and c.served is not None:
+        condition = c.columns.state(c.served[0])
+        assert condition is not None
+        return sql.SQL("(SELECT * FROM {jobs} j WHERE ({condition}) OFFSET 0)").format(
+            jobs=jobs, condition=c.columns.fragment(condition)
+        )
     if not bounded:
         return jobs
     return sql.SQL("(SELECT * FROM {jobs} n ORDER BY n.{order} DESC LIMIT %(w_scan)s)").format(
@@ -185,6 +223,18 @@ def ids_statement(c: Compiled, bounded: bool) -> sql.Composed:
     )
 
 
+def state_rows_statement(c: Compiled) -> sql.Composed:
+    """How many jobs the served state holds, counting one past %(w_scan)s: walked through the
+    state's index (the search disables sequential scans for it), so it reads at most %(w_scan)s + 1
+    of its entries whatever the table's size."""
+    assert c.served is not None
+    condition = c.columns.state(c.served[0])
+    assert condition is not None
+    return sql.SQL(
+        "SELECT count(*) AS jobs FROM (SELECT 1 FROM {jobs} j WHERE ({condition}) LIMIT %(w_scan)s + 1) x"
+    ).format(jobs=_relation(c.columns), condition=c.columns.fragment(condition))
+
+
 def scanned_statement(c: Compiled) -> sql.Composed:
     """How many rows the bounded scan reads, counting one past %(w_scan)s: at most %(w_scan)s means
     it read the whole table."""
@@ -201,3 +251,35 @@ def recheck_statement(c: Compiled) -> sql.Composed:
     return sql.SQL(
         "SELECT j.{id} AS id FROM {jobs} j WHERE j.{id} = ANY(%(w_ids)s) AND {where} ORDER BY j.{id}{lock}"
     ).format(id=sql.Identifier(c.columns.id), jobs=_relation(c.columns), where=c.where, lock=lock)
+
+
+def plan_reads(plan: dict[str, Any], table: str) -> tuple[tuple[str, ...], bool]:
+    """From an EXPLAIN (FORMAT JSON) plan: the indexes it walks on `table`, and whether it reads
+    `table` by a sequential scan.
+
+    >>> leaf = {"Node Type": "Bitmap Index Scan", "Index Name": "t_dead"}
+    >>> heap = {"Node Type": "Bitmap Heap Scan", "Relation Name": "t", "Plans": [leaf]}
+    >>> plan_reads({"Node Type": "Sort", "Plans": [heap]}, "t")
+    (('t_dead',), False)
+    >>> plan_reads({"Node Type": "Seq Scan", "Relation Name": "t"}, "t")
+    ((), True)
+    """
+    indexes: list[str] = []
+    seq = False
+
+    def walk(node: dict[str, Any], on_table: bool) -> None:
+        nonlocal seq
+        here = node.get("Relation Name") == table
+        if here and node.get("Node Type") == "Seq Scan":
+            seq = True
+        name = node.get("Index Name")
+        # a Bitmap Index Scan names no relation: it feeds the heap scan above it
+        if name is not None and (here or on_table) and name not in indexes:
+            indexes.append(name)
+        kind = str(node.get("Node Type"))
+        feeds = (here and kind == "Bitmap Heap Scan") or (on_table and kind in ("BitmapAnd", "BitmapOr"))
+        for child in node.get("Plans", ()):
+            walk(child, feeds)
+
+    walk(plan, False)
+    return tuple(indexes), seq

@@ -29,5 +29,6 @@ def add_limit_scan(p: argparse.ArgumentParser) -> None:
         type=limit_scan,
         default=DEFAULT_SCAN,
         metavar="N",
-        help=f"search only the newest N jobs (default {DEFAULT_SCAN:,}; 0: every job, within the timeout)",
+        help=f"search at most N jobs: the newest N, or every job of a state:'s own index when it holds at"
+        f" most N (default {DEFAULT_SCAN:,}; 0: every job, within the timeout)",
     )

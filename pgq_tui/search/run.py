@@ -3,6 +3,9 @@
 Unless the query names an id (the primary key finds it) or the caller asks for no bound
 (`limit_scan` None), the search reads only the newest `limit_scan` jobs by the kind's order column,
 and the result says so ("newest 100,000 jobs; 312 match"), or that the scan read the whole table.
+A state: term whose rows the kind's own index holds apart (SearchColumns.indexed_states) reads every
+job of that state through it instead, when the bound holds them all ("all 2,000 dead jobs searched
+(through index jobs_dead_idx)"), with sequential scans off.
 It runs on its own short-lived connection (autocommit, read-only, `statement_timeout`), in one
 REPEATABLE READ transaction so the scanned count and the matches see the same rows, and closes the
 connection afterwards: no transaction stays open. Ctrl-C cancels the running statement (psycopg).
@@ -10,12 +13,14 @@ connection afterwards: no transaction stays open. Ctrl-C cancels the running sta
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import connect
@@ -26,9 +31,11 @@ from pgq_tui.search.compile import (
     Compiled,
     compile_query,
     ids_statement,
+    plan_reads,
     recheck_statement,
     rows_statement,
     scanned_statement,
+    state_rows_statement,
 )
 from pgq_tui.search.query import Query
 
@@ -37,6 +44,17 @@ STATEMENT_TIMEOUT_MS = 30_000
 ROWS = 100  # matches listed by default (all are counted)
 # A bulk action's per-batch recheck: of these chosen ids, those that still match, locked
 Recheck = Callable[[psycopg.Connection, Sequence[JobId]], list[JobId]]
+
+
+@dataclass(frozen=True)
+class Through:
+    """A state: term served by the kind's index on that state's rows (SearchColumns.indexed_states):
+    `jobs` is how many that state holds, every one of them searched through `index`; None when they
+    were more than the bound (then the search read the newest N jobs instead)."""
+
+    state: str
+    index: str
+    jobs: int | None
 
 
 @dataclass(frozen=True)
@@ -53,6 +71,8 @@ class Result:
     complete: bool  # every job was searched (no bound, or the table holds no more than the bound)
     # why a bound asked for was not applied (no index orders the kind's jobs: it would read them all)
     unbounded_why: str | None = None
+    # the state: term's index, when the kind has one that holds that state's rows apart
+    through: Through | None = None
 
     def summary(self) -> str:
         """What was searched and how many match.
@@ -67,14 +87,28 @@ class Result:
         'every job searched; 1 match'
         >>> Result("q", (), (), 1, None, None, at, True, "no index orders them").summary()
         'every job searched (no index orders them); 1 match'
+        >>> dead = Through("dead", "jobs_failed_idx", 2_000)
+        >>> Result("q", (), (), 9, 2_000, 100_000, at, True, through=dead).summary()
+        'all 2,000 dead jobs searched (through index jobs_failed_idx); 9 match'
+        >>> done = Through("done", "ix", None)
+        >>> Result("q", (), (), 9, 100_000, 100_000, at, False, through=done).summary()  # doctest: +ELLIPSIS
+        'newest 100,000 jobs searched (older ones were not; more than 100,000 done jobs: too many for ...'
         """
         found = f"{self.matched:,} match"
+        through = self.through
+        if through is not None and through.jobs is not None:
+            return (
+                f"all {through.jobs:,} {through.state} jobs searched (through index {through.index}); {found}"
+            )
         if self.bound is None:
             why = f" ({self.unbounded_why})" if self.unbounded_why else ""
             return f"every job searched{why}; {found}"
         if self.complete:
             return f"all {self.scanned:,} jobs searched; {found}"
-        return f"newest {self.scanned:,} jobs searched (older ones were not); {found}"
+        over = ""
+        if through is not None:
+            over = f"; more than {self.bound:,} {through.state} jobs: too many for index {through.index}"
+        return f"newest {self.scanned:,} jobs searched (older ones were not{over}); {found}"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +118,7 @@ class Result:
             "bound": self.bound,
             "complete": self.complete,
             "unbounded_why": self.unbounded_why,
+            "through": None if self.through is None else asdict(self.through),
             "summary": self.summary(),
             "as_of": self.as_of.isoformat(),
             "jobs": [
@@ -128,6 +163,33 @@ def search(
             cur.execute("SELECT now() AS as_of")
             as_of = _one(cur)["as_of"]
             scanned, complete = None, True
+            through = None
+            if bounded and compiled.served is not None:
+                # the state's own index: count its rows (at most the bound + 1 entries of it); when
+                # the bound holds them all, search every one of them through it, unbounded. Sequential
+                # scans stay off for this transaction: what the summary says is walked is walked.
+                assert limit_scan is not None
+                cur.execute("SET LOCAL enable_seqscan = off")
+                cur.execute(state_rows_statement(compiled), params)
+                jobs = int(_one(cur)["jobs"])
+                state, index = compiled.served
+                walked: tuple[str, ...] = ()
+                if jobs <= limit_scan:
+                    # the plan of the read itself names the index it walks (the planner may prefer
+                    # another index of the state's rows); a plan that would still scan the table is
+                    # not taken
+                    cur.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + rows_statement(compiled, False), params)
+                    plan = _one(cur)["QUERY PLAN"]
+                    plan = plan if isinstance(plan, list) else json.loads(plan)
+                    walked, seq = plan_reads(plan[0]["Plan"], compiled.columns.jobs[1])
+                    walked = () if seq else walked
+                if walked:
+                    through = Through(state, ", ".join(walked), jobs)
+                    bounded, scanned = False, jobs
+                    params["w_scan"] = None
+                else:  # too many to read them all (or no plan through it): the newest N jobs
+                    through = Through(state, index, None) if jobs > limit_scan else None
+                    cur.execute("SET LOCAL enable_seqscan TO DEFAULT")
             if bounded:
                 cur.execute(scanned_statement(compiled), params)
                 counted = int(_one(cur)["scanned"])  # one past the bound: are there older jobs?
@@ -150,10 +212,11 @@ def search(
         tuple(ids),
         matched,
         scanned,
-        limit_scan if bounded else None,
+        limit_scan if bounded or through is not None else None,
         as_of,
         complete,
         _unordered_why(compiled) if unordered else None,
+        through,
     )
 
 

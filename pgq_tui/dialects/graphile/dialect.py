@@ -8,8 +8,10 @@ named queue_name only serialises jobs, and is shown in the job detail).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pgq_tui.dialects.activity import activity_statement
-from pgq_tui.dialects.catalog import Catalog, VersionMarker
+from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
     OLDEST_READY,
     Capability,
@@ -158,7 +160,7 @@ class GraphileDialect:
                 (Capability.THROUGHPUT, "Graphile Worker keeps no counters"),
             ),
             relations=((schema, "_private_jobs"),),
-            search=_search(idents["jobs"], idents["tasks"]),
+            search=replace(_search(idents["jobs"], idents["tasks"]), indexed_states=_dead_index(rel)),
             schedules=_schedules(catalog, schema),
         )
 
@@ -208,3 +210,12 @@ def _schedules(catalog: Catalog, schema: str) -> ScheduleSource | None:
         expressions_elsewhere="Graphile Worker keeps the expression in the app's crontab file: pass it"
         " with --crontab FILE",
     )
+
+
+def _dead_index(rel: Relation | None) -> tuple[tuple[str, str], ...]:
+    """dead -> the advised dead-jobs index (DEAD_INDEX), where the operator made it: a state:dead
+    search reads every dead job through it (Graphile's own indexes serve no dead job)."""
+    index = None
+    if rel is not None:
+        index = rel.index_for(("task_id",), also=["locked_at IS NULL", "attempts >= max_attempts"])
+    return (("dead", index.name),) if index is not None else ()

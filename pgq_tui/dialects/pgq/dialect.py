@@ -248,14 +248,34 @@ class PgqDialect:
             required_columns=MONITORED_COLUMNS,
             setup_hint="pgq-top init --dsn DSN creates it, or adds the missing columns",
             stuck_label="lease expired",
-            search=_search(jobs),
+            search=_search(jobs, _state_indexes(rel) if rel is not None else ()),
             pause=pause,
         )
 
 
-def _search(jobs: tuple[str, str]) -> SearchColumns:
+# the states each partial index `pgq-top init` creates holds the rows of
+_INDEX_STATES = {
+    "claim_idx": ("ready", "scheduled"),
+    "lease_idx": ("running", "stuck"),
+    "failed_idx": ("dead",),
+    "done_idx": ("done",),
+}
+
+
+def _state_indexes(rel: Relation) -> tuple[tuple[str, str], ...]:
+    """state word -> the partial index of the table that holds only that state's rows (by name)."""
+    out = []
+    for leading, predicate, suffix, _definition in _INDEXES:
+        index = rel.index_for(leading, predicate)
+        if index is not None:
+            out += [(word, index.name) for word in _INDEX_STATES[suffix]]
+    return tuple(out)
+
+
+def _search(jobs: tuple[str, str], indexed: tuple[tuple[str, str], ...] = ()) -> SearchColumns:
     """The search language on pgq-top's table: the payload is the job's args (docs/search.md)."""
     return SearchColumns(
+        indexed_states=indexed,
         jobs=jobs,
         states=(
             ("ready", "j.status = 'pending' AND j.run_at <= now()"),

@@ -10,11 +10,11 @@ record (STALLED_AFTER): set a target's procrastinate_stalled_after, or PGQ_TOP_S
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from pgq_tui.dialects.activity import activity_statement
-from pgq_tui.dialects.catalog import Catalog, VersionMarker
+from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
     FINISHED_DONE,
     OLDEST_READY,
@@ -224,7 +224,9 @@ class ProcrastinateDialect:
                 jobs=idents["jobs"],
             ),
             relations=((schema, "procrastinate_jobs"),),
-            search=_search(idents["jobs"], idents["workers"], float(stalled)),
+            search=replace(
+                _search(idents["jobs"], idents["workers"], float(stalled)), indexed_states=_dead_index(rel)
+            ),
             schedules=_schedules(catalog, schema),
         )
 
@@ -268,3 +270,10 @@ def _schedules(catalog: Catalog, schema: str) -> ScheduleSource | None:
         expressions_elsewhere="procrastinate keeps the cron expression in the app's @app.periodic"
         " decorator, not in the database",
     )
+
+
+def _dead_index(rel: Relation | None) -> tuple[tuple[str, str], ...]:
+    """dead -> the advised failed-jobs index (FAILED_INDEX), where the operator made it: a state:dead
+    search reads every failed job through it (procrastinate's own indexes serve no failed job)."""
+    index = rel.index_for(("queue_name",), {"status": ["failed"]}) if rel is not None else None
+    return (("dead", index.name),) if index is not None else ()
