@@ -28,6 +28,19 @@ JOB_COLUMNS = (
     "id, queue, payload, status, priority, run_at, attempts, max_attempts, "
     "locked_until, locked_by, created_at"
 )
+# What a claim returns of each job it leased, in this order (Job.claimed() reads them by position):
+# JOB_COLUMNS but for those the claim itself set to values its caller knows (status 'running',
+# locked_by the worker, queue the one it claimed from), so no row carries them back.
+CLAIMED_COLUMNS = (
+    "id",
+    "payload",
+    "attempts",
+    "max_attempts",
+    "priority",
+    "run_at",
+    "locked_until",
+    "created_at",
+)
 
 
 def wake(source: str, channel: str = "%(channel)s") -> str:
@@ -115,7 +128,7 @@ UPDATE {{jobs}} j
 SET status = 'running', attempts = j.attempts + 1, started_at = now(),
     locked_until = now() + make_interval(secs => %(lease)s), locked_by = %(worker)s
 FROM c WHERE j.id = c.id
-RETURNING {", ".join("j." + c.strip() for c in JOB_COLUMNS.split(","))}
+RETURNING {", ".join("j." + c for c in CLAIMED_COLUMNS)}
 """
 
 # A table made before `<table>_pauses` existed (a worker of this version on an older init): the
@@ -205,8 +218,8 @@ def _complete_then_claim(finish: str, claim: str) -> str:
     completes fewer rows and the claim goes ahead; a statement that fails rolls back both halves, so
     no claimed row is left leased to a worker that never saw it.
 
-    Rows: one per claimed job (its columns) plus `completed`, the ids the completion accepted, on
-    every row; a claim that found nothing yields one row whose job columns are NULL.
+    Rows: `completed`, the ids the completion accepted, on every row, then the claimed job's
+    CLAIMED_COLUMNS; a claim that found nothing yields one row whose job columns are NULL.
     """
     gate = "WHERE status = 'pending'"
     lock = "    FOR UPDATE SKIP LOCKED\n)\n"
