@@ -25,11 +25,12 @@ from pgq_tui.errors import describe
 from pgq_tui.jobtable import schema as schema_mod
 from pgq_tui.jobtable import statements as st
 from pgq_tui.queue.job import Job
-from pgq_tui.queue.jobqueue import BATCH, COPY_FROM, QueueCore, Row, fast_payloads, has_rows
+from pgq_tui.queue.jobqueue import BATCH, COPY_FROM, QueueCore, Row, UndecodedJsonb, has_rows
 
 
 class AsyncJobQueue(QueueCore):
     _conn: psycopg.AsyncConnection | None = None
+    _claims: psycopg.AsyncCursor[tuple[Any, ...]] | None = None
     _pooled = False
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -48,7 +49,6 @@ class AsyncJobQueue(QueueCore):
                 self._pooled = await open_async_link(conn, server_settings(**settings))
             except psycopg.Error as exc:
                 raise describe(exc) from None
-            fast_payloads(conn)
             self._conn = conn
         return self._conn
 
@@ -66,15 +66,11 @@ class AsyncJobQueue(QueueCore):
     async def _rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         return await self._fetch(name, params, dict_row)
 
-    async def _fetch(
-        self, name: str, params: dict[str, Any], rows: AsyncRowFactory[Row], *, binary: bool = False
-    ) -> list[Row]:
+    async def _fetch(self, name: str, params: dict[str, Any], rows: AsyncRowFactory[Row]) -> list[Row]:
         conn = await self.connection()
         try:
             async with conn.cursor(row_factory=rows) as cur:
-                await cur.execute(
-                    self._text(name, conn), self._params(params), prepare=not self._pooled, binary=binary
-                )
+                await cur.execute(self._text(name, conn), self._params(params), prepare=not self._pooled)
                 return await cur.fetchall() if has_rows(cur) else []
         except psycopg.errors.UndefinedTable as exc:
             raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
@@ -82,26 +78,36 @@ class AsyncJobQueue(QueueCore):
     async def _paused_rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         return await self._paused(name, params, dict_row)
 
-    async def _paused(
-        self, name: str, params: dict[str, Any], rows: AsyncRowFactory[Row], *, binary: bool = False
-    ) -> list[Row]:
+    async def _paused(self, name: str, params: dict[str, Any], rows: AsyncRowFactory[Row]) -> list[Row]:
         """A statement that honours pauses; on a table without `<table>_pauses`, its unpausable form."""
         chosen = self._pausable(name)
         conn = await self.connection()
         try:
             async with conn.cursor(row_factory=rows) as cur:
-                await cur.execute(
-                    self._text(chosen, conn), self._params(params), prepare=not self._pooled, binary=binary
-                )
+                await cur.execute(self._text(chosen, conn), self._params(params), prepare=not self._pooled)
                 return await cur.fetchall() if has_rows(cur) else []
         except psycopg.errors.UndefinedTable as exc:
             if self._pauses_missing(exc, chosen):
-                return await self._fetch(f"{name}_UNPAUSABLE", params, rows, binary=binary)
+                return await self._fetch(f"{name}_UNPAUSABLE", params, rows)
             raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
     async def _claimed(self, name: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        """A claim's rows: tuples, in binary (see JobQueue._claimed)."""
-        return await self._paused(name, params, tuple_row, binary=True)
+        """A claim's rows: tuples, in binary, payloads left Undecoded (see JobQueue._claimed)."""
+        chosen = self._pausable(name)
+        conn = await self.connection()
+        cur = self._claims
+        if cur is None or cur.connection is not conn:
+            cur = self._claims = conn.cursor(row_factory=tuple_row)
+            cur.adapters.register_loader("jsonb", UndecodedJsonb)
+        try:
+            await cur.execute(
+                self._text(chosen, conn), self._params(params), prepare=not self._pooled, binary=True
+            )
+            return await cur.fetchall()
+        except psycopg.errors.UndefinedTable as exc:
+            if self._pauses_missing(exc, chosen):
+                return await self._claimed(name, params)
+            raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
     # -- schema ---------------------------------------------------------------------------------
     async def install(self, say: Callable[[str], None] | None = None, *, adopt: bool = False) -> list[str]:
