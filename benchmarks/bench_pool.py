@@ -58,10 +58,9 @@ def same_claim_script() -> str:
     """pgbench's script running the pool's claim itself: CLAIM's text with the parameters turned
     into pgbench variables (`-D` for the constants; locked_by is the client's number), its
     UPDATE ... RETURNING read as a CTE for the ids the DELETE then takes."""
-    claim = st.compose(st.CLAIM, "jobs", "public").as_string(None)
+    claim = st.compose(st.CLAIM, "jobs", "public", limit=BATCH).as_string(None)
     for name, var in (
         ("queue", ":queue"),
-        ("limit", ":limit"),
         ("lease", ":lease"),
         ("worker", ":client_id"),
     ):
@@ -121,8 +120,8 @@ def pgbench_drain(dsn: str, script: str, seconds: float) -> tuple[float, float]:
             [
                 str(bin_dir() / "pgbench"),
                 *("-n", "-M", "prepared", "-c", str(CLIENTS), "-j", str(CLIENTS)),
-                *("-T", str(int(seconds + 4)), "-f", str(path), "-l", "--log-prefix", str(Path(tmp) / "log")),
-                *("-D", "queue=bench", "-D", f"limit={BATCH}", "-D", "lease=30"),
+                *("-T", str(int(seconds + 6)), "-f", str(path), "-l", "--log-prefix", str(Path(tmp) / "log")),
+                *("-D", "queue=bench", "-D", "lease=30"),
             ],
             env=env,
             capture_output=True,
@@ -141,7 +140,11 @@ def pgbench_drain(dsn: str, script: str, seconds: float) -> tuple[float, float]:
         raise SystemExit(
             f"pgbench drained {gone} jobs in {len(ends)} runs of batch {BATCH}: the table ran dry"
         )
+    if len(ends) < SKIP_JOBS // BATCH:
+        raise SystemExit(f"pgbench ran {len(ends)} batches in {seconds + 6:g} s: the server is too slow")
     start = ends[SKIP_JOBS // BATCH - 1] + SETTLE_S
+    if start + seconds > ends[-1]:
+        raise SystemExit("pgbench's run ended before its window did: the server is too slow to measure")
     jobs = sum(BATCH for t in ends if start < t <= start + seconds)
     cpu = (usage1.ru_utime + usage1.ru_stime) - (usage0.ru_utime + usage0.ru_stime)
     return jobs / seconds, cpu * 1e6 / gone
@@ -153,6 +156,7 @@ def pool_drain(tree: Path, dsn: str, rows: int, seconds: float) -> tuple[float, 
     out = subprocess.run(
         [sys.executable, "-c", POOL_DRAIN, dsn, str(rows), str(seconds)],
         env=env,
+        cwd=tree,  # `python -c` puts the working directory on sys.path before PYTHONPATH's checkout
         capture_output=True,
         text=True,
         check=True,
@@ -170,14 +174,24 @@ def main() -> None:
     ap.add_argument("--before", type=Path, help="another checkout whose pool drains in the same rounds")
     ap.add_argument("--after", type=Path, default=THIS, help="the checkout to measure (default: this one)")
     ap.add_argument("--verbose", action="store_true", help="print every round")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting of the embedded server, e.g. synchronous_commit=off (no commit waits for a"
+        " WAL flush: CPU, not the disk, bounds both sides)",
+    )
     args = ap.parse_args()
-    with measured_server(args.dsn) as (dsn, version):
+    settings = dict(item.split("=", 1) for item in args.set)
+    with measured_server(args.dsn, settings) as (dsn, version):
         with JobQueue(dsn) as q:
             q.install()
         cpu_reader = server_cpu(dsn)
         print(
             f"PostgreSQL {version}, {os.cpu_count()} cores; {args.rounds} rounds, {args.seconds:g} s windows,"
             f" batch {BATCH}, {CLIENTS} clients, {args.rows:,} rows refilled before each drain;"
+            f"{''.join(f' {k}={v};' for k, v in settings.items())}"
             f" load average {os.getloadavg()[0]:.1f}\n",
             flush=True,
         )

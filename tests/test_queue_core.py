@@ -355,7 +355,7 @@ def test_claim_and_reap_use_their_partial_indexes(queue: JobQueue, sql: psycopg.
 
     claim = _plan(
         sql,
-        st.compose(st.CLAIM, "jobs", "public"),
+        st.compose(st.CLAIM, "jobs", "public", limit=10),
         {"queue": "q1", "limit": 10, "lease": 30.0, "worker": "w"},
     )
     assert '"Index Name": "jobs_claim_idx"' in claim, claim

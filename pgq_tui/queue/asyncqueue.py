@@ -101,7 +101,10 @@ class AsyncJobQueue(QueueCore):
             cur.adapters.register_loader("jsonb", UndecodedJsonb)
         try:
             await cur.execute(
-                self._text(chosen, conn), self._params(params), prepare=not self._pooled, binary=True
+                self._text(chosen, conn, int(params["limit"])),
+                self._params(params),
+                prepare=not self._pooled,
+                binary=True,
             )
             return await cur.fetchall()
         except psycopg.errors.UndefinedTable as exc:

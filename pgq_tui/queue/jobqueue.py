@@ -139,8 +139,8 @@ class QueueCore:
             "statement_timeout_ms": statement_timeout_ms,
             "lock_timeout_ms": lock_timeout_ms,
         }
-        self._sql: dict[str, sql.Composed] = {}
-        self._texts: dict[str, bytes] = {}
+        self._sql: dict[tuple[str, int | None], sql.Composed] = {}
+        self._texts: dict[tuple[str, int | None], bytes] = {}
         self._uncounted = False  # the counters table predates `discarded`/`pruned`: plain deletes
         self._unpausable_at: float | None = None  # when the pauses table was found missing
 
@@ -162,17 +162,20 @@ class QueueCore:
     def qualified(self) -> str:
         return f"{self.schema}.{self.table}"
 
-    def _q(self, name: str) -> sql.Composed:
-        if name not in self._sql:
-            self._sql[name] = st.compose(getattr(st, name), self.table, self.schema)
-        return self._sql[name]
+    def _q(self, name: str, limit: int | None = None) -> sql.Composed:
+        """Statement `name`; a claim's with its `limit` (a literal in its text: statements.CLAIM)."""
+        key = (name, limit)
+        if key not in self._sql:
+            self._sql[key] = st.compose(getattr(st, name), self.table, self.schema, limit=limit)
+        return self._sql[key]
 
-    def _text(self, name: str, context: AdaptContext) -> bytes:
+    def _text(self, name: str, context: AdaptContext, limit: int | None = None) -> bytes:
         """The statement's text, composed once: psycopg composes a `sql.Composed` again at every
         execute (16 us, a worker's every batch)."""
-        text = self._texts.get(name)
+        key = (name, limit)
+        text = self._texts.get(key)
         if text is None:
-            text = self._texts[name] = self._q(name).as_bytes(context)
+            text = self._texts[key] = self._q(name, limit).as_bytes(context)
         return text
 
     def _removal(self, name: str) -> str:
@@ -317,7 +320,8 @@ class JobQueue(QueueCore):
             cur = self._claims = conn.cursor(row_factory=tuple_row)
             cur.adapters.register_loader("jsonb", UndecodedJsonb)
         try:
-            cur.execute(self._text(chosen, conn), self._params(params), prepare=True, binary=True)
+            query = self._text(chosen, conn, int(params["limit"]))
+            cur.execute(query, self._params(params), prepare=True, binary=True)
             return cur.fetchall()
         except psycopg.errors.UndefinedTable as exc:
             if self._pauses_missing(exc, chosen):
