@@ -8,13 +8,14 @@ Each round, on the same freshly refilled table (--rows jobs, queue 'bench'), bat
     counters, no rows decoded by a client (the ceiling);
   - pgbench, the seed's claim (bench_queue.py's PGBENCH_SCRIPT: no pause check, no started_at), the
     reference of the earlier runs;
-  - the WorkerPool of this checkout (bench_latency.pool_drain: 2 `pgq-top worker` processes, noop
-    handler, heartbeats, wake-ups, exact counters), and with --before, of that checkout too.
+  - the WorkerPool of this checkout (2 `pgq-top worker` processes, noop handler, heartbeats,
+    wake-ups, exact counters), and with --before, of that checkout too (this script's pool_window()
+    with that checkout's pgq_tui).
 The order of the drains rotates from round to round. Every side is timed by the same rule: from
-0.5 s after its first 2,000 jobs were gone, for --seconds (pgbench: from its per-transaction log,
-`-l`; the pool: from its own counters). Printed: each side's median jobs/s, the median of the
-per-round ratios pool / pgbench, and per 1,000 jobs the client's CPU and the whole server's CPU
-(every PostgreSQL process, walwriter included), each over its whole drain.
+0.5 s after its first 2,000 jobs were gone and every client was draining, for --seconds (pgbench:
+from its per-transaction log, `-l`; the pool: from its own counters). Printed: each side's median
+jobs/s, the median of the per-round ratios to pgbench, and per 1,000 jobs the client's CPU and the
+whole server's CPU (every PostgreSQL process, walwriter included), each over its whole drain.
 """
 
 from __future__ import annotations
@@ -46,12 +47,9 @@ BATCH = 10
 CLIENTS = 2
 SKIP_JOBS = 2000  # the window opens SETTLE_S after this many jobs are gone (pool_drain's rule)
 SETTLE_S = 0.5
-# bench_latency.pool_drain() of a checkout, in a subprocess: prints jobs/s and worker CPU ms per 1,000.
-# The table is refilled before (by us, as for pgbench), not inside: the server's CPU is measured.
-POOL_DRAIN = (
-    "import sys, bench_latency as b; d, r, s = sys.argv[1:]; b.WORKERS = 2; b.refill = lambda *a: None;"
-    " print(*b.pool_drain(d, int(r), float(s)))"
-)
+# pool_window() below, run with the checkout's pgq_tui (its WorkerPool, its worker): prints jobs/s and
+# worker CPU ms per 1,000 jobs.
+POOL_DRAIN = "import sys, bench_pool as b; d, s = sys.argv[1:]; print(*b.pool_window(d, float(s)))"
 
 
 def same_claim_script() -> str:
@@ -150,11 +148,40 @@ def pgbench_drain(dsn: str, script: str, seconds: float) -> tuple[float, float]:
     return jobs / seconds, cpu * 1e6 / gone
 
 
-def pool_drain(tree: Path, dsn: str, rows: int, seconds: float) -> tuple[float, float]:
-    """bench_latency.pool_drain() of the checkout at `tree`: (jobs/s, worker CPU ms per 1,000 jobs)."""
-    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'benchmarks'}"}
+def pool_window(dsn: str, seconds: float) -> tuple[float, float]:
+    """(jobs/s, worker CPU ms per 1,000 jobs) of a WorkerPool of CLIENTS worker processes, batch
+    BATCH, noop handler, heartbeats and wake-ups as `pgq-top worker` runs them (no reaper). The
+    window opens SETTLE_S after SKIP_JOBS jobs are gone and every worker has completed a batch (a
+    worker still starting up would otherwise leave its share of the window to the other)."""
+    from bench_latency import cpu_seconds, wait_until
+
+    from pgq_tui.queue.pool import WorkerPool
+    from pgq_tui.queue.worker import COUNTER_NAMES, WorkerConfig
+
+    completed = COUNTER_NAMES.index("completed")
+    cfg = WorkerConfig(dsn, ("bench",), batch=BATCH)
+    with WorkerPool(cfg, concurrency=CLIENTS, reap_interval=0) as pool:
+
+        def draining() -> bool:
+            workers = pool.workers
+            every = len(workers) == CLIENTS and all(s.counters[completed] > 0 for s in workers)
+            return every and pool.counts()["completed"] >= SKIP_JOBS
+
+        wait_until(draining, 60, "every worker to drain")
+        time.sleep(SETTLE_S)
+        pids = [s.process.pid for s in pool.workers if s.process.pid]
+        start, cpu0, t0 = pool.counts()["completed"], cpu_seconds(pids), time.perf_counter()
+        time.sleep(seconds)
+        done, cpu1, t1 = pool.counts()["completed"] - start, cpu_seconds(pids), time.perf_counter()
+    return done / (t1 - t0), (cpu1 - cpu0) * 1e6 / max(done, 1)
+
+
+def pool_drain(tree: Path, dsn: str, seconds: float) -> tuple[float, float]:
+    """pool_window() with the WorkerPool of the checkout at `tree`, in a subprocess."""
+    here = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (tree, here)))}
     out = subprocess.run(
-        [sys.executable, "-c", POOL_DRAIN, dsn, str(rows), str(seconds)],
+        [sys.executable, "-c", POOL_DRAIN, dsn, str(seconds)],
         env=env,
         cwd=tree,  # `python -c` puts the working directory on sys.path before PYTHONPATH's checkout
         capture_output=True,
@@ -200,11 +227,11 @@ def main() -> None:
             "pgbench, seed claim": lambda: pgbench_drain(
                 dsn, PGBENCH_SCRIPT.format(batch=BATCH), args.seconds
             ),
-            "pool": lambda: pool_drain(args.after.resolve(), dsn, args.rows, args.seconds),
+            "pool": lambda: pool_drain(args.after.resolve(), dsn, args.seconds),
         }
         if args.before:
             before = args.before.resolve()
-            sides["pool, before"] = lambda: pool_drain(before, dsn, args.rows, args.seconds)
+            sides["pool, before"] = lambda: pool_drain(before, dsn, args.seconds)
         names = list(sides)
         runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
         for rnd in range(args.rounds):
