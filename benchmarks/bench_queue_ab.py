@@ -47,6 +47,7 @@ def drain(tree: Path, dsn: str, clients: int, batch: int, seconds: float, pool_r
     out = subprocess.run(
         [sys.executable, "-c", code, dsn, str(clients), str(third), str(seconds)],
         env=env,
+        cwd=tree,  # `python -c` puts the working directory on sys.path before PYTHONPATH's checkout
         capture_output=True,
         text=True,
         check=True,

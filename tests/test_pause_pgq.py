@@ -141,7 +141,7 @@ def test_the_claim_still_walks_its_index_with_the_pause_check(dsn: str, queue: J
     queue.enqueue("a", [{} for _ in range(50)])
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("ANALYZE jobs")
-        claim = st.compose(st.CLAIM, "jobs", "public").as_string(conn)
+        claim = st.compose(st.CLAIM, "jobs", "public", limit=10).as_string(conn)
         params = {"queue": "a", "limit": 10, "lease": 30.0, "worker": "w"}
         plan = conn.execute(b"EXPLAIN (FORMAT JSON) " + claim.encode(), params).fetchone()[0]  # type: ignore[index]
     text = json.dumps(plan)

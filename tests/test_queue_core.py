@@ -18,6 +18,7 @@ from queue_apis import APIS, factory
 from pgq_tui.errors import PgqError
 from pgq_tui.jobtable.schema import AUTOVACUUM_OPTIONS
 from pgq_tui.queue import JobQueue
+from pgq_tui.queue.job import Job
 
 
 @pytest.fixture(params=APIS)
@@ -286,6 +287,31 @@ def test_prune_deletes_old_done_rows_in_batches(queue: JobQueue, sql: psycopg.Co
     ]
 
 
+def test_a_claimed_job_is_its_row(queue: JobQueue, sql: psycopg.Connection) -> None:
+    """A claim returns fewer columns than a Job has (the rest it set itself) and builds Jobs by
+    position: every field must still be the stored row's, through claim() and complete_and_claim(),
+    and ids past 2^31 must get through the fence's arrays."""
+    sql.execute("SELECT setval(pg_get_serial_sequence('jobs', 'id'), 5000000000)")
+    queue.enqueue("q", [{"n": 1}, {"n": 2}], priority=3, max_attempts=7)
+    queue.enqueue("other", [{"n": 9}])
+    fields = list(Job.__dataclass_fields__)
+    select = pgsql.SQL("SELECT {} FROM jobs WHERE id = %s").format(
+        pgsql.SQL(", ").join(map(pgsql.Identifier, fields))
+    )
+
+    def stored(job_id: int) -> tuple:
+        return sql.execute(select, (job_id,)).fetchone()
+
+    first = queue.claim("q", limit=1, lease=60)
+    assert first[0].id > 2**32
+    accepted, claimed = queue.complete_and_claim(first, "q", limit=5, lease=60)
+    assert accepted == 1 and first[0].status == "done" and len(claimed) == 1
+    for job in (*claimed, *queue.claim("other", limit=5)):
+        as_claimed = tuple(getattr(job, f) for f in fields)
+        assert as_claimed == stored(job.id)
+    assert queue.complete(claimed) == 1
+
+
 def test_payloads_round_trip_untouched(queue: JobQueue) -> None:
     hostile = {"text": "[bold red]x[/] \x1b[31m red", "nested": {"a": [1, 2.5, None, True]}, "ü": "✓"}
     queue.enqueue("q", [hostile, [1, 2], "plain", 7])
@@ -329,7 +355,7 @@ def test_claim_and_reap_use_their_partial_indexes(queue: JobQueue, sql: psycopg.
 
     claim = _plan(
         sql,
-        st.compose(st.CLAIM, "jobs", "public"),
+        st.compose(st.CLAIM, "jobs", "public", limit=10),
         {"queue": "q1", "limit": 10, "lease": 30.0, "worker": "w"},
     )
     assert '"Index Name": "jobs_claim_idx"' in claim, claim

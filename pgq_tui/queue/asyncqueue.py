@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import psycopg
 from psycopg import sql
-from psycopg.rows import dict_row
+from psycopg.rows import AsyncRowFactory, dict_row, tuple_row
 
 from pgq_tui.db.connect import connect, connect_kwargs, server_settings
 from pgq_tui.db.link import open_async_link
@@ -25,11 +25,12 @@ from pgq_tui.errors import describe
 from pgq_tui.jobtable import schema as schema_mod
 from pgq_tui.jobtable import statements as st
 from pgq_tui.queue.job import Job
-from pgq_tui.queue.jobqueue import BATCH, COPY_FROM, QueueCore
+from pgq_tui.queue.jobqueue import BATCH, COPY_FROM, QueueCore, Row, UndecodedJsonb, has_rows
 
 
 class AsyncJobQueue(QueueCore):
     _conn: psycopg.AsyncConnection | None = None
+    _claims: psycopg.AsyncCursor[tuple[Any, ...]] | None = None
     _pooled = False
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -63,25 +64,52 @@ class AsyncJobQueue(QueueCore):
         await self.close()
 
     async def _rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return await self._fetch(name, params, dict_row)
+
+    async def _fetch(self, name: str, params: dict[str, Any], rows: AsyncRowFactory[Row]) -> list[Row]:
         conn = await self.connection()
         try:
-            async with conn.cursor(row_factory=dict_row) as cur:
-                await cur.execute(self._q(name), self._params(params), prepare=not self._pooled)
-                return await cur.fetchall() if cur.description else []
+            async with conn.cursor(row_factory=rows) as cur:
+                await cur.execute(self._text(name, conn), self._params(params), prepare=not self._pooled)
+                return await cur.fetchall() if has_rows(cur) else []
         except psycopg.errors.UndefinedTable as exc:
             raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
     async def _paused_rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return await self._paused(name, params, dict_row)
+
+    async def _paused(self, name: str, params: dict[str, Any], rows: AsyncRowFactory[Row]) -> list[Row]:
         """A statement that honours pauses; on a table without `<table>_pauses`, its unpausable form."""
         chosen = self._pausable(name)
         conn = await self.connection()
         try:
-            async with conn.cursor(row_factory=dict_row) as cur:
-                await cur.execute(self._q(chosen), self._params(params), prepare=not self._pooled)
-                return await cur.fetchall() if cur.description else []
+            async with conn.cursor(row_factory=rows) as cur:
+                await cur.execute(self._text(chosen, conn), self._params(params), prepare=not self._pooled)
+                return await cur.fetchall() if has_rows(cur) else []
         except psycopg.errors.UndefinedTable as exc:
             if self._pauses_missing(exc, chosen):
-                return await self._rows(f"{name}_UNPAUSABLE", params)
+                return await self._fetch(f"{name}_UNPAUSABLE", params, rows)
+            raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
+
+    async def _claimed(self, name: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """A claim's rows: tuples, in binary, payloads left Undecoded (see JobQueue._claimed)."""
+        chosen = self._pausable(name)
+        conn = await self.connection()
+        cur = self._claims
+        if cur is None or cur.connection is not conn:
+            cur = self._claims = conn.cursor(row_factory=tuple_row)
+            cur.adapters.register_loader("jsonb", UndecodedJsonb)
+        try:
+            await cur.execute(
+                self._text(chosen, conn, int(params["limit"])),
+                self._params(params),
+                prepare=not self._pooled,
+                binary=True,
+            )
+            return await cur.fetchall()
+        except psycopg.errors.UndefinedTable as exc:
+            if self._pauses_missing(exc, chosen):
+                return await self._claimed(name, params)
             raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
     # -- schema ---------------------------------------------------------------------------------
@@ -141,7 +169,7 @@ class AsyncJobQueue(QueueCore):
     # -- workers --------------------------------------------------------------------------------
     async def claim(self, queue: str, *, limit: int = 10, lease: float = 30.0) -> list[Job]:
         """Lease up to `limit` ready jobs: highest priority first, then oldest run_at (best effort)."""
-        return self._jobs(await self._paused_rows("CLAIM", self._claim_params(queue, limit, lease)))
+        return self._jobs(queue, await self._claimed("CLAIM", self._claim_params(queue, limit, lease)))
 
     async def complete(self, jobs: Sequence[Job], *, keep: bool = False) -> int:
         """Finish jobs we still hold; returns how many were accepted (see JobQueue.complete)."""
@@ -157,8 +185,8 @@ class AsyncJobQueue(QueueCore):
         if not jobs:
             return 0, await self.claim(queue, limit=limit, lease=lease)
         name = "COMPLETE_KEEP_CLAIM" if keep else "COMPLETE_DELETE_CLAIM"
-        rows = await self._paused_rows(name, {**self._fence(jobs), **self._claim_params(queue, limit, lease)})
-        return self._completed_claimed(jobs, rows)
+        params = {**self._fence(jobs), **self._claim_params(queue, limit, lease)}
+        return self._completed_claimed(jobs, queue, await self._claimed(name, params))
 
     async def fail(
         self, job: Job, error: str, *, backoff: float | None = None
