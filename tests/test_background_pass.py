@@ -38,13 +38,14 @@ PARAMS = {**DEFAULTS, "cap1": None, "rows": 5, "watch": 4}
 
 
 def more_running(dsn: str) -> None:
-    """Past the list's 5 rows of each: 8 more stuck jobs, 7 more running, and one with no lease."""
+    """Past the list's 5 rows of each: 8 more stuck jobs, 7 more running (leases a minute ahead: none
+    runs out while a test reads), and one with no lease."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(
             "INSERT INTO jobs (queue, payload, status, locked_until)"
             " SELECT CASE WHEN g % 2 = 0 THEN 'mail' ELSE 'thumbs' END, jsonb_build_object('g', g),"
             "        'running',"
-            "        now() + make_interval(secs => CASE WHEN g <= 8 THEN -g ELSE g END)"
+            "        now() + make_interval(secs => CASE WHEN g <= 8 THEN -g ELSE 60 + g END)"
             " FROM generate_series(1, 15) g"
         )
         conn.execute("INSERT INTO jobs (queue, payload, status) VALUES ('mail', '{}', 'running')")
@@ -216,7 +217,7 @@ def test_a_job_stuck_since_the_pass_shows_at_the_next_poll(empty_dsn: str) -> No
             r[0]
             for r in conn.execute(
                 "INSERT INTO jobs (queue, payload, status, locked_until)"
-                " SELECT 'pdf', '{}', 'running', now() + interval '3 seconds' FROM generate_series(1, 4)"
+                " SELECT 'pdf', '{}', 'running', now() + interval '10 seconds' FROM generate_series(1, 4)"
                 " RETURNING id"
             ).fetchall()
         ]
@@ -229,7 +230,8 @@ def test_a_job_stuck_since_the_pass_shows_at_the_next_poll(empty_dsn: str) -> No
             assert (pdf.running, pdf.stuck) == (4, 0)
             as_of = pdf.figures["stuck"].as_of
             conn.execute("UPDATE jobs SET status = 'done' WHERE id = %s", (soon[0],))  # finished meanwhile
-            deadline = time.monotonic() + 20
+            # (a 10 s lease: the first pass must see them running, also on a loaded machine)
+            deadline = time.monotonic() + 40
             while (pdf := next(q for q in monitor.collect().queues if q.queue == "pdf")).stuck != 3:
                 assert time.monotonic() < deadline, (pdf.running, pdf.stuck)
                 time.sleep(0.3)
@@ -240,4 +242,4 @@ def test_a_job_stuck_since_the_pass_shows_at_the_next_poll(empty_dsn: str) -> No
             assert {lease.id for lease in snap.stuck.rows} >= set(soon[1:])
             assert soon[0] not in {lease.id for lease in snap.stuck.rows}
             with monitor._counter._cond:  # one pass only: the poll's recheck moved them, not a pass
-                assert monitor._counter._parts[model.passes[0].statement.name].started_at < deadline - 20
+                assert monitor._counter._parts[model.passes[0].statement.name].started_at < deadline - 40
