@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import psycopg
 from psycopg import sql
-from psycopg.rows import AsyncRowFactory, dict_row, tuple_row
+from psycopg.rows import dict_row, tuple_row
 
 from pgq_tui.db.connect import connect, connect_kwargs, server_settings
 from pgq_tui.db.link import open_async_link
@@ -25,7 +25,7 @@ from pgq_tui.errors import describe
 from pgq_tui.jobtable import schema as schema_mod
 from pgq_tui.jobtable import statements as st
 from pgq_tui.queue.job import Job
-from pgq_tui.queue.jobqueue import BATCH, COPY_FROM, QueueCore, Row, UndecodedJsonb, has_rows
+from pgq_tui.queue.jobqueue import BATCH, COPY_FROM, QueueCore, UndecodedJsonb, has_rows
 
 
 class AsyncJobQueue(QueueCore):
@@ -63,32 +63,26 @@ class AsyncJobQueue(QueueCore):
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        return await self._fetch(name, params, dict_row)
-
-    async def _fetch(self, name: str, params: dict[str, Any], rows: AsyncRowFactory[Row]) -> list[Row]:
+    async def _execute(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         conn = await self.connection()
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(self._text(name, conn), self._params(params), prepare=not self._pooled)
+            return await cur.fetchall() if has_rows(cur) else []
+
+    async def _rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         try:
-            async with conn.cursor(row_factory=rows) as cur:
-                await cur.execute(self._text(name, conn), self._params(params), prepare=not self._pooled)
-                return await cur.fetchall() if has_rows(cur) else []
+            return await self._execute(name, params)
         except psycopg.errors.UndefinedTable as exc:
             raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
     async def _paused_rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        return await self._paused(name, params, dict_row)
-
-    async def _paused(self, name: str, params: dict[str, Any], rows: AsyncRowFactory[Row]) -> list[Row]:
         """A statement that honours pauses; on a table without `<table>_pauses`, its unpausable form."""
         chosen = self._pausable(name)
-        conn = await self.connection()
         try:
-            async with conn.cursor(row_factory=rows) as cur:
-                await cur.execute(self._text(chosen, conn), self._params(params), prepare=not self._pooled)
-                return await cur.fetchall() if has_rows(cur) else []
+            return await self._execute(chosen, params)
         except psycopg.errors.UndefinedTable as exc:
             if self._pauses_missing(exc, chosen):
-                return await self._fetch(f"{name}_UNPAUSABLE", params, rows)
+                return await self._rows(f"{name}_UNPAUSABLE", params)
             raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
     async def _claimed(self, name: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:

@@ -15,13 +15,13 @@ import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import psycopg
 from psycopg import pq, sql
 from psycopg.abc import AdaptContext, Buffer
 from psycopg.adapt import Dumper, Loader
-from psycopg.rows import RowFactory, dict_row, tuple_row
+from psycopg.rows import dict_row, tuple_row
 from psycopg.types.json import Jsonb
 
 from pgq_tui.db.connect import APP_NAME_MAX, Session
@@ -37,9 +37,6 @@ BATCH = 1000  # rows per transaction for bulk operator actions and pruning
 # A table made before `<table>_pauses` existed: claims skip the pause check, and try it again after
 # this many seconds (a `pgq-top init` meanwhile creates the table: the pause is then honoured).
 PAUSES_RECHECK_S = 60.0
-
-
-Row = TypeVar("Row")
 
 
 def make_worker_id(prefix: str = "pgq-w") -> str:
@@ -282,32 +279,26 @@ class JobQueue(QueueCore):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        return self._fetch(name, params, dict_row)
-
-    def _fetch(self, name: str, params: dict[str, Any], rows: RowFactory[Row]) -> list[Row]:
+    def _execute(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         conn = self.conn
+        with conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(self._text(name, conn), self._params(params), prepare=True)
+            return cur.fetchall() if has_rows(cur) else []
+
+    def _rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         try:
-            with conn.cursor(row_factory=rows) as cur:
-                cur.execute(self._text(name, conn), self._params(params), prepare=True)
-                return cur.fetchall() if has_rows(cur) else []
+            return self._execute(name, params)
         except psycopg.errors.UndefinedTable as exc:
             raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
     def _paused_rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        return self._paused(name, params, dict_row)
-
-    def _paused(self, name: str, params: dict[str, Any], rows: RowFactory[Row]) -> list[Row]:
         """A statement that honours pauses; on a table without `<table>_pauses`, its unpausable form."""
         chosen = self._pausable(name)
-        conn = self.conn
         try:
-            with conn.cursor(row_factory=rows) as cur:
-                cur.execute(self._text(chosen, conn), self._params(params), prepare=True)
-                return cur.fetchall() if has_rows(cur) else []
+            return self._execute(chosen, params)
         except psycopg.errors.UndefinedTable as exc:
             if self._pauses_missing(exc, chosen):
-                return self._fetch(f"{name}_UNPAUSABLE", params, rows)
+                return self._rows(f"{name}_UNPAUSABLE", params)
             raise describe(exc, table=self.qualified, hint=schema_mod.SETUP_HINT) from None
 
     def _claimed(self, name: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
