@@ -7,7 +7,7 @@ A dialect file then reads as its framework's facts: names, states, rules and SQL
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict
 
 from psycopg import sql
@@ -250,16 +250,16 @@ def refused(match: Match, title: str, why: str) -> QueueModel:
     )
 
 
-def state_led(rel: Relation | None, column: str, words: Sequence[str]) -> tuple[tuple[str, str], ...]:
-    """Each of `words` -> a whole (not partial) index of `rel` that leads with the state `column`
-    (River's and Oban's fetching index, `(state, queue, ...)`): every state is a range of it, so a
-    search of one state reads only that state's rows (SearchColumns.indexed_states). The planner
-    may walk another index of the state's rows (Oban's `(state, discarded_at)`); the search names
-    the one its plan walks."""
+def state_led(rel: Relation | None, column: str, cols: contract.SearchColumns) -> contract.SearchColumns:
+    """`cols` with each of its states served by a whole (not partial) index of `rel` that leads with
+    the state `column` (River's and Oban's fetching index, `(state, queue, ...)`): every state is a
+    range of it, so a search of one state reads only that state's rows (SearchColumns.indexed_states).
+    The planner may walk another index of the state's rows (Oban's `(state, discarded_at)`); the
+    search names the one its plan walks."""
     for ix in rel.indexes if rel is not None else ():
         if ix.valid and ix.predicate is None and ix.columns[:1] == (column,):
-            return tuple((w, ix.name) for w in words)
-    return ()
+            return replace(cols, indexed_states=tuple((w, ix.name) for w, _ in cols.states))
+    return cols
 
 
 def unindexed(match: Match, title: str, index: str) -> QueueModel:

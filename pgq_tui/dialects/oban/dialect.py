@@ -10,11 +10,11 @@ time shown is converted to timestamptz.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import ClassVar
 
 from pgq_tui.dialects.activity import activity_statement
-from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
+from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     FINISHED_DONE,
     OLDEST_READY,
@@ -218,8 +218,10 @@ class ObanDialect:
             # no Oban index serves completed_at: a scan (the latency reader is a background pass)
             latency=latency_statement("oban.latency", __package__, indexed=False, jobs=(schema, match.table)),
             relations=((schema, match.table),),
-            search=_served_states(
-                rel, _search((schema, match.table), float(horizon), labels, "tags" in rel.column_names)
+            search=state_led(
+                rel,
+                "state",
+                _search((schema, match.table), float(horizon), labels, "tags" in rel.column_names),
             ),
             schedules=_schedules(schema, match.table),
             pause=_pause(schema, match.table),
@@ -291,8 +293,3 @@ def _schedules(schema: str, table: str) -> ScheduleSource:
         " no cron_name: its cron jobs are not listed)",
         timezone_rule="meta cron_tz (Oban.Cron's timezone option, Etc/UTC by default)",
     )
-
-
-def _served_states(rel: Relation, cols: SearchColumns) -> SearchColumns:
-    """Every state is a range of the fetching index `(state, queue, ...)`: a state search walks it."""
-    return replace(cols, indexed_states=state_led(rel, "state", [w for w, _ in cols.states]))

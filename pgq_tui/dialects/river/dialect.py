@@ -9,11 +9,11 @@ your clients use another.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import ClassVar
 
 from pgq_tui.dialects.activity import activity_statement
-from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
+from pgq_tui.dialects.catalog import Catalog, VersionMarker
 from pgq_tui.dialects.contract import (
     FINISHED_DONE,
     OLDEST_READY,
@@ -212,8 +212,8 @@ class RiverDialect:
                 jobs=(schema, match.table),
             ),
             relations=((schema, match.table),),
-            search=_served_states(
-                rel, _search((schema, match.table), float(horizon), "tags" in rel.column_names)
+            search=state_led(
+                rel, "state", _search((schema, match.table), float(horizon), "tags" in rel.column_names)
             ),
             pause=_pause(s, schema) if catalog.relation(schema, "river_queue") else None,
         )
@@ -263,8 +263,3 @@ def _search(jobs: tuple[str, str], rescue_after_s: float, tags: bool) -> SearchC
         literals=(("rescue_after_s", rescue_after_s),),
         tags="tags" if tags else None,
     )
-
-
-def _served_states(rel: Relation, cols: SearchColumns) -> SearchColumns:
-    """Every state is a range of the fetching index `(state, queue, ...)`: a state search walks it."""
-    return replace(cols, indexed_states=state_led(rel, "state", [w for w, _ in cols.states]))
