@@ -461,10 +461,10 @@ ORDER BY x.stuck DESC, x.expires_at NULLS LAST, x.id"""
         columns (the payload preview) read back by their tuple id, a TID lookup per row. (tableoid,
         ctid): a partitioned table's tuple ids repeat across partitions. The CTE, and the union."""
         cols, running, order = self._lease_parts()
-        stuck = " OR ".join(f"({p})" for p in self.parts("stuck")) or "false"
         more = f",\n           {extra}" if extra else ""
         cte = f"""WITH pgq_running AS MATERIALIZED (
-    SELECT tableoid AS pgq_rel, ctid AS pgq_tid, coalesce({stuck}, false) AS pgq_stuck, {order} AS pgq_key,
+    SELECT tableoid AS pgq_rel, ctid AS pgq_tid, coalesce({self.condition("stuck")}, false) AS pgq_stuck,
+           {order} AS pgq_key,
            {{c_id}} AS pgq_id{more}
     FROM {{jobs}} WHERE {running})"""
         picks = [
@@ -513,10 +513,9 @@ ORDER BY 1 DESC, stuck DESC, expires_at NULLS LAST, id"""
         new version, which `%(tids)s` does not name). Their lease rows, then their tableoid and
         ctid: a partitioned table's tuple ids repeat across partitions, so the engine keeps the
         pairs it asked for."""
-        cols, running, _ = self._lease_parts()
-        stuck = " OR ".join(f"({p})" for p in self.parts("stuck")) or "false"
+        cols = self._lease_parts()[0]
         union = f"""SELECT {cols}, true AS stuck, tableoid::bigint AS pgq_rel, ctid::text AS pgq_tid
-      FROM {{jobs}} WHERE ctid = ANY (%(tids)s::tid[]) AND {running} AND ({stuck})"""
+      FROM {{jobs}} WHERE ctid = ANY (%(tids)s::tid[]) AND {self.condition("stuck")}"""
         text = f"""{self._lease_select(union, ", x.pgq_rel, x.pgq_tid")}
 ORDER BY x.expires_at, x.id"""
         return self.statement("recheck_stuck", text, (*LEASE_COLUMNS, "pgq_rel", "pgq_tid"))
