@@ -341,6 +341,8 @@ class Monitor:
         unknown: dict[str, str] = {}  # counts not taken this poll, and why
         oid = rel["oid"]
         tier = self.tier = tiers.plan(model, rel.get("pages"), self.scan_pages)
+        if not self._cap_fixed:  # a cap the caller did not set shrinks with many queues
+            self.cap = poll_cap(self.count_cap, len(self._listed), self._capped)
         try:
             self._prefetch(self._plan(now, oid))
         except psycopg.Error as exc:  # the connection went away mid-poll
@@ -525,14 +527,14 @@ class Monitor:
         this poll by row version (a TID lookup each, at most WATCH_ROWS): a job stuck since the pass
         shows now, not a pass later (counting.rechecked). Only the pairs asked for count: a
         partitioned table's tuple ids repeat across partitions."""
-        one = next((p for p in self.model.passes if p.recheck is not None), None)
+        recheck = next((p.recheck for p in self.model.passes if p.recheck is not None), None)
         leases = self.model.leases
-        if bg is None or one is None or one.recheck is None or leases is None or not bg.watch:
+        if bg is None or recheck is None or leases is None or not bg.watch:
             return bg
         due = [w for w in bg.watch if w.expires <= now.timestamp()]
         if not due:
             return bg
-        recheck, asked = one.recheck, {(w.rel, w.tid) for w in due}
+        asked = {(w.rel, w.tid) for w in due}
         none: list[dict[str, Any]] = []
         rows = self._guard("leases", errors, none, lambda: self._run(recheck, tids=[w.tid for w in due]))
         found = [
@@ -549,9 +551,6 @@ class Monitor:
         The counters statement goes last: a failing statement aborts the ones after it in the
         pipeline (they are sent again), and a missing grant on a counters table is the likely one."""
         model = self.model
-        self.cap = (
-            self.count_cap if self._cap_fixed else poll_cap(self.count_cap, len(self._listed), self._capped)
-        )
         cap1 = {"cap1": self.cap + 1}
         lists, sessions = {"rows": self.lease_rows}, {"rows": self.session_rows}
         rel = {"jobs_oid": oid}

@@ -535,8 +535,7 @@ def _ceil_s(span: timedelta) -> int:
     >>> _ceil_s(timedelta(seconds=2)), _ceil_s(timedelta(seconds=2, microseconds=1)), _ceil_s(timedelta(0))
     (2, 3, 0)
     """
-    micros = (span.days * 86_400 + span.seconds) * 1_000_000 + span.microseconds
-    return -(-micros // 1_000_000)
+    return -(-span // timedelta(seconds=1))
 
 
 def throughput(
