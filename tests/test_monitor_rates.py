@@ -136,17 +136,21 @@ def test_deep_queue_completions_from_two_background_counts() -> None:
 
 def test_table_history_spreads_each_interval_over_the_seconds_it_covers() -> None:
     """table_history finds an interval's seconds by arithmetic; the same result as testing every
-    second of the window for every interval (the reference below), on random polls: uneven
-    intervals, fractional seconds, intervals before and across the window's start, and first polls."""
+    second for every interval (the reference below: an interval is spread over all the seconds it
+    covers, the window only shows some), on random polls: uneven intervals, fractional seconds,
+    intervals before and across the window's edges, and first polls. Fed one poll at a time into one
+    TableSeries (as the Monitor does), the same again."""
     import itertools
     import random
     from datetime import datetime, timedelta, timezone
 
     from pgq_tui.monitor import finished as finished_rates
     from pgq_tui.monitor.rates import Activity, ThroughputPoint, table_history, table_rates
+    from pgq_tui.monitor.table_series import TableSeries
 
     def reference(polls, until, history_s):  # type: ignore[no-untyped-def]
         seconds = [until - timedelta(seconds=history_s - i) for i in range(history_s)]
+        everything = [polls[0].at.replace(microsecond=0) + timedelta(seconds=i) for i in range(200)]
         enq = [0.0] * history_s
         done: dict[str, list[float]] = {}
         for a, b in itertools.pairwise(polls):
@@ -154,8 +158,9 @@ def test_table_history_spreads_each_interval_over_the_seconds_it_covers() -> Non
                 continue
             rates = finished_rates.overlay(table_rates([a, b]), finished_rates.rates([a, b], frozenset()))
             idx = [i for i, s in enumerate(seconds) if a.at <= s < b.at]
+            covered = [s for s in everything if a.at <= s < b.at]
             for q, r in rates.items():
-                per = (b.at - a.at).total_seconds() / len(idx) if idx else 0.0
+                per = (b.at - a.at).total_seconds() / len(covered) if covered else 0.0
                 for i in idx:
                     enq[i] += (r.enqueued or 0.0) * per
                     done.setdefault(q, [0.0] * history_s)[i] += (r.completed or 0.0) * per
@@ -180,4 +185,9 @@ def test_table_history_spreads_each_interval_over_the_seconds_it_covers() -> Non
             )
         until = (at - timedelta(seconds=rng.uniform(-2, 10))).replace(microsecond=0)
         history_s = rng.randint(1, 60)
-        assert table_history(polls, until, history_s) == reference(polls, until, history_s)
+        expected = reference(polls, until, history_s)
+        assert table_history(polls, until, history_s) == expected
+        series = TableSeries()
+        for n in range(2, len(polls) + 1):  # the Monitor's way: its window, a poll at a time
+            shown = table_history(polls[max(0, n - 5) : n], until, history_s, series=series)
+        assert shown == expected

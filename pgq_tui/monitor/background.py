@@ -72,6 +72,9 @@ __all__ = ["BackgroundCount", "BackgroundCounter", "pacing_wait", "parse", "scan
 APPLICATION_NAME = "pgq-top counts"
 ALL_IDS = 1 << 62  # the activity statement's max_span when the background reads every new id
 DUTY = 0.05  # the whole counter keeps at most 5% of one backend busy (#35: 10M rows, <= 5% of a core)
+# A background scan runs in its one backend: a parallel plan would add workers whose CPU the duty
+# above does not see (a 10M-row scan took two, three times the CPU the pacing counted).
+BACKGROUND_SETTINGS = {"max_parallel_workers_per_gather": "0"}
 SLOW_SHARE = 0.2  # of it, what the figures an incident does not turn on get while urgent ones are wanted
 WATCH_ROWS = 1000  # running jobs a pass hands the poll to recheck, those whose lease runs out soonest
 
@@ -378,6 +381,7 @@ class BackgroundCounter:
         self._session = Session(
             conninfo,
             application_name=APPLICATION_NAME,
+            gucs=BACKGROUND_SETTINGS,
             autocommit=True,
             statement_timeout_ms=budget_ms,
             lock_timeout_ms=1000,

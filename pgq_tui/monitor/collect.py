@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -64,6 +64,7 @@ from pgq_tui.monitor.snapshot import (
     TableHealth,
     Throughput,
 )
+from pgq_tui.monitor.table_series import TableSeries
 from pgq_tui.schedules.model import ScheduleReport
 
 APPLICATION_NAME = "pgq-top"
@@ -85,10 +86,13 @@ DEFAULT_POLL_DEADLINE_S = 10.0
 # Measured (benchmarks/bench_collect.py): 1,000 keeps the 5M-row poll under 2x the 10k-row poll;
 # 2,000 did not (each capped count walks up to cap index entries, 10 queues x 5 states of them).
 DEFAULT_COUNT_CAP = 1000
-# ... so a poll's capped counts walk at most this many index entries in all; with more queues and
-# states than that, the default cap shrinks (poll_cap()), never below MIN_COUNT_CAP (#35: 50 queues)
-POLL_ENTRIES = DEFAULT_COUNT_CAP * 10 * 5
-MIN_COUNT_CAP = 100
+# ... but a poll's capped counts walk at most this many index entries in all: the cap a caller did not
+# set shrinks (poll_cap()) when its deep counts would walk more, never below MIN_COUNT_CAP. Measured
+# (#35, benchmarks/bench_fresh.py): at 10M rows in 50 queues under a live fleet, the claims' updates
+# leave most pages not all-visible, so each entry costs a heap visit; 50,000 entries kept the seed's
+# poll at 10-25 ms of server time, 10,000 at a fifth of it.
+POLL_ENTRIES = 10_000
+MIN_COUNT_CAP = 20
 PANELS = ("queues", "leases", "throughput", "table", "sessions", "dead")
 
 T = TypeVar("T")
@@ -186,10 +190,12 @@ class Monitor:
         self._latency = LatencyReader(conninfo, model, read_only=read_only, budget_ms=count_budget_ms)
         self._stamps = finished.Stamps(model)  # rates from the framework's timestamps
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
+        self._series = TableSeries()  # their per-second history, derived once per interval
         self._prefetched: dict[Hashable, pipeline.QueryResult] = {}  # sent together, read by _rows/_run
         self._composed: dict[Statement, sql.Composed] = {}  # each dialect statement as psycopg runs it
         self._listed: set[str] = set()  # the queues the last poll listed
         self._over: frozenset[str] = frozenset()  # the count names over the cap at the last good poll
+        self._walks: list[int | None] = []  # what each capped count read at it (poll_cap())
         self._near: frozenset[str] = frozenset()  # ... and those at least half the cap
         self._version = 0
         self._schedules: ScheduleReport | None = None  # the last read, kept between reads
@@ -202,12 +208,9 @@ class Monitor:
         return self._session.pid
 
     @property
-    def _capped(self) -> int:
-        """How many count names this poll's indexed counts cap per queue (those a dialect caps over
-        all queues together walk cap entries in all, not per queue)."""
-        overall = {counting.FIELD.get(s, s) for s in self.model.capped_overall}
-        names = {n for s in self.tier.counts if s.indexed for n in counting.names_of(s)}
-        return len(names - overall)
+    def _capped_names(self) -> frozenset[str]:
+        """The count names this poll's indexed counts cap (by an index walk, not a scan)."""
+        return frozenset(n for s in self.tier.counts if s.indexed for n in counting.names_of(s))
 
     @property
     def qualified(self) -> str:
@@ -341,8 +344,8 @@ class Monitor:
         unknown: dict[str, str] = {}  # counts not taken this poll, and why
         oid = rel["oid"]
         tier = self.tier = tiers.plan(model, rel.get("pages"), self.scan_pages)
-        if not self._cap_fixed:  # a cap the caller did not set shrinks with many queues
-            self.cap = poll_cap(self.count_cap, len(self._listed), self._capped)
+        if not self._cap_fixed:  # a cap the caller did not set shrinks with many deep counts
+            self.cap = poll_cap(self.count_cap, self._walks)
         try:
             self._prefetch(self._plan(now, oid))
         except psycopg.Error as exc:  # the connection went away mid-poll
@@ -396,6 +399,7 @@ class Monitor:
             self._over = counting.over_cap(reads, model, cap1) - uncapped
             # at least half the cap: a name the counter already counts stays wanted (its hysteresis)
             self._near = counting.over_cap(reads, model, max(1, cap1 // 2)) - uncapped
+            self._walks = counting.walks(reads, model, self._capped_names - uncapped, cap1)
         self._counter.want(self._over, tier.deferred, self._near)
         # a deferred figure no pass has landed yet is unknown for every queue, listed or not (before
         # the first pass no queue may be listed at all: its counts must not sum to 0), with why: its
@@ -439,6 +443,7 @@ class Monitor:
             rates_note=None if "throughput" in errors else self._stamps.note(),
             no_source=self._no_rate_source,
             found=self._removals,
+            series=self._series,
         )
         sessions = self._guard("sessions", errors, Sessions((), (), (), 0), self._sessions)
         bloat = self._bloat_report(errors, oid, table, sessions, queues, now)
@@ -531,7 +536,8 @@ class Monitor:
         leases = self.model.leases
         if bg is None or recheck is None or leases is None or not bg.watch:
             return bg
-        due = [w for w in bg.watch if w.expires <= now.timestamp()]
+        at = now.timestamp()
+        due = [w for w in bg.watch if w.expires <= at]
         if not due:
             return bg
         asked = {(w.rel, w.tid) for w in due}
@@ -748,17 +754,30 @@ def open_monitor(conninfo: str, model: QueueModel, **kw: Any) -> Monitor:
     return Monitor(conninfo, model, **kw)
 
 
-def poll_cap(cap: int, queues: int, states: int) -> int:
-    """The cap one poll counts each queue and state up to: `cap`, unless `queues` x `states` capped
-    counts of it would walk more than POLL_ENTRIES index entries in all; then the share of that
-    budget each gets, at least MIN_COUNT_CAP (the rest of a deep count comes from the background
-    counter, stale with its age, as above any cap). Pure.
+def poll_cap(cap: int, walks: Sequence[int | None]) -> int:
+    """The cap this poll counts each queue and state up to, so that its capped counts walk at most
+    POLL_ENTRIES index entries in all. `walks`: what each capped count (a queue and state) read at
+    the last poll, None where it reached that poll's cap (its depth unknown). A count that stopped
+    below the cap costs what it read; the budget left is shared evenly by the deeper ones
+    (water-filling), within [MIN_COUNT_CAP, cap]. The rest of a deeper count comes from the
+    background counter, stale with its age, as above any cap. Pure.
 
-    >>> poll_cap(1000, 10, 5), poll_cap(1000, 50, 2), poll_cap(500, 50, 6), poll_cap(1000, 0, 5)
-    (1000, 500, 166, 1000)
-    >>> poll_cap(1000, 5000, 4)
+    >>> poll_cap(1000, [])  # the first poll: nothing known yet
+    1000
+    >>> poll_cap(1000, [None] * 100)  # 50 queues, ready and scheduled both deep
     100
+    >>> poll_cap(1000, [None] * 100 + [20] * 100)  # ... and 100 small counts: 2,000 entries
+    80
+    >>> poll_cap(1000, [300] * 20 + [None] * 4)  # 6,000 entries for the small ones, 1,000 each left
+    1000
+    >>> poll_cap(1000, [None] * 5000)
+    20
     """
-    if queues * states <= 0:
+    budget, left = POLL_ENTRIES, len(walks)
+    for read in sorted(w for w in walks if w is not None):
+        if read * left > budget:  # this one and the deeper ones share what is left
+            break
+        budget, left = budget - read, left - 1
+    if left == 0:
         return cap
-    return max(MIN_COUNT_CAP, min(cap, POLL_ENTRIES // (queues * states)))
+    return max(MIN_COUNT_CAP, min(cap, budget // left))

@@ -167,6 +167,32 @@ def over_cap(reads: Mapping[str, Mapping[str, int]], model: QueueModel, cap1: in
     return frozenset(out)
 
 
+def walks(
+    reads: Mapping[str, Mapping[str, int]], model: QueueModel, names: Iterable[str], cap1: int
+) -> list[int | None]:
+    """What each capped count read at this poll (collect.poll_cap()): per queue and name in `names`,
+    the rows read, None where the read reached cap1 (a deeper count); a name capped over all queues
+    together is one walk.
+
+    >>> from pgq_tui.dialects.contract import Match
+    >>> m = QueueModel(Match("k", "s", "t"), "K", "", (), (), capped_overall=("done",))
+    >>> walks({"a": {"ready": 11, "done": 4}, "b": {"ready": 3, "done": 9}}, m, ("ready", "done"), 11)
+    [None, 3, None]
+    """
+    overall = {FIELD.get(s, s) for s in model.capped_overall}
+    wanted = set(names)
+    out: list[int | None] = [
+        None if v >= cap1 else v
+        for counts in reads.values()
+        for n, v in counts.items()
+        if n in wanted and n not in overall
+    ]
+    for n in sorted(wanted & overall):
+        total = sum(c.get(n, 0) for c in reads.values())
+        out.append(None if total >= cap1 else total)
+    return out
+
+
 def figure(
     name: str,
     read: int,

@@ -30,7 +30,7 @@ from pgq_tui.db.connect import Session
 from pgq_tui.dialects.contract import LATENCY_NEWEST, LATENCY_SPANS, Capability, QueueModel
 from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import first_line
-from pgq_tui.monitor.background import pacing_wait
+from pgq_tui.monitor.background import BACKGROUND_SETTINGS, pacing_wait
 from pgq_tui.monitor.snapshot import (
     APPROXIMATE,
     STALE,
@@ -155,6 +155,7 @@ class LatencyReader:
         self._session = Session(
             conninfo,
             application_name=APPLICATION_NAME,
+            gucs=BACKGROUND_SETTINGS,  # one backend, as its duty counts
             autocommit=True,
             statement_timeout_ms=budget_ms,
             lock_timeout_ms=1000,

@@ -45,6 +45,7 @@ from pgq_tui.monitor.snapshot import (
     Throughput,
     ThroughputPoint,
 )
+from pgq_tui.monitor.table_series import TableSeries
 
 Row = Mapping[str, Any]
 MAX_SPAN = 200_000  # ids read per poll at most (a burst above it becomes part of the bound)
@@ -487,13 +488,16 @@ def counted_over(history: Sequence[ThroughputPoint], pg: TableRates | None, now:
 
 
 def table_history(
-    polls: Sequence[Activity], until: datetime, history_s: int, stamped: frozenset[str] = frozenset()
+    polls: Sequence[Activity],
+    until: datetime,
+    history_s: int,
+    stamped: frozenset[str] = frozenset(),
+    series: TableSeries | None = None,
 ) -> tuple[tuple[ThroughputPoint, ...], dict[str, tuple[int, ...]]]:
     """Per-second history when there are no counters: each poll interval's derived counts spread
-    evenly over its seconds (a chart, not a figure: the rates above are the figures). The seconds
-    are `until - history_s + i`; a poll interval [lo, hi) covers those from ceil(lo) to ceil(hi), found
-    by arithmetic (a scan of every second for every interval cost 10 ms a poll with 50 queues); an
-    interval that ends before the first second is skipped before its rates are derived.
+    evenly over the whole seconds it covers (a chart, not a figure: the rates above are the
+    figures), the `history_s` seconds before `until` shown. `series` keeps the seconds of the
+    intervals it has taken (the Monitor's, across polls): only the new intervals are derived.
 
     >>> from datetime import datetime, timedelta, timezone
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -503,39 +507,18 @@ def table_history(
     >>> [p.enqueued for p in h], per
     ([0, 2, 2, 0], {'q': (0, 2, 2, 0)})
     """
-    start = until - timedelta(seconds=history_s)
-    seconds = [start + timedelta(seconds=i) for i in range(history_s)]
-    enq = [0.0] * history_s
-    done: dict[str, list[float]] = {}
+    if series is None or series.stamped != stamped:
+        series = TableSeries(stamped) if series is None else series.restart(stamped)
     for a, b in itertools.pairwise(polls):
-        if b.first or b.at <= start or a.at >= until:
-            continue
-        i0, i1 = max(0, _ceil_s(a.at - start)), min(history_s, _ceil_s(b.at - start))
-        if i0 >= i1:
-            continue
-        rates = finished_rates.overlay(table_rates([a, b]), finished_rates.rates([a, b], stamped))
-        per = (b.at - a.at).total_seconds() / (i1 - i0)
-        for q, r in rates.items():
-            enqueued, completed = (r.enqueued or 0.0) * per, (r.completed or 0.0) * per
-            series = done.setdefault(q, [0.0] * history_s)
-            for i in range(i0, i1):
-                enq[i] += enqueued
-                series[i] += completed
-    total_done = [sum(col) for col in zip(*done.values(), strict=True)] if done else [0.0] * history_s
-    history = tuple(
-        ThroughputPoint(s, round(enq[i]), round(max(0.0, total_done[i])), 0) for i, s in enumerate(seconds)
-    )
-    zero = itertools.repeat(0.0)  # round(max(0.0, x)) for every second, in C: 50 queues x 300 s a poll
-    return history, {q: tuple(map(round, map(max, zero, v))) for q, v in sorted(done.items())}
-
-
-def _ceil_s(span: timedelta) -> int:
-    """The smallest whole number of seconds not shorter than `span` (exact: in microseconds).
-
-    >>> _ceil_s(timedelta(seconds=2)), _ceil_s(timedelta(seconds=2, microseconds=1)), _ceil_s(timedelta(0))
-    (2, 3, 0)
-    """
-    return -(-span // timedelta(seconds=1))
+        if not series.has(b.at):
+            pair = [a, b]
+            rates = (
+                {}
+                if b.first
+                else finished_rates.overlay(table_rates(pair), finished_rates.rates(pair, stamped))
+            )
+            series.add(a.at, b.at, rates)
+    return series.window(until, history_s)
 
 
 def throughput(
@@ -550,12 +533,14 @@ def throughput(
     rates_note: str | None = None,
     no_source: str | None = None,
     found: Sequence[Removal] = (),
+    series: TableSeries | None = None,
 ) -> Throughput:
     """The Throughput of this poll: counters where they exist and suffice, the table's figures else,
     and the framework's timestamps over both for the rates in `stamped` (monitor/finished.py).
     `no_source`: why the queue's kind has no per-queue rate source at all (its rates are unknown
     with that reason, never 0.0). `found`: the operator's removals the counters recorded, never
-    completions nor a foreign writer's deletes."""
+    completions nor a foreign writer's deletes. `series`: the per-second history kept across polls
+    (table_history)."""
     pg = pg_rates(window)
     own = counters.per_queue if counters is not None else None
     derived = _discount(table_rates(window), found, window)
@@ -572,9 +557,11 @@ def throughput(
     if counters is not None:
         history, queue_history = counters.history, counters.queue_history
         if source != "counters":
-            history, queue_history = table_history(polls, now.replace(microsecond=0), history_s, stamped)
+            history, queue_history = table_history(
+                polls, now.replace(microsecond=0), history_s, stamped, series
+            )
     else:
-        history, queue_history = table_history(polls, now.replace(microsecond=0), history_s, stamped)
+        history, queue_history = table_history(polls, now.replace(microsecond=0), history_s, stamped, series)
     if counters is None and not per_queue:
         source = "table"
     return Throughput(

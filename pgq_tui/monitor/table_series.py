@@ -1,0 +1,104 @@
+"""The per-second history derived from the table (no counters table), kept across polls.
+
+Each poll interval's derived counts are spread evenly over the whole seconds it covers, once, when the
+interval is new; the window then only reads the seconds it shows. Re-deriving every interval of the
+window at every poll cost O(polls x queues): 300 intervals x 50 queues, tens of milliseconds a poll
+once the window had filled. An interval covers the seconds s with a <= s < b (epoch seconds, exactly:
+timedelta arithmetic, no float), so consecutive intervals share no second and each second's figures
+are final when its interval is added.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from datetime import datetime, timedelta, timezone
+
+from pgq_tui.monitor.snapshot import Rates, ThroughputPoint
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+SECOND = timedelta(seconds=1)
+
+
+def ceil_s(at: datetime) -> int:
+    """The first whole epoch second not before `at` (exact: in microseconds).
+
+    >>> ceil_s(EPOCH + timedelta(seconds=2)), ceil_s(EPOCH + timedelta(seconds=2, microseconds=1))
+    (2, 3)
+    """
+    return -(-(at - EPOCH) // SECOND)
+
+
+class TableSeries:
+    """Per epoch second: enqueued and completed over all queues, and completed per queue (rounded, a
+    negative derived count shown as 0). `stamped`: the finish-time columns the intervals' rates used;
+    other columns start the series afresh (its seconds were derived another way)."""
+
+    def __init__(self, stamped: frozenset[str] = frozenset()) -> None:
+        self.stamped = stamped
+        self.last: datetime | None = None  # the end of the newest interval taken
+        self._totals: dict[int, tuple[int, int]] = {}  # second -> (enqueued, completed), all queues
+        self._queues: dict[str, dict[int, int]] = {}  # queue -> second -> completed
+        self._points: dict[int, ThroughputPoint] = {}  # the window's points, made once per second
+
+    def restart(self, stamped: frozenset[str]) -> TableSeries:
+        """Forget every second: the intervals will be derived again, with `stamped`."""
+        self.__init__(stamped)  # type: ignore[misc]
+        return self
+
+    def has(self, end: datetime) -> bool:
+        """An interval ending at `end` is taken already (or ends before the newest one taken)."""
+        return self.last is not None and end <= self.last
+
+    def add(self, start: datetime, end: datetime, rates: Mapping[str, Rates]) -> None:
+        """One interval [start, end) with its per-queue rates (empty: a first poll, no rates)."""
+        if self.last is not None and end < self.last:  # the server's clock went back: start again
+            self._totals, self._queues, self._points = {}, {}, {}
+        self.last = end
+        s0, s1 = ceil_s(start), ceil_s(end)
+        if s0 >= s1 or not rates:
+            return
+        per = (end - start).total_seconds() / (s1 - s0)
+        enq = sum((r.enqueued or 0.0) * per for r in rates.values())
+        done = sum((r.completed or 0.0) * per for r in rates.values())
+        total = (round(enq), round(max(0.0, done)))
+        for q, r in rates.items():
+            value = round(max(0.0, (r.completed or 0.0) * per))
+            self._queues.setdefault(q, {}).update(dict.fromkeys(range(s0, s1), value))
+        self._totals.update(dict.fromkeys(range(s0, s1), total))
+        for s in range(s0, s1):
+            self._points.pop(s, None)  # a zero point made before its interval came
+
+    def window(
+        self, until: datetime, history_s: int
+    ) -> tuple[tuple[ThroughputPoint, ...], dict[str, tuple[int, ...]]]:
+        """The `history_s` seconds before `until` (a whole second): the points, and per queue the
+        completed series (a queue is listed while an interval of the window rated it). Seconds
+        before the window are forgotten."""
+        hi = ceil_s(until)
+        lo = hi - history_s
+        self._forget(lo)
+        seconds = range(lo, hi)
+        points = self._points
+        for s in seconds:
+            if s not in points:
+                enq, done = self._totals.get(s, (0, 0))
+                at = (EPOCH + timedelta(seconds=s)).astimezone(until.tzinfo)  # in the server's zone
+                points[s] = ThroughputPoint(at, enq, done, 0)
+        history = tuple(map(points.__getitem__, seconds))
+        zero = itertools.repeat(0)
+        # a queue is listed while an interval of the window rated it: its first second left is in it
+        per_queue = {
+            q: tuple(map(series.get, seconds, zero))
+            for q, series in sorted(self._queues.items())
+            if next(iter(series)) < hi
+        }
+        return history, per_queue
+
+    def _forget(self, lo: int) -> None:
+        """Drop the seconds before `lo`. Each table's seconds were inserted in increasing order (the
+        intervals come in order, and a window's points too), so the old ones are at its front."""
+        for table in (self._totals, self._points, *self._queues.values()):
+            while table and (first := next(iter(table))) < lo:
+                del table[first]
+        self._queues = {q: series for q, series in self._queues.items() if series}
