@@ -33,9 +33,9 @@ Then, for --watch-s seconds, all of it bounded in time:
 
 Printed: the fill time; the fleet's rates; collect() median/p95/max against one full-scan `GROUP BY`
 of the table in the same run (what a naive dashboard polls); the detection latency (Monitor and
-CLI); the background counter's cost: the server CPU (utime + stime from /proc) of its backend(s),
-summed over every pid it had (a reconnect is a new backend), over the watch as % of one core, and its
-busy_s duty; the same CPU for the foreground poll's backend; the stuck figure's lag (poll time - its
+CLI); the background work's cost: the server CPU (utime + stime from /proc) of the counter's and the
+latency pass's backends (they run without parallel workers), summed over every pid each had (a
+reconnect is a new backend), over the watch as % of one core, and the counter's busy_s duty; the same CPU for the foreground poll's backend; the stuck figure's lag (poll time - its
 as_of) median/max; the load average at start and end. A server on another machine: no CPU figure.
 
 --statements loads pg_stat_statements into the embedded server and prints each watch's costliest
@@ -483,10 +483,11 @@ def watch(
     crash_lease: int = CRASH_LEASE_S,
 ) -> dict[str, Any]:
     """The dashboard's loop for `seconds`: one collect() a second; the crash at `stuck_at` (its own
-    thread, then the CLI from T0); the counter's and the poll's backend CPU sampled every poll;
+    thread, then the CLI from T0); the counter's, the latency pass's and the poll's backend CPU sampled every poll;
     `statements`: pg_stat_statements is reset at the start and its top statements read at the end."""
     counter = monitor._counter  # the Monitor's background counter (its busy_s, its session's pid)
-    bg_cpu, fg_cpu = BackendCpu(), BackendCpu()
+    bg_cpu, lat_cpu, fg_cpu = BackendCpu(), BackendCpu(), BackendCpu()
+    latency = monitor._latency  # the latency pass: background work too, on its own connection
     seen = Watched()
     crash_thread: threading.Thread | None = None
     with psycopg.connect(dsn, autocommit=True) as probe:
@@ -522,6 +523,7 @@ def watch(
             conn.execute("SELECT pg_stat_statements_reset()")
     busy0, fleet0, load0 = counter.busy_s, fleet.counts(), os.getloadavg()
     bg_cpu.sample(counter._session.pid, start=True)
+    lat_cpu.sample(latency._session.pid, start=True)
     fg_cpu.sample(monitor.pid, start=True)
     first: StuckFigures = {}
     tick = 0
@@ -544,6 +546,7 @@ def watch(
             seen.polls.append(Poll(snap.server.now, ms, figures, max(ages) if ages else None))
             first = first or figures
             bg_cpu.sample(counter._session.pid)
+            lat_cpu.sample(latency._session.pid)
             fg_cpu.sample(monitor.pid)
             crash = seen.crash
             if crash is not None and seen.base is None:
@@ -565,6 +568,7 @@ def watch(
         elapsed = time.monotonic() - start
         busy1, fleet1 = counter.busy_s, fleet.counts()
         bg_cpu.sample(counter._session.pid)
+        lat_cpu.sample(latency._session.pid)
         fg_cpu.sample(monitor.pid)
         load1 = os.getloadavg()
     finally:
@@ -573,13 +577,15 @@ def watch(
         crash_thread.join(timeout=CLI_WAIT_S + 100)
     left = still_active(dsn, kind, seen.crash.ids) if seen.crash is not None else 0
     top = top_statements(dsn) if statements else []
-    bg_s, fg_s = bg_cpu.seconds(), fg_cpu.seconds()
+    bg_s, lat_s, fg_s = bg_cpu.seconds(), lat_cpu.seconds(), fg_cpu.seconds()
     return {
         "seen": seen,
         "elapsed": elapsed,
         "busy_duty": (busy1 - busy0) / elapsed,
         "bg_cpu_pct": None if bg_s is None else 100 * bg_s / elapsed,
         "bg_pids": sorted(bg_cpu.last),
+        "lat_cpu_pct": None if lat_s is None else 100 * lat_s / elapsed,
+        "lat_pids": sorted(lat_cpu.last),
         "fg_cpu_pct": None if fg_s is None else 100 * fg_s / elapsed,
         "fg_pids": sorted(fg_cpu.last),
         "completed_per_s": (fleet1[0] - fleet0[0]) / elapsed,
@@ -773,12 +779,17 @@ def report(
         return seconds is not None and seconds <= TARGET_DETECT_S
 
     cli_s = next((run.ended_s for run in seen.cli if run.listed), None)
-    bg, fg = out["bg_cpu_pct"], out["fg_cpu_pct"]
+    counter, lat, fg = out["bg_cpu_pct"], out["lat_cpu_pct"], out["fg_cpu_pct"]
+    bg = None if counter is None else counter + (lat or 0.0)  # all the background work
     print(
-        f"{name} background counter: server CPU "
-        + (f"{bg:.2f}% of one core" if bg is not None else "not measured (not this machine's server)")
-        + f" (backends {out['bg_pids']}), busy_s duty {100 * out['busy_duty']:.2f}%; foreground poll's"
-        " backend: "
+        f"{name} background: server CPU "
+        + (
+            f"{bg:.2f}% of one core: counter {counter:.2f}% (backends {out['bg_pids']}), latency pass"
+            f" {lat or 0.0:.2f}% (backends {out['lat_pids']})"
+            if bg is not None
+            else "not measured (not this machine's server)"
+        )
+        + f"; counter's busy_s duty {100 * out['busy_duty']:.2f}%; foreground poll's backend: "
         + (f"{fg:.2f}% of one core" if fg is not None else "not measured")
         + f"; over {out['elapsed']:.0f} s"
     )

@@ -30,7 +30,7 @@ from pgq_tui.db.connect import Session
 from pgq_tui.dialects.contract import LATENCY_NEWEST, LATENCY_SPANS, Capability, QueueModel
 from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import first_line
-from pgq_tui.monitor.background import BACKGROUND_SETTINGS, pacing_wait
+from pgq_tui.monitor.background import BACKGROUND_SETTINGS, LATENCY_DUTY, pacing_wait
 from pgq_tui.monitor.snapshot import (
     APPROXIMATE,
     STALE,
@@ -142,7 +142,7 @@ class LatencyReader:
         read_only: bool = False,
         budget_ms: int = 10_000,
         min_interval_s: float = 10.0,
-        duty: float = 0.05,
+        duty: float = LATENCY_DUTY,
     ) -> None:
         self.statement = model.latency
         self.reason = None if model.latency is not None else model.support(Capability.LATENCY).reason
