@@ -191,3 +191,31 @@ def test_table_history_spreads_each_interval_over_the_seconds_it_covers() -> Non
         for n in range(2, len(polls) + 1):  # the Monitor's way: its window, a poll at a time
             shown = table_history(polls[max(0, n - 5) : n], until, history_s, series=series)
         assert shown == expected
+
+
+def test_table_series_forgets_the_seconds_before_its_window_and_restarts_when_the_clock_goes_back() -> None:
+    """The Monitor's TableSeries holds at most the window's seconds (a dashboard runs for days), and a
+    server clock that goes back (a failover to a standby behind it) starts the series afresh rather
+    than leaving the new intervals unseen."""
+    from datetime import datetime, timedelta, timezone
+
+    from pgq_tui.monitor.rates import Activity, table_history
+    from pgq_tui.monitor.table_series import TableSeries
+
+    t0 = datetime(2026, 12, 6, tzinfo=timezone.utc)
+    series, polls = TableSeries(), []
+    for n in range(400):
+        at = t0 + timedelta(seconds=n, milliseconds=250)
+        polls.append(Activity(at, n, {"q": 1}, 0, 0, (), depth={"q": 0}, first=n == 0))
+        history, per = table_history(polls[-3:], at.replace(microsecond=0), 60, series=series)
+    assert len(series._totals) <= 61 and all(len(s) <= 61 for s in series._queues.values())
+    assert [p.enqueued for p in history][-3:] == [1, 1, 1] and per["q"][-3:] == (1, 1, 1)
+
+    back = polls[-1].at - timedelta(hours=1)  # the clock went back an hour
+    later = [
+        Activity(back + timedelta(seconds=i), 400 + i, {"q": 2}, 0, 0, (), depth={"q": 0}) for i in range(3)
+    ]
+    history, per = table_history(
+        later, later[-1].at.replace(microsecond=0) + timedelta(seconds=1), 5, series=series
+    )
+    assert [p.enqueued for p in history] == [0, 0, 0, 2, 2]

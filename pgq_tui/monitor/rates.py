@@ -507,8 +507,10 @@ def table_history(
     >>> [p.enqueued for p in h], per
     ([0, 2, 2, 0], {'q': (0, 2, 2, 0)})
     """
-    if series is None or series.stamped != stamped:
-        series = TableSeries(stamped) if series is None else series.restart(stamped)
+    if series is None:
+        series = TableSeries(stamped)
+    elif series.stamped != stamped or (polls and series.behind(polls[-1].at)):
+        series.restart(stamped)
     for a, b in itertools.pairwise(polls):
         if not series.has(b.at):
             pair = [a, b]

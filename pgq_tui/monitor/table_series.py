@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from pgq_tui.monitor.snapshot import Rates, ThroughputPoint
 
@@ -46,14 +47,17 @@ class TableSeries:
         self.__init__(stamped)  # type: ignore[misc]
         return self
 
+    def behind(self, newest: datetime) -> bool:
+        """The newest poll is before the newest interval taken: the server's clock went back (a
+        failover to a standby behind it), so the series must start again."""
+        return self.last is not None and newest < self.last
+
     def has(self, end: datetime) -> bool:
         """An interval ending at `end` is taken already (or ends before the newest one taken)."""
         return self.last is not None and end <= self.last
 
     def add(self, start: datetime, end: datetime, rates: Mapping[str, Rates]) -> None:
         """One interval [start, end) with its per-queue rates (empty: a first poll, no rates)."""
-        if self.last is not None and end < self.last:  # the server's clock went back: start again
-            self._totals, self._queues, self._points = {}, {}, {}
         self.last = end
         s0, s1 = ceil_s(start), ceil_s(end)
         if s0 >= s1 or not rates:
@@ -98,7 +102,8 @@ class TableSeries:
     def _forget(self, lo: int) -> None:
         """Drop the seconds before `lo`. Each table's seconds were inserted in increasing order (the
         intervals come in order, and a window's points too), so the old ones are at its front."""
-        for table in (self._totals, self._points, *self._queues.values()):
+        tables: list[dict[int, Any]] = [self._totals, self._points, *self._queues.values()]
+        for table in tables:
             while table and (first := next(iter(table))) < lo:
                 del table[first]
         self._queues = {q: series for q, series in self._queues.items() if series}
