@@ -256,6 +256,14 @@ def queue_stats(
     missing = not_taken(model) if missing is None else missing
     served = {FIELD.get(c, c) for c in model.count_columns()} - {COUNT_KEY, OLDEST_READY} - set(missing)
     notes = notes or {}
+    noted: dict[tuple[Figure, str], Figure] = {}  # most queues' figures are alike: one copy per note
+
+    def with_note(f: Figure, note: str) -> Figure:
+        key = (f, note)
+        if key not in noted:
+            noted[key] = replace(f, note=note)
+        return noted[key]
+
     out = []
     for q in sorted(queues):
         values: dict[str, int | None] = dict.fromkeys(FIELD.values(), None)
@@ -276,7 +284,7 @@ def queue_stats(
                 if name in uncapped:
                     f = Figure(EXACT, now, SCAN)
             if name in notes:
-                f = replace(f, note=notes[name])
+                f = with_note(f, notes[name])
             figures[name] = f
             if name in values:
                 values[name] = n
@@ -284,7 +292,7 @@ def queue_stats(
                 extra[name] = n
         age, figures[OLDEST_READY] = oldest_figure(oldest.get(q), oldest_how, oldest_why, bg, q, now)
         if OLDEST_READY in notes and figures[OLDEST_READY].accuracy != UNSUPPORTED:
-            figures[OLDEST_READY] = replace(figures[OLDEST_READY], note=notes[OLDEST_READY])
+            figures[OLDEST_READY] = with_note(figures[OLDEST_READY], notes[OLDEST_READY])
         counted: dict[str, Any] = dict(values)  # the six counts by their field names
         out.append(QueueStats(queue=q, **counted, oldest_ready_age_s=age, figures=figures, extra=extra))
     return tuple(out)
