@@ -33,12 +33,13 @@ class Heartbeat:
         lease: float,
         *,
         every: float | None = None,
+        timezone: str | None = None,
     ) -> None:
         self.lease = lease
         self.every = every if every is not None else lease / 3
         self.renewals = 0  # heartbeat statements that renewed at least one lease
         self.lost: set[int] = set()  # jobs found to be no longer ours (reaped and claimed again)
-        self._q = JobQueue(conninfo, table, schema, worker_id=worker_id)
+        self._q = JobQueue(conninfo, table, schema, worker_id=worker_id, timezone=timezone)
         self._held: dict[int, Job] = {}
         self._lock = (
             threading.Lock()
