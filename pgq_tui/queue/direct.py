@@ -23,7 +23,7 @@ transaction: db/link.py) or on a connection whose encoding is not UTF-8: the cur
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import psycopg
@@ -102,15 +102,10 @@ def _text(value: Any) -> bytes | None:
     """A parameter in PostgreSQL's text input form (the server infers its type from the statement)."""
     if value is None:
         return None
-    if isinstance(value, str):
-        return value.encode()
-    if isinstance(value, bool):
-        return b"true" if value else b"false"
-    if isinstance(value, int | float):
-        return repr(value).encode()
-    if isinstance(value, IntArray):
-        return value.text()
-    raise TypeError(f"no text form for a {type(value).__name__} parameter")
+    form = _TEXT_FORMS.get(type(value))
+    if form is None:
+        raise TypeError(f"no text form for a {type(value).__name__} parameter")
+    return form(value)
 
 
 class IntArray(list[int]):
@@ -131,3 +126,13 @@ class IntArrayDumper(Dumper):
 
 
 psycopg.adapters.register_dumper(IntArray, IntArrayDumper)  # only this module's type: nobody else's
+
+
+# By exact type (a subclass, e.g. an IntEnum, is refused rather than guessed at).
+_TEXT_FORMS: dict[type, Callable[[Any], bytes]] = {
+    str: str.encode,
+    bool: lambda b: b"true" if b else b"false",
+    int: b"%d".__mod__,
+    float: lambda f: repr(f).encode(),
+    IntArray: IntArray.text,
+}
