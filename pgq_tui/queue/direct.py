@@ -16,8 +16,9 @@ connection raises `psycopg.OperationalError` (the connection then reads as close
 reconnects). libpq's call releases the GIL while it waits, as psycopg's wait does: the heartbeat
 thread runs meanwhile.
 
-Not used through a transaction pooler (no prepared statements there, and settings are applied per
-transaction: db/link.py) or on a connection whose encoding is not UTF-8: the cursor path runs then.
+Not used through a pooler (`conn.link.pooled`, db/link.py: the next transaction may run on another
+server connection, which never prepared the statement; settings are applied per transaction there)
+or on a connection whose encoding is not UTF-8: the cursor path runs then.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def positional(query: bytes) -> tuple[bytes, tuple[str, ...]]:
 
 
 def usable(conn: psycopg.Connection) -> bool:
-    """Whether claims on `conn` may run here: a direct connection (not a transaction pooler) in UTF-8."""
+    """Whether claims on `conn` may run here: not through a pooler, and in UTF-8."""
     link = getattr(conn, "link", None)
     return not (link is not None and link.pooled) and conn.info.encoding == "utf-8"
 
