@@ -70,3 +70,16 @@ def test_a_server_error_keeps_its_class_and_the_connection(dsn: str, sql: psycop
         blocker.rollback()
         accepted, following = q.complete_and_claim(held, "q", limit=1)
         assert accepted == 1 and len(following) == 1 and q.conn.info.backend_pid == pid
+
+
+def test_deallocated_statements_are_prepared_again(queue: JobQueue) -> None:
+    """psycopg sends DEALLOCATE ALL on a connection after a ROLLBACK, DROP, ALTER or DISCARD ALL
+    there; the claims prepare theirs again instead of failing the worker."""
+    ids = queue.enqueue("q", [{}] * 4)
+    held = queue.claim("q", limit=1)  # prepares the claim (LIMIT 1)
+    _, held = queue.complete_and_claim(held, "q", limit=1)  # and the combined statement
+    queue.conn.execute("DEALLOCATE ALL")
+    accepted, following = queue.complete_and_claim(held, "q", limit=1)  # the same statement again
+    assert accepted == 1 and [j.id for j in following] == ids[2:3]
+    queue.conn.execute("DEALLOCATE ALL")
+    assert [j.id for j in queue.claim("q", limit=1)] == ids[3:]

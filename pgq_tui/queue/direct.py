@@ -73,6 +73,20 @@ class DirectStatements:
 
     def rows(self, query: bytes, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         """Execute `query` (`%(name)s` placeholders) with `params`; its rows (none for a command)."""
+        result = self._execute(query, params)
+        if _gone(result):
+            # Our statements were deallocated: psycopg sends DEALLOCATE ALL on the connection after
+            # a ROLLBACK, DROP, ALTER or DISCARD ALL there (it resets its own statement cache).
+            # Prepare them again, once.
+            self._prepared.clear()
+            result = self._execute(query, params)
+        if result.status != pq.ExecStatus.TUPLES_OK:
+            self._check(result)
+            return []
+        self._tx.set_pgresult(result)
+        return self._tx.load_rows(0, result.ntuples, tuple)
+
+    def _execute(self, query: bytes, params: Mapping[str, Any]) -> pq.abc.PGresult:
         pgconn = self.conn.pgconn
         with self.conn.lock:
             prepared = self._prepared.get(query)
@@ -83,12 +97,7 @@ class DirectStatements:
                 prepared = self._prepared[query] = (name, order)
             name, order = prepared
             values: list[Any] = [_text(params[key]) for key in order]  # None: NULL (pq's stubs say Buffer)
-            result = pgconn.exec_prepared(name, values, result_format=pq.Format.BINARY)
-        if result.status != pq.ExecStatus.TUPLES_OK:
-            self._check(result)
-            return []
-        self._tx.set_pgresult(result)
-        return self._tx.load_rows(0, result.ntuples, tuple)
+            return pgconn.exec_prepared(name, values, result_format=pq.Format.BINARY)
 
     def _check(self, result: pq.abc.PGresult) -> None:
         if result.status in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
@@ -97,6 +106,14 @@ class DirectStatements:
             message = self.conn.pgconn.error_message.decode(errors="replace").strip()
             raise psycopg.OperationalError(f"the connection was lost: {message}")
         raise psycopg.errors.error_from_result(result, encoding=self.conn.info.encoding)
+
+
+def _gone(result: pq.abc.PGresult) -> bool:
+    """The prepared statement does not exist (any more): SQLSTATE 26000."""
+    return (
+        result.status == pq.ExecStatus.FATAL_ERROR
+        and result.error_field(pq.DiagnosticField.SQLSTATE) == b"26000"
+    )
 
 
 def _text(value: Any) -> bytes | None:
