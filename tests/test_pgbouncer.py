@@ -74,6 +74,18 @@ def test_settings_are_set_per_transaction_and_never_leak(pgb: str) -> None:
             assert other.execute("SHOW statement_timeout").fetchone() == ("0",)
 
 
+def test_claims_through_the_pooler_take_the_cursor_path(pgb: str) -> None:
+    """No prepared statements of our own through a pooler (queue/direct.py): in transaction mode
+    the next transaction may run on another server connection, which never prepared them."""
+    with JobQueue(pgb) as q:
+        ids = q.enqueue("mail", [{}] * 4)
+        first = q.claim("mail", limit=2)
+        accepted, following = q.complete_and_claim(first, "mail", limit=2)
+        assert accepted == 2 and [j.id for j in following] == ids[2:]
+        assert q.complete_and_claim(following, "mail", limit=2) == (2, [])
+        assert q._direct is None
+
+
 def test_the_monitor_polls_again_and_again(pgb: str) -> None:
     stuck, ready, _ = seed(pgb)
     with pgq_monitor(pgb) as monitor:
@@ -113,8 +125,18 @@ def test_snapshot_check_fleet_and_requeue(pgb: str, dsn: str) -> None:
 def test_the_exporter_serves(pgb: str) -> None:
     seed(pgb)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pgq_tui", "exporter", "--dsn", pgb, "--listen", "127.0.0.1:0",
-         "--min-interval", "0"],
+        [
+            sys.executable,
+            "-m",
+            "pgq_tui",
+            "exporter",
+            "--dsn",
+            pgb,
+            "--listen",
+            "127.0.0.1:0",
+            "--min-interval",
+            "0",
+        ],
         stderr=subprocess.PIPE,
         text=True,
     )

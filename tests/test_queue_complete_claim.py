@@ -16,6 +16,7 @@ from queue_apis import APIS, factory
 
 from pgq_tui.queue import JobQueue
 from pgq_tui.queue import worker as worker_mod
+from pgq_tui.queue.job import Job
 from pgq_tui.queue.worker import COUNTER_NAMES, RELEASED, WorkerConfig, run_worker
 
 
@@ -150,3 +151,73 @@ def test_a_worker_that_stops_with_a_batch_claimed_ahead_releases_it(
     assert len(handled) == 10 and counters[RELEASED] == 10
     left = sql.execute("SELECT status, attempts, count(*) FROM jobs GROUP BY 1, 2").fetchall()
     assert left == [("pending", 0, 20)], "the carried batch was not released"
+
+
+def test_a_partly_refused_completion_accepts_and_counts_exactly_the_jobs_still_held(
+    queue: JobQueue, sql: psycopg.Connection
+) -> None:
+    """Where the fence refuses part of a batch, the statement names the accepted ids (it sends none
+    when it accepted all): the refused job keeps its status and its new holder, and is not counted."""
+    ids = queue.enqueue("q", [{}] * 3)
+    held = queue.claim("q", limit=2, lease=60)
+    with JobQueue(queue.conninfo) as other:
+        sql.execute("UPDATE jobs SET locked_until = now() - interval '1 s' WHERE id = %s", (ids[1],))
+        assert other.reap() == 1
+        (taken,) = other.claim("q", limit=1, lease=60)
+        assert taken.id == ids[1] and taken.attempts == 2
+        accepted, following = queue.complete_and_claim(held, "q", limit=2, lease=60)
+        assert accepted == 1 and [j.status for j in held] == ["done", "running"]
+        assert [j.id for j in following] == ids[2:]
+        assert _completed(sql) == 1
+        assert sql.execute(
+            "SELECT status, locked_by, attempts FROM jobs WHERE id = %s", (ids[1],)
+        ).fetchone() == (
+            "running",
+            other.worker_id,
+            2,
+        )
+        assert other.complete([taken]) == 1 and _completed(sql) == 2
+
+
+def test_a_job_given_twice_is_completed_and_counted_once(queue: JobQueue, sql: psycopg.Connection) -> None:
+    queue.enqueue("q", [{}] * 2)
+    (job,) = queue.claim("q", limit=1, lease=60)
+    accepted, following = queue.complete_and_claim([job, job], "q", limit=1, lease=60)
+    assert accepted == 1 and job.status == "done" and len(following) == 1
+    assert _completed(sql) == 1
+
+
+def test_racing_completions_of_one_job_complete_it_exactly_once(dsn: str, sql: psycopg.Connection) -> None:
+    """The stale holder (its lease reaped) and the new one complete the same row at the same moment,
+    each in its worker's combined statement: one is accepted, counted once; the other refused."""
+    for _ in range(5):
+        sql.execute("TRUNCATE jobs, jobs_stats")
+        with JobQueue(dsn) as stale, JobQueue(dsn) as fresh:
+            stale.enqueue("q", [{}] * 5)
+            (old,) = stale.claim("q", limit=1, lease=60)
+            sql.execute("UPDATE jobs SET locked_until = now() - interval '1 s' WHERE id = %s", (old.id,))
+            assert fresh.reap() == 1
+            (new,) = fresh.claim("q", limit=1, lease=60)
+            assert new.id == old.id
+            barrier = threading.Barrier(2)
+            results: dict[str, tuple[int, list[Job]]] = {}
+
+            def complete(name: str, q: JobQueue, job: Job, into: dict, barrier: threading.Barrier) -> None:
+                barrier.wait()
+                into[name] = q.complete_and_claim([job], "q", limit=2, lease=60)
+
+            threads = [
+                threading.Thread(target=complete, args=("stale", stale, old, results, barrier)),
+                threading.Thread(target=complete, args=("fresh", fresh, new, results, barrier)),
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+            assert results["stale"][0] == 0 and old.status == "running"
+            assert results["fresh"][0] == 1 and new.status == "done"
+            assert _completed(sql) == 1
+            claimed = [j.id for _, jobs in results.values() for j in jobs]
+            assert len(claimed) == len(set(claimed)), "a job was claimed twice"
+            running = sql.execute("SELECT count(*) FROM jobs WHERE status = 'running'").fetchone()[0]
+            assert running == len(claimed) and sql.execute("SELECT count(*) FROM jobs").fetchone()[0] == 4

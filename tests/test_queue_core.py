@@ -309,6 +309,8 @@ def test_a_claimed_job_is_its_row(queue: JobQueue, sql: psycopg.Connection) -> N
     for job in (*claimed, *queue.claim("other", limit=5)):
         as_claimed = tuple(getattr(job, f) for f in fields)
         assert as_claimed == stored(job.id)
+        built = Job(*as_claimed)  # Job.claimed() sets the attributes itself: the same object
+        assert vars(job) == vars(built) and job == built and repr(job) == repr(built)
     assert queue.complete(claimed) == 1
 
 

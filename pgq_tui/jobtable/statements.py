@@ -223,8 +223,10 @@ def _complete_then_claim(finish: str, claim: str) -> str:
     completes fewer rows and the claim goes ahead; a statement that fails rolls back both halves, so
     no claimed row is left leased to a worker that never saw it.
 
-    Rows: `completed`, the ids the completion accepted, on every row, then the claimed job's
-    CLAIMED_COLUMNS; a claim that found nothing yields one row whose job columns are NULL.
+    Rows: `completed` on every row, then the claimed job's CLAIMED_COLUMNS; a claim that found
+    nothing yields one row whose job columns are NULL. `completed` is NULL when the completion
+    accepted as many rows as the fence holds ids (every job it was given: the usual case, which then
+    costs no array per row to send and decode), else the ids it accepted.
     """
     gate = "WHERE status = 'pending'"
     lock = "    FOR UPDATE SKIP LOCKED\n)\n"
@@ -240,7 +242,8 @@ counted AS ({_bump("done", completed="count(*)")}
 ),
 c AS ({scan}{lock.rstrip()},
 claimed AS ({update.strip()})
-SELECT (SELECT coalesce(array_agg(id), '{{{{}}}}') FROM done) AS completed, claimed.*
+SELECT (SELECT CASE WHEN count(*) = cardinality(%(ids)s::bigint[]) THEN NULL
+                    ELSE coalesce(array_agg(id), '{{{{}}}}') END FROM done) AS completed, claimed.*
 FROM (SELECT 1) one LEFT JOIN claimed ON true
 """
 

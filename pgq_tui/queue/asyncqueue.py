@@ -170,7 +170,7 @@ class AsyncJobQueue(QueueCore):
         if not jobs:
             return 0
         rows = await self._rows("COMPLETE_KEEP" if keep else "COMPLETE_DELETE", self._fence(jobs))
-        return self._completed(jobs, rows)
+        return self._completed(jobs, (r["id"] for r in rows))
 
     async def complete_and_claim(
         self, jobs: Sequence[Job], queue: str, *, limit: int = 10, lease: float = 30.0, keep: bool = False

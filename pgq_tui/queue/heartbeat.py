@@ -11,8 +11,7 @@ the main connection busy can't hold it up. A handler that holds the GIL for long
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 import psycopg
 
@@ -33,12 +32,13 @@ class Heartbeat:
         lease: float,
         *,
         every: float | None = None,
+        timezone: str | None = None,
     ) -> None:
         self.lease = lease
         self.every = every if every is not None else lease / 3
         self.renewals = 0  # heartbeat statements that renewed at least one lease
         self.lost: set[int] = set()  # jobs found to be no longer ours (reaped and claimed again)
-        self._q = JobQueue(conninfo, table, schema, worker_id=worker_id)
+        self._q = JobQueue(conninfo, table, schema, worker_id=worker_id, timezone=timezone)
         self._held: dict[int, Job] = {}
         self._lock = (
             threading.Lock()
@@ -68,13 +68,11 @@ class Heartbeat:
             for job in jobs:
                 self._held.pop(job.id, None)
 
-    @contextmanager
-    def finishing(self, jobs: Sequence[Job]) -> Iterator[None]:
+    def finishing(self, jobs: Sequence[Job]) -> _Finishing:
         """Stop renewing `jobs` and keep the heartbeat's statement out of the way while the worker
-        completes, fails or releases them."""
-        with self._io:
-            self.drop(jobs)
-            yield
+        completes, fails or releases them (a context manager; a plain class, not @contextmanager's
+        generator: a worker enters one per batch)."""
+        return _Finishing(self, jobs)
 
     def beat(self) -> None:
         """Renew every held lease now, in one fenced statement."""
@@ -104,3 +102,22 @@ class Heartbeat:
                 self.beat()
             except (psycopg.Error, PgqError):
                 self._q.close()  # reconnect on the next beat; the lease has two more beats of slack
+
+
+class _Finishing:
+    __slots__ = ("beat", "jobs")
+
+    def __init__(self, beat: Heartbeat, jobs: Sequence[Job]) -> None:
+        self.beat = beat
+        self.jobs = jobs
+
+    def __enter__(self) -> None:
+        self.beat._io.acquire()
+        try:
+            self.beat.drop(self.jobs)
+        except BaseException:
+            self.beat._io.release()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self.beat._io.release()

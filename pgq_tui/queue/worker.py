@@ -39,6 +39,9 @@ from pgq_tui.queue.wakeup import Wakeup
 
 # Indexes into the pool's shared counters.
 HANDLED, COMPLETED, FAILED, REFUSED, RELEASED, CLAIMS, EMPTY_CLAIMS = range(7)
+# A worker's sessions read timestamps in UTC: a claimed job's run_at, locked_until and created_at are
+# datetimes in `timezone.utc` (cheaper to build than the server zone's; the same instants).
+WORKER_TIMEZONE = "UTC"
 COUNTER_NAMES = ("handled", "completed", "failed", "refused", "released", "claims", "empty_claims")
 Counters = Array[c_longlong]  # a worker's own shared-memory counters (RawArray: no lock)
 
@@ -121,8 +124,10 @@ def run_worker(
     flag.stop_on_signals()
     handler = load_handler(config.handler)
     wid = worker_id or make_worker_id()
-    q = JobQueue(config.conninfo, config.table, config.schema, worker_id=wid)
-    beat = Heartbeat(config.conninfo, config.table, config.schema, wid, config.lease)
+    q = JobQueue(config.conninfo, config.table, config.schema, worker_id=wid, timezone=WORKER_TIMEZONE)
+    beat = Heartbeat(
+        config.conninfo, config.table, config.schema, wid, config.lease, timezone=WORKER_TIMEZONE
+    )
     wake = (
         Wakeup(
             config.conninfo,
@@ -156,6 +161,9 @@ def run_worker(
                         jobs, carried = carried[1], None
                     else:
                         jobs = q.claim(queue, limit=config.batch, lease=config.lease)
+                        # The whole batch: jobs waiting their turn need their leases renewed too
+                        # (a carried batch is held by _finish, which claimed it).
+                        beat.hold(jobs)
                         _bump(counters, CLAIMS)
                         _bump(counters, EMPTY_CLAIMS, not jobs)
                     worked = worked or bool(jobs)
@@ -263,9 +271,8 @@ def _process(
     stop: StopFlag,
     counters: Counters | None,
 ) -> list[Job]:
-    """Run the handler on each job; fail the errors one by one; returns the successes, for _finish.
-    Stopping, the jobs not started are released."""
-    beat.hold(jobs)  # the whole batch: jobs waiting their turn need their leases renewed too
+    """Run the handler on each job (held by the heartbeat since they were claimed); fail the errors
+    one by one; returns the successes, for _finish. Stopping, the jobs not started are released."""
     succeeded = []
     for i, job in enumerate(jobs):
         if stop.is_set():
