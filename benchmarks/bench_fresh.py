@@ -31,12 +31,13 @@ Then, for --watch-s seconds, all of it bounded in time:
   T0; and `pgq-top snapshot --json --wait 30` (the CLI, a subprocess) started at T0, again until one
   lists them or 60 s have passed since T0.
 
-Printed: the fill time; the fleet's rates; collect() median/p95/max against one full-scan `GROUP BY`
-of the table in the same run (what a naive dashboard polls); the detection latency (Monitor and
-CLI); the background work's cost: the server CPU (utime + stime from /proc) of the counter's and the
-latency pass's backends (they run without parallel workers), summed over every pid each had (a
-reconnect is a new backend), over the watch as % of one core, and the counter's busy_s duty; the same CPU for the foreground poll's backend; the stuck figure's lag (poll time - its
-as_of) median/max; the load average at start and end. A server on another machine: no CPU figure.
+Printed: the fill time; the fleet's rates; collect() median/p95/max against one full-scan `GROUP BY` of
+the table in the same run (what a naive dashboard polls); the detection latency (Monitor and CLI); the
+background work's cost: the server CPU (utime + stime from /proc) of the counter's and the latency
+pass's backends (they run without parallel workers), summed over every pid each had (a reconnect is a
+new backend), over the watch as % of one core, and the counter's busy_s duty; the same CPU for the
+foreground poll's backend; the stuck figure's lag (poll time - its as_of) median/max; the load average
+at start and end. A server on another machine: no CPU figure.
 
 --statements loads pg_stat_statements into the embedded server and prints each watch's costliest
 statements (the fleet's, the poll's and the counter's together), to see where a slow poll goes.
@@ -483,8 +484,9 @@ def watch(
     crash_lease: int = CRASH_LEASE_S,
 ) -> dict[str, Any]:
     """The dashboard's loop for `seconds`: one collect() a second; the crash at `stuck_at` (its own
-    thread, then the CLI from T0); the counter's, the latency pass's and the poll's backend CPU sampled every poll;
-    `statements`: pg_stat_statements is reset at the start and its top statements read at the end."""
+    thread, then the CLI from T0); the counter's, the latency pass's and the poll's backend CPU
+    sampled every poll; `statements`: pg_stat_statements is reset at the start and its top
+    statements read at the end."""
     counter = monitor._counter  # the Monitor's background counter (its busy_s, its session's pid)
     bg_cpu, lat_cpu, fg_cpu = BackendCpu(), BackendCpu(), BackendCpu()
     latency = monitor._latency  # the latency pass: background work too, on its own connection
