@@ -27,8 +27,9 @@ Then, for --watch-s seconds, all of it bounded in time:
   1), fetch()es them and exits without completing them (the fleet does not serve that queue, so it
   cannot take them first). T0, read from the rows, is when the last of them becomes stuck (seed:
   locked_until; pg-boss: started_on + expire_seconds). Measured: from T0 to the first poll whose
-  stuck figure of that queue has risen by 20 over its figure from before the crash and is as of after
-  T0; and `pgq-top snapshot --json --wait 30` (the CLI, a subprocess) started at T0, again until one
+  stuck figure of that queue has risen by 20 over its figure from before the crash, and either is as
+  of after T0 or lists the 20 in its stuck list (the poll's recheck by row version; the figure keeps
+  its pass's as_of); and `pgq-top snapshot --json --wait 30` (the CLI, a subprocess) started at T0, again until one
   lists them or 60 s have passed since T0.
 
 Printed: the fill time; the fleet's rates; collect() median/p95/max against one full-scan `GROUP BY` of
@@ -347,13 +348,21 @@ def stuck_figures(snap: Snapshot) -> StuckFigures:
     return out
 
 
-def shows(figures: StuckFigures, base: dict[str, int], crash: Crash) -> bool:
-    """The stuck figure of every queue the crash hit has risen by its jobs and is as of after T0."""
+def shows(figures: StuckFigures, base: dict[str, int], crash: Crash, listed: frozenset[str]) -> str | None:
+    """How the Monitor shows the crashed jobs, if it does: the stuck figure of every queue the crash
+    hit has risen by its jobs, and either that figure is as of after T0 ("a pass after T0"), or every
+    crashed job is in the stuck list of this poll ("the poll's recheck": the poll found them stuck by
+    their row versions; the figure keeps its pass's as_of, before T0, as it never says it is fresher
+    than its oldest part). None: not yet."""
+    fresh = True
     for queue, n in crash.queues.items():
         count, _, as_of = figures.get(queue, (None, "", None))
-        if count is None or as_of is None or as_of <= crash.t0 or count - base[queue] < n:
-            return False
-    return True
+        if count is None or as_of is None or count - base[queue] < n:
+            return None
+        fresh = fresh and as_of > crash.t0
+    if fresh:
+        return "a pass after T0"
+    return "the poll's recheck (the jobs in its stuck list)" if set(crash.ids) <= listed else None
 
 
 @dataclass
@@ -452,9 +461,9 @@ def run_cli(dsn: str, kind: str, crash: Crash, base: dict[str, int], clock: Call
         ended = (clock() - crash.t0).total_seconds()
         return CliRun(started, ended, False, error=f"{type(exc).__name__}: {str(exc)[:200]}")
     figures = stuck_figures(snap)
-    return CliRun(
-        started, ended, shows(figures, base, crash), {q: figures[q] for q in crash.queues if q in figures}
-    )
+    listed = frozenset(str(row.id) for row in snap.stuck.rows)
+    how = shows(figures, base, crash, listed)
+    return CliRun(started, ended, how is not None, {q: figures[q] for q in crash.queues if q in figures})
 
 
 # -- one kind ----------------------------------------------------------------------------------------
@@ -467,6 +476,7 @@ class Watched:
     crash_error: str | None = None
     base: dict[str, int] | None = None
     detected_s: float | None = None  # T0 -> the first poll showing them
+    detected_how: str | None = None  # shows()
     cli: list[CliRun] = field(default_factory=list)
     others_drift: int = 0  # the largest change of another queue's stuck count over the watch
     failed_polls: list[str] = field(default_factory=list)  # why each poll that raised did
@@ -553,13 +563,11 @@ def watch(
             crash = seen.crash
             if crash is not None and seen.base is None:
                 seen.base = baseline(seen.polls, crash)
-            if (
-                crash is not None
-                and seen.base is not None
-                and seen.detected_s is None
-                and shows(figures, seen.base, crash)
-            ):
-                seen.detected_s = (snap.server.now - crash.t0).total_seconds()
+            if crash is not None and seen.base is not None and seen.detected_s is None:
+                listed = frozenset(str(row.id) for row in snap.stuck.rows)
+                seen.detected_how = shows(figures, seen.base, crash, listed)
+                if seen.detected_how is not None:
+                    seen.detected_s = (snap.server.now - crash.t0).total_seconds()
             for queue, (count, _, _) in figures.items():
                 was = first.get(queue, (None, "", None))[0]
                 other = crash is None or queue not in crash.queues
@@ -764,7 +772,11 @@ def report(
     detected = seen.detected_s
     print(
         f"{name} Monitor shows the {STUCK_JOBS}: "
-        + (f"{detected:.1f} s after T0" if detected is not None else "never within the watch")
+        + (
+            f"{detected:.1f} s after T0, by {seen.detected_how}"
+            if detected is not None
+            else "never within the watch"
+        )
     )
     for i, run in enumerate(seen.cli, 1):
         figures = {
