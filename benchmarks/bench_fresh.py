@@ -29,8 +29,8 @@ Then, for --watch-s seconds, all of it bounded in time:
   locked_until; pg-boss: started_on + expire_seconds). Measured: from T0 to the first poll whose
   stuck figure of that queue has risen by 20 over its figure from before the crash, and either is as
   of after T0 or lists the 20 in its stuck list (the poll's recheck by row version; the figure keeps
-  its pass's as_of); and `pgq-top snapshot --json --wait 30` (the CLI, a subprocess) started at T0, again until one
-  lists them or 60 s have passed since T0.
+  its pass's as_of); and `pgq-top snapshot --json --wait 30` (the CLI, a subprocess) started at T0,
+  again until one lists them or 60 s have passed since T0.
 
 Printed: the fill time; the fleet's rates; collect() median/p95/max against one full-scan `GROUP BY` of
 the table in the same run (what a naive dashboard polls); the detection latency (Monitor and CLI); the
