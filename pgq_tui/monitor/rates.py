@@ -556,12 +556,8 @@ def throughput(
         finished_rates.rates(window, stamped),
     )
     source = source_of(per_queue)
-    if counters is not None:
+    if counters is not None and source == "counters":
         history, queue_history = counters.history, counters.queue_history
-        if source != "counters":
-            history, queue_history = table_history(
-                polls, now.replace(microsecond=0), history_s, stamped, series
-            )
     else:
         history, queue_history = table_history(polls, now.replace(microsecond=0), history_s, stamped, series)
     if counters is None and not per_queue:

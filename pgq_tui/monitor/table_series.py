@@ -36,16 +36,15 @@ class TableSeries:
     other columns start the series afresh (its seconds were derived another way)."""
 
     def __init__(self, stamped: frozenset[str] = frozenset()) -> None:
+        self.restart(stamped)
+
+    def restart(self, stamped: frozenset[str]) -> None:
+        """Forget every second: the intervals will be derived again, with `stamped`."""
         self.stamped = stamped
         self.last: datetime | None = None  # the end of the newest interval taken
         self._totals: dict[int, tuple[int, int]] = {}  # second -> (enqueued, completed), all queues
         self._queues: dict[str, dict[int, int]] = {}  # queue -> second -> completed
         self._points: dict[int, ThroughputPoint] = {}  # the window's points, made once per second
-
-    def restart(self, stamped: frozenset[str]) -> TableSeries:
-        """Forget every second: the intervals will be derived again, with `stamped`."""
-        self.__init__(stamped)  # type: ignore[misc]
-        return self
 
     def behind(self, newest: datetime) -> bool:
         """The newest poll is before the newest interval taken: the server's clock went back (a

@@ -237,12 +237,7 @@ class QueueCore:
         when it accepted every job of the fence, else the accepted ids), the claimed job's
         CLAIMED_COLUMNS follow; a NULL id means none claimed."""
         completed = rows[0][0]
-        if completed is None:
-            for job in jobs:
-                job.status = "done"
-            accepted = len(jobs)
-        else:
-            accepted = self._completed(jobs, completed)
+        accepted = self._completed(jobs, [j.id for j in jobs] if completed is None else completed)
         return accepted, self._jobs(queue, (r[1:] for r in rows if r[1] is not None))
 
     @staticmethod
