@@ -521,7 +521,12 @@ class Pass:
     instead of them when the relation is too big to scan in the poll (monitor/background.py). Its
     rows: `pgq_part`, the index in `covers` of the statement the row belongs to; for a count, the
     count row as jsonb in `pgq_counts`; for a list, the list's own columns. The covered statements
-    stay as they are: the poll still runs them on a small relation."""
+    stay as they are: the poll still runs them on a small relation.
+
+    A Pass whose statement an index serves (`statement.indexed`: one walk of an index range both
+    covered statements would walk) is the poll's instead: it runs it in place of the covered
+    statements whenever it runs them all, with their parameters (cap1 for a count, which the
+    Pass's count rows respect, and rows for a list)."""
 
     statement: Statement
     covers: tuple[Statement, ...]

@@ -40,11 +40,19 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from pgq_tui.db.connect import Session
-from pgq_tui.dialects.contract import OLDEST_READY, Capability, QueueModel, Statement
+from pgq_tui.dialects.contract import (
+    OLDEST_READY,
+    PASS_COUNTS,
+    PASS_PART,
+    Capability,
+    Pass,
+    QueueModel,
+    Statement,
+)
 from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line, unexpected
 from pgq_tui.monitor import counting, finished, panels, pauses, pipeline, queries, rates, tiers
-from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter
+from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter, is_list
 from pgq_tui.monitor.bloat import BloatReport
 from pgq_tui.monitor.bloatwatch import BloatWatch
 from pgq_tui.monitor.latency import LatencyReader
@@ -348,6 +356,7 @@ class Monitor:
             self.cap = poll_cap(self.count_cap, self._walks)
         try:
             self._prefetch(self._plan(now, oid))
+            self._split_passes()
         except psycopg.Error as exc:  # the connection went away mid-poll
             self._drop_poll_session()
             raise describe(exc, table=self.qualified, hint=self.model.setup_hint) from None
@@ -557,13 +566,15 @@ class Monitor:
         The counters statement goes last: a failing statement aborts the ones after it in the
         pipeline (they are sent again), and a missing grant on a counters table is the likely one."""
         model = self.model
-        cap1 = {"cap1": self.cap + 1}
-        lists, sessions = {"rows": self.lease_rows}, {"rows": self.session_rows}
+        sessions = {"rows": self.session_rows}
         rel = {"jobs_oid": oid}
-        plan = [self._model_sql(s, {"cap1": _cap(s, cap1["cap1"])}) for s in self.tier.counts]
+        passes = self._poll_passes()
+        covered = {c for p in passes for c in p.covers}
+        plan = [self._model_sql(s, self._params_of(s)) for s in self.tier.counts if s not in covered]
         if model.activity is not None:
             plan.append(self._model_sql(model.activity, self._activity_params()))
-        plan += [self._model_sql(s, lists) for s in self.tier.lists]
+        plan += [self._model_sql(s, self._params_of(s)) for s in self.tier.lists if s not in covered]
+        plan += [self._model_sql(p.statement, self._pass_params()) for p in passes]
         plan += [
             self._server_sql("table_health", rel),
             self._server_sql("vacuum_progress", rel),
@@ -582,6 +593,38 @@ class Monitor:
         if self._counters_statement is not None:
             plan.append(self._model_sql(self._counters_statement, self._counters_params(now)))
         return plan
+
+    def _poll_passes(self) -> tuple[Pass, ...]:
+        """The model's indexed Passes (contract.Pass) whose covered statements this poll runs all of:
+        each is sent instead of them."""
+        here = {*self.tier.counts, *self.tier.lists}
+        return tuple(p for p in self.model.passes if p.statement.indexed and all(c in here for c in p.covers))
+
+    def _params_of(self, statement: Statement) -> dict[str, Any]:
+        """A count's or a list's parameters at this poll, as the panels below ask for its rows."""
+        if statement in self.tier.lists:
+            return {"rows": self.lease_rows}
+        return {"cap1": _cap(statement, self.cap + 1)}
+
+    def _pass_params(self) -> dict[str, Any]:
+        return {"cap1": self.cap + 1, "rows": self.lease_rows}
+
+    def _split_passes(self) -> None:
+        """Each poll Pass's rows, as the rows (or the error) of the statements it covers: the panels
+        then read those as if each had run (a count's rows from `pgq_counts`, a list's as they are)."""
+        for one in self._poll_passes():
+            got = self._prefetched.pop(self._model_sql(one.statement, self._pass_params())[0], None)
+            if got is None:
+                continue
+            parts: list[list[dict[str, Any]]] = [[] for _ in one.covers]
+            if not isinstance(got, psycopg.Error):
+                for row in got:
+                    part, count = row.pop(PASS_PART), row.pop(PASS_COUNTS)
+                    if part < len(one.covers):
+                        parts[part].append(row if is_list(one.covers[part]) else count)
+            for cover, rows in zip(one.covers, parts, strict=True):
+                key = self._model_sql(cover, self._params_of(cover))[0]
+                self._prefetched[key] = got if isinstance(got, psycopg.Error) else rows
 
     def _paused(self, errors: dict[str, str]) -> dict[str, datetime | None] | None:
         """The paused queues (the dialect's PauseSpec.state); None when not recorded or not read."""

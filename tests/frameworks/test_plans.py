@@ -111,7 +111,9 @@ def installed(request: pytest.FixtureRequest, empty_dsn: str) -> Iterator[tuple[
 
 
 def reads(model: QueueModel) -> list[Statement]:
-    return [s for s in (*model.counts, model.leases, model.dead, model.job) if s is not None]
+    """The poll's reads: counts, lists, the job detail and the Passes the poll runs (indexed ones)."""
+    passes = [p.statement for p in model.passes if p.statement.indexed]
+    return [s for s in (*model.counts, model.leases, model.dead, model.job, *passes) if s is not None]
 
 
 @pytest.mark.parametrize(
@@ -121,7 +123,8 @@ def test_every_poll_walks_an_index_before_and_after_the_advice(installed, empty_
     conn, kind, sample_id = installed
     params = {"cap1": 10, "rows": 50, "id": sample_id, "ids": [sample_id], "queue": None, "batch": 100}
     before = model_of(conn, kind)
-    assert len(reads(before)) == 1 + len(before.counts) + 2  # every list supplied, index or not
+    polled = len([p for p in before.passes if p.statement.indexed])
+    assert len(reads(before)) == 1 + len(before.counts) + 2 + polled  # every list supplied, index or not
     for statement in reads(before):
         if statement.indexed:
             assert [r for r in seq_scans(conn, statement, params) if big(r)] == [], statement.name

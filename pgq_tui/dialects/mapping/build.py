@@ -266,12 +266,13 @@ class Builder:
         )
 
     # -- statements ---------------------------------------------------------------------------
-    def _capped(self, state: str, where: str, select: str) -> str:
-        """At most cap1 rows of `state` (each part capped, then all together) matching `where`."""
+    def _capped(self, state: str, where: str, select: str, parts: list[str] | None = None) -> str:
+        """At most cap1 rows of `state` (each part capped, then all together) matching `where`
+        (`parts`: these of the state's parts only)."""
         group = self.in_state(self.group(state))
         legs = [
             f"(SELECT {select} FROM {{jobs}} WHERE {group} AND {p} AND {where} LIMIT %(cap1)s)"
-            for p in self.parts(state)
+            for p in (self.parts(state) if parts is None else parts)
         ]
         if len(legs) == 1:
             return legs[0]
@@ -289,17 +290,51 @@ class Builder:
     FROM qs WHERE qs.q IS NOT NULL
 )"""
 
-    def count_per_queue(self, state: str, group: str) -> Statement:
-        """Distinct queues by a recursive skip-scan, then each queue's count stops at cap1 rows."""
+    def count_per_queue(self, group: str, states: tuple[str, ...], oldest: bool = False) -> Statement:
+        """The group's `states` per queue: distinct queues by ONE recursive skip-scan, then each
+        queue's count of each state stops at cap1 rows. One statement, not one per state: the
+        skip-scan is a probe per queue, paid once.
+
+        `oldest` (an index led by (queue, run_at) serves the ready rows: oldest_ready_indexed()): each
+        queue's oldest due run_at too, and the ready count's due part by the same walk (`o`: the first
+        cap1 due rows in run_at order, counted, the first of them the oldest). The front of a queue's
+        due range is where each claim left a dead index entry until autovacuum comes, a heap visit
+        each: walked once, not once for the age and again for the count (#35)."""
         waiting = self.in_state(group)
+        rest = self.parts(State.READY.value)[1:]  # the ready parts besides the due one (NULL run_at)
+
+        def count(st: str, where: str) -> str:
+            if oldest and st == State.READY.value:
+                more = f"(SELECT count(*) FROM {self._capped(st, where, '1', rest)} x)" if rest else "0"
+                return f"least(o.n + {more}, %(cap1)s::bigint) AS {st}"
+            return f"(SELECT count(*) FROM {self._capped(st, where, '1')} x) AS {st}"
+
+        def per(where: str) -> str:
+            cols = [count(st, where) for st in states]
+            if oldest:
+                cols.append(f"extract(epoch FROM now() - o.r)::float8 AS {OLDEST_READY}")
+            return ", ".join(cols)
+
+        def walk(where: str) -> str:
+            if not oldest:
+                return ""
+            due = (
+                f"SELECT {{c_run_at}} AS r FROM {{jobs}} WHERE {self.in_state('ready')}"
+                f" AND {{c_run_at}} <= now() AND {where} ORDER BY {{c_run_at}} LIMIT %(cap1)s"
+            )
+            return f" CROSS JOIN LATERAL (SELECT count(*) AS n, min(d.r) AS r FROM ({due}) d) o"
+
         text = f"""
 {self._queues(waiting)}
-SELECT qs.q::text AS queue, (SELECT count(*) FROM {self._capped(state, "{c_queue} = qs.q", "1")} x) AS {state}
-FROM qs WHERE qs.q IS NOT NULL
+SELECT qs.q::text AS queue, {per("{c_queue} = qs.q")}
+FROM qs{walk("{c_queue} = qs.q")} WHERE qs.q IS NOT NULL
 UNION ALL
-SELECT '(null)', (SELECT count(*) FROM {self._capped(state, "{c_queue} IS NULL", "1")} x)
+SELECT '(null)', {per("{c_queue} IS NULL")}
+FROM (SELECT 1) one{walk("{c_queue} IS NULL")}
 WHERE EXISTS (SELECT 1 FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NULL)"""
-        return self.statement(f"count_{state}", text, ("queue", state))
+        columns = ("queue", *states, *((OLDEST_READY,) if oldest else ()))
+        name = "_".join((*states, *(("oldest",) if oldest else ())))
+        return self.statement(f"count_{name}", text, columns)
 
     def count(self, state: str) -> Statement:
         text = f"""
@@ -347,35 +382,46 @@ FROM (SELECT {self.queue} AS queue FROM {{jobs}}
 GROUP BY x.queue"""
         return self.statement(f"count_{label}", text, ("queue", label), label=(label,))
 
+    def oldest_ready_indexed(self) -> bool:
+        """An index led by (queue, run_at), or (run_at) without a queue column, among the ready rows
+        serves each queue's oldest due run_at."""
+        if not self.has("run_at"):
+            return False
+        run_at = self.spec.columns["run_at"]
+        lead = (self.spec.columns["queue"], run_at) if self.has("queue") else (run_at,)
+        return any(
+            ix.valid
+            and ix.columns[: len(lead)] == lead
+            and implied_by(ix.predicate, {self.spec.columns["status"]: self.spec.states["ready"]})
+            for ix in self.rel.indexes
+        )
+
+    def _due(self, where: str) -> str:
+        """The oldest due run_at (`r`) of the ready rows matching `where`: one probe in run_at order."""
+        return (
+            f"SELECT {{c_run_at}} AS r FROM {{jobs}} WHERE {self.in_state('ready')} AND {{c_run_at}} <= now()"
+            f" AND {where} ORDER BY {{c_run_at}} LIMIT 1"
+        )
+
+    def _oldest(self, where: str) -> str:
+        """The age of the oldest due ready row matching `where`."""
+        return f"(SELECT extract(epoch FROM now() - o.r)::float8 FROM ({self._due(where)}) o)"
+
     def oldest_ready(self) -> Statement | None:
         """Per queue, the oldest due run_at, read from an index led by (queue, run_at) or (run_at)
         among waiting rows; None when there is no such index."""
-        if not self.has("run_at"):
+        if not self.oldest_ready_indexed():
             return None
-        run_at = self.spec.columns["run_at"]
-        values = self.spec.states["ready"]
-        lead = (self.spec.columns["queue"], run_at) if self.has("queue") else (run_at,)
-        if not any(
-            ix.valid
-            and ix.columns[: len(lead)] == lead
-            and implied_by(ix.predicate, {self.spec.columns["status"]: values})
-            for ix in self.rel.indexes
-        ):
-            return None
-        waiting = self.in_state("ready")
-        oldest = (
-            "(SELECT extract(epoch FROM now() - o.r)::float8 FROM (SELECT {c_run_at} AS r FROM {jobs} "
-            f"WHERE {waiting} AND {{c_run_at}} <= now() AND %s ORDER BY {{c_run_at}} LIMIT 1) o)"
-        )
         if not self.has("queue"):
-            text = f"SELECT {{queue_name}}::text AS queue, {oldest % 'true'} AS {OLDEST_READY}"
+            text = f"SELECT {{queue_name}}::text AS queue, {self._oldest('true')} AS {OLDEST_READY}"
             return self.statement("oldest_ready", text, ("queue", OLDEST_READY))
+        waiting = self.in_state("ready")
         text = f"""
 {self._queues(waiting)}
-SELECT qs.q::text AS queue, {oldest % "{c_queue} = qs.q"} AS {OLDEST_READY}
+SELECT qs.q::text AS queue, {self._oldest("{c_queue} = qs.q")} AS {OLDEST_READY}
 FROM qs WHERE qs.q IS NOT NULL
 UNION ALL
-SELECT '(null)', {oldest % "{c_queue} IS NULL"}
+SELECT '(null)', {self._oldest("{c_queue} IS NULL")}
 WHERE EXISTS (SELECT 1 FROM {{jobs}} WHERE {waiting} AND {{c_queue}} IS NULL)"""
         return self.statement("oldest_ready", text, ("queue", OLDEST_READY))
 

@@ -64,13 +64,14 @@ class MappingDialect:
         unsupported: list[tuple[Capability, str]] = []
         overall: list[str] = []  # states counted over all queues together (no per-queue index)
         scanned: list[tuple[str, tuple[str, ...]]] = []  # groups no index serves: one scan for all
+        per_queue: dict[str, tuple[str, ...]] = {}  # group -> its states counted queue by queue
         for state, (group, capability) in _GROUPS.items():
             if group not in spec.states:
                 continue
             if not b.parts(state):  # e.g. stuck without a rule, scheduled without a run time
                 continue
             if b.queue_indexed(group):
-                counts.append(b.count_per_queue(state, group))
+                per_queue[group] = (*per_queue.get(group, ()), state)
             elif b.indexed(group):
                 counts.append(b.count(state))
                 overall.append(state)
@@ -79,6 +80,10 @@ class MappingDialect:
                 states = tuple(s for s, (g, _) in _GROUPS.items() if g == group)
                 scanned.append((group, tuple(s for s in states if b.parts(s))))
                 advice[group] = b.advice(group, capability, states)
+        # a group's per-queue counts (and the ready group's oldest) share one skip-scan of the queues
+        oldest_here = "ready" in per_queue and b.has("queue") and b.oldest_ready_indexed()
+        for group, states in per_queue.items():
+            counts.append(b.count_per_queue(group, states, oldest=oldest_here and group == "ready"))
         # One pass counts every such group an incident turns on (a second scan would read the table
         # again); done has its own: its walk of every finished row is most of a kept table's cost, and
         # the background counter paces it apart so the stuck count never waits for it (#35).
@@ -94,10 +99,10 @@ class MappingDialect:
             counts.append(extra if b.indexed(label) else extra.scan())
             if b.indexed(label):
                 overall.append(label)
-        oldest = b.oldest_ready() if b.indexed("ready") else None
+        oldest = b.oldest_ready() if b.indexed("ready") and not oldest_here else None
         if oldest is not None:
             counts.append(oldest)
-        elif spec.col("run_at") and "ready" not in advice:
+        elif spec.col("run_at") and "ready" not in advice and not oldest_here:
             counts.append(b.oldest_scan())
             wanted = b.advice("ready", Capability.OLDEST_READY, ())
             advice["oldest"] = IndexAdvice(

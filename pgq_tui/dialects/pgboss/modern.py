@@ -29,9 +29,12 @@ from pgq_tui.dialects.contract import (
     FINISHED_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
+    PASS_COUNTS,
+    PASS_PART,
     Capability,
     IndexAdvice,
     Match,
+    Pass,
     QueueModel,
     State,
     StateWord,
@@ -137,9 +140,11 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
     has_failed = parent is not None and parent.has_index(("name", "completed_on"), {"state": ["failed"]})
     # before flows (31) the ready and scheduled counts read pg-boss's own fetch index job_i5 alone
     queued = ("ready", "scheduled", *(("blocked",) * blocked), OLDEST_READY)
+    active = pick(s, has_states, "modern_count_active", "count_active_scan", (COUNT_KEY, "running", "stuck"))
+    leases = pick(s, has_states, "modern_leases", "leases_scan", (*LEASE_COLUMNS, "heartbeat_age"))
     counts = [
         s.count("modern_count_queued", *queued, indexed=has_states or not blocked),
-        pick(s, has_states, "modern_count_active", "count_active_scan", (COUNT_KEY, "running", "stuck")),
+        active,
         s.count("count_failed", "dead", indexed=has_states),
         # done grows with the table: a scan whatever the indexes (in the poll while the table is
         # small, else in the background's slow class). job_i16 holds failed and cancelled jobs too,
@@ -173,9 +178,13 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
         stuck_label="timed out or heartbeat lost" if beats else "timed out",
         states=states(version),
         counts=tuple(one_pass(counts, s)),
-        **s.reads(
-            pick(s, has_states, "modern_leases", "leases_scan", (*LEASE_COLUMNS, "heartbeat_age")),
-            s.dead(indexed=has_failed),  # 10.x's lists: the same columns
+        **s.reads(leases, s.dead(indexed=has_failed)),  # 10.x's lists: the same columns
+        # the poll reads the active range once for the count and the list (the range's dead entries
+        # are most of the poll's server time at 10M rows under a live fleet)
+        passes=(
+            (Pass(s("modern_active_pass", (PASS_PART, PASS_COUNTS, *leases.columns)), (active, leases)),)
+            if has_states
+            else ()
         ),
         extra_states=("blocked",) * blocked,
         # the same created_on/completed_on columns as 10.x: enqueued/done/failed per second per queue

@@ -1,0 +1,52 @@
+-- pg-boss 11 and 12 where job_i14 (or the operator's like index) serves the active rows: running and
+-- stuck per queue (modern_count_active) and the lease list (modern_leases) by ONE walk of each queue's
+-- active range, for the poll (contract.Pass). That range is mostly dead entries until autovacuum comes
+-- (each job's move to completed leaves one), each a heap visit: the list's walk read all of it anyway
+-- (its order is the expiry, computed from the row), so the count reads it once with the list instead
+-- of once more on its own. Part 0: a count row per queue as jsonb, each count at most %(cap1)s (what
+-- the capped count would read); part 1: the lease rows, as modern_leases.sql reads them.
+WITH active AS MATERIALIZED (
+    SELECT q.name, a.id, a.expires_at
+    FROM {queue} q
+    CROSS JOIN LATERAL (
+        SELECT j.id,
+               least(j.started_on + j.expire_seconds * interval '1 second'
+                     , j.heartbeat_on + j.heartbeat_seconds * interval '1 second'  -- [30+]
+                     ) AS expires_at
+        FROM {job} j
+        WHERE j.name = q.name AND j.state = 'active'
+        OFFSET 0  -- walked queue by queue (not pulled up into one bitmap scan of every queue's range)
+    ) a
+    WHERE q.name NOT LIKE '\_\_pgboss\_\_%%'
+),
+chosen AS (
+    SELECT a.name, a.id, a.expires_at FROM active a ORDER BY a.expires_at, a.id LIMIT %(rows)s
+)
+SELECT 1 AS pgq_part, NULL::jsonb AS pgq_counts,
+       j.id::text AS id, j.name AS queue, NULL::text AS holder,
+       'unknown' AS liveness,  -- [<30]
+       CASE WHEN j.heartbeat_seconds IS NULL OR j.heartbeat_on IS NULL THEN 'unknown'  -- [30+]
+            WHEN j.heartbeat_on + j.heartbeat_seconds * interval '1 second' >= now() THEN 'alive'  -- [30+]
+            ELSE 'gone' END AS liveness,  -- [30+]
+       NULL::int AS holder_pid, j.retry_count + 1 AS attempts, j.retry_limit + 1 AS max_attempts,
+       j.started_on AS started_at, c.expires_at,
+       extract(epoch FROM c.expires_at - now())::float8 AS seconds_left, c.expires_at < now() AS stuck,
+       CASE WHEN pg_column_size(j.data) <= 65536 THEN left(j.data::text, 200) END AS payload_preview,
+       NULL::float8 AS heartbeat_age  -- [<30]
+       CASE WHEN j.heartbeat_seconds IS NOT NULL  -- [30+]
+            THEN extract(epoch FROM now() - j.heartbeat_on)::float8 END AS heartbeat_age  -- [30+]
+FROM chosen c
+CROSS JOIN LATERAL (SELECT * FROM {job} j WHERE j.name = c.name AND j.id = c.id AND j.state = 'active'
+                    LIMIT 1) j
+UNION ALL
+-- stuck: past the timeout, or (30+) the heartbeat deadline, which least() above takes when earlier
+SELECT 0, jsonb_build_object(
+           'queue', q.name,
+           'running', least(count(a.id) FILTER (WHERE NOT a.expires_at < now()), %(cap1)s::bigint),
+           'stuck', least(count(a.id) FILTER (WHERE a.expires_at < now()), %(cap1)s::bigint)),
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+FROM {queue} q
+LEFT JOIN active a ON a.name = q.name
+WHERE q.name NOT LIKE '\_\_pgboss\_\_%%'
+GROUP BY q.name
+ORDER BY 1 DESC, expires_at, id
