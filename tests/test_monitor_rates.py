@@ -208,7 +208,7 @@ def test_table_series_forgets_the_seconds_before_its_window_and_restarts_when_th
         at = t0 + timedelta(seconds=n, milliseconds=250)
         polls.append(Activity(at, n, {"q": 1}, 0, 0, (), depth={"q": 0}, first=n == 0))
         history, per = table_history(polls[-3:], at.replace(microsecond=0), 60, series=series)
-    assert len(series._totals) <= 61 and all(len(s) <= 61 for s in series._queues.values())
+    assert len(series._totals) <= 61 and all(len(s.values) <= 61 for s in series._queues.values())
     assert [p.enqueued for p in history][-3:] == [1, 1, 1] and per["q"][-3:] == (1, 1, 1)
 
     back = polls[-1].at - timedelta(hours=1)  # the clock went back an hour

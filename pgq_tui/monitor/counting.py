@@ -256,14 +256,27 @@ def queue_stats(
     missing = not_taken(model) if missing is None else missing
     served = {FIELD.get(c, c) for c in model.count_columns()} - {COUNT_KEY, OLDEST_READY} - set(missing)
     notes = notes or {}
-    noted: dict[tuple[Figure, str], Figure] = {}  # most queues' figures are alike: one copy per note
+    # Most queues' figures are alike: each is made once per call and shared (50 queues x 6 names
+    # made and compared one by one cost a millisecond a poll). Keyed by identity, the original kept
+    # alive with its copy so that no other figure can take its id.
+    exact, scan = Figure(EXACT, now, POLL), Figure(EXACT, now, SCAN)
+    noted: dict[tuple[int, str], tuple[Figure, Figure]] = {}
+    later: dict[tuple[str, bool], Figure] = {}  # a deferred name's figure: landed or not
 
     def with_note(f: Figure, note: str) -> Figure:
-        key = (f, note)
+        key = (id(f), note)
         if key not in noted:
-            noted[key] = replace(f, note=note)
-        return noted[key]
+            noted[key] = (f, replace(f, note=note))
+        return noted[key][1]
 
+    def deferred_figure(name: str, q: str) -> tuple[int | None, Figure]:
+        value = bg.value(q, name) if bg is not None else None
+        key = (name, value is None)
+        if key not in later:
+            later[key] = scanned_figure(name, bg, q)[1]
+        return value, later[key]
+
+    names = sorted(served)
     out = []
     for q in sorted(queues):
         values: dict[str, int | None] = dict.fromkeys(FIELD.values(), None)
@@ -273,16 +286,20 @@ def queue_stats(
             figures[name] = why
             if name not in values:
                 extra[name] = None
-        for name in sorted(served):
-            read = reads.get(q, {}).get(name, 0)
+        read_here = reads.get(q, {})
+        for name in names:
+            read = read_here.get(name, 0)
             if name in deferred:
-                n, f = scanned_figure(name, bg, q)
+                n, f = deferred_figure(name, q)
             else:
                 # a per-queue cap binds only the queues whose read reached it (others are exact)
                 capped_here = name in capped and (name in overall or read >= cap1)
-                n, f = figure(name, read, capped_here, name in overall, cap1, bg, q, now)
+                if capped_here:
+                    n, f = figure(name, read, capped_here, name in overall, cap1, bg, q, now)
+                else:
+                    n, f = read, exact
                 if name in uncapped:
-                    f = Figure(EXACT, now, SCAN)
+                    f = scan
             if name in notes:
                 f = with_note(f, notes[name])
             figures[name] = f
