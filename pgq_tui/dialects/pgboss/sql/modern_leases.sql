@@ -22,18 +22,7 @@ WITH chosen AS (
     ORDER BY a.expires_at, a.id
     LIMIT %(rows)s
 )
-SELECT j.id::text AS id, j.name AS queue, NULL::text AS holder,
-       'unknown' AS liveness,  -- [<30]
-       CASE WHEN j.heartbeat_seconds IS NULL OR j.heartbeat_on IS NULL THEN 'unknown'  -- [30+]
-            WHEN j.heartbeat_on + j.heartbeat_seconds * interval '1 second' >= now() THEN 'alive'  -- [30+]
-            ELSE 'gone' END AS liveness,  -- [30+]
-       NULL::int AS holder_pid, j.retry_count + 1 AS attempts, j.retry_limit + 1 AS max_attempts,
-       j.started_on AS started_at, c.expires_at,
-       extract(epoch FROM c.expires_at - now())::float8 AS seconds_left, c.expires_at < now() AS stuck,
-       CASE WHEN pg_column_size(j.data) <= 65536 THEN left(j.data::text, 200) END AS payload_preview,
-       NULL::float8 AS heartbeat_age  -- [<30]
-       CASE WHEN j.heartbeat_seconds IS NOT NULL  -- [30+]
-            THEN extract(epoch FROM now() - j.heartbeat_on)::float8 END AS heartbeat_age  -- [30+]
+SELECT {lease_row}
 FROM chosen c
 CROSS JOIN LATERAL (SELECT * FROM {job} j WHERE j.name = c.name AND j.id = c.id AND j.state = 'active'
                     LIMIT 1) j
