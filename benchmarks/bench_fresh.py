@@ -671,23 +671,22 @@ def keep_active(dsn: str, kind: str, n: int) -> None:
     print(f"{kind}: kept {n:,} of the fill's running jobs running, finished {done:,}", flush=True)
 
 
+def build_table(server_dsn: str, kind: str, size: int, queues: list[str], lease_s: float) -> tuple[str, str]:
+    """A fresh database with the kind's stock table filled (`size` rows over `queues`, the running
+    jobs' leases lasting `lease_s`): its dsn, and the dialect that reads it."""
+    if kind == "seed-jobs":
+        return build_seed(server_dsn, size, queues, lease_s), "seed-jobs"
+    after_fill = renew_pgboss_leases(lease_s)
+    return build(
+        server_dsn, "pg-boss-12", size, advised=False, queues=queues, after_fill=after_fill
+    ), "pg-boss"
+
+
 def run_kind(server_dsn: str, kind: str, args: argparse.Namespace, log_dir: Path) -> bool:
     queues = [f"q{i}" for i in range(args.queues)]
     lease_s = args.watch_s + 4 * 3600  # the fill's live leases outlast the fill, the watch and the drop
     t = time.monotonic()
-    if kind == "seed-jobs":
-        dsn = build_seed(server_dsn, args.size, queues, lease_s)
-        dialect = "seed-jobs"
-    else:
-        dsn = build(
-            server_dsn,
-            "pg-boss-12",
-            args.size,
-            advised=False,
-            queues=queues,
-            after_fill=renew_pgboss_leases(lease_s),
-        )
-        dialect = "pg-boss"
+    dsn, dialect = build_table(server_dsn, kind, args.size, queues, lease_s)
     if args.active is not None:
         keep_active(dsn, kind, args.active)
     fill_s = time.monotonic() - t

@@ -34,9 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_framework_poll import build, drop
-from bench_fresh import PgBossFleet, SeedFleet, keep_active, renew_pgboss_leases
-from bench_stock_poll import build_seed
+from bench_framework_poll import drop
+from bench_fresh import PgBossFleet, SeedFleet, build_table, keep_active
 from common import measured_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,20 +91,9 @@ def run_kind(server_dsn: str, kind: str, args: argparse.Namespace, trees: dict[s
     queues = [f"q{i}" for i in range(args.queues)]
     lease_s = 4 * 3600
     t = time.monotonic()
-    if kind == "seed-jobs":
-        dsn = build_seed(server_dsn, args.size, queues, lease_s)
-    else:
-        dsn = build(
-            server_dsn,
-            "pg-boss-12",
-            args.size,
-            advised=False,
-            queues=queues,
-            after_fill=renew_pgboss_leases(lease_s),
-        )
+    dsn, dialect = build_table(server_dsn, kind, args.size, queues, lease_s)
     keep_active(dsn, kind, 1000)
     print(f"{kind}: built and filled {args.size:,} rows in {time.monotonic() - t:.0f} s", flush=True)
-    dialect = "seed-jobs" if kind == "seed-jobs" else "pg-boss"
     lifetime = args.rounds * len(trees) * (args.polls + 30) + 120
     fleet: SeedFleet | PgBossFleet
     if kind == "seed-jobs":
