@@ -318,10 +318,7 @@ class Builder:
         def walk(where: str) -> str:
             if not oldest:
                 return ""
-            due = (
-                f"SELECT {{c_run_at}} AS r FROM {{jobs}} WHERE {self.in_state('ready')}"
-                f" AND {{c_run_at}} <= now() AND {where} ORDER BY {{c_run_at}} LIMIT %(cap1)s"
-            )
+            due = self._due(where, "%(cap1)s")
             return f" CROSS JOIN LATERAL (SELECT count(*) AS n, min(d.r) AS r FROM ({due}) d) o"
 
         text = f"""
@@ -396,11 +393,12 @@ GROUP BY x.queue"""
             for ix in self.rel.indexes
         )
 
-    def _due(self, where: str) -> str:
-        """The oldest due run_at (`r`) of the ready rows matching `where`: one probe in run_at order."""
+    def _due(self, where: str, limit: str = "1") -> str:
+        """The due run_at (`r`) of the ready rows matching `where`, oldest first, at most `limit`
+        (one: the oldest, one probe in run_at order)."""
         return (
             f"SELECT {{c_run_at}} AS r FROM {{jobs}} WHERE {self.in_state('ready')} AND {{c_run_at}} <= now()"
-            f" AND {where} ORDER BY {{c_run_at}} LIMIT 1"
+            f" AND {where} ORDER BY {{c_run_at}} LIMIT {limit}"
         )
 
     def _oldest(self, where: str) -> str:
