@@ -237,11 +237,26 @@ ATTEMPTS_SHOWN = 50
 # attempt's start) and run (start -> finish) of the jobs that finished in it, from the framework's own
 # timestamps (dialects/latency.py composes the template with the dialect's finished rows); param
 # `newest`: at most that many finished jobs are read, newest first (`whole` false: the span's figures
-# are over the newest ones only). wait and run are float8[] [p50, p95, p99] in seconds, NULL where the
+# are over the newest ones only); a dialect that reads queue by queue reads at most
+# max(LATENCY_PER_QUEUE, newest / its queues) of each queue. read_cap is that limit and cap_per_queue
+# whether it is the queue's own. wait and run are float8[] [p50, p95, p99] in seconds, NULL where the
 # framework recorded no such time.
-LATENCY_COLUMNS = ("queue", "span", "jobs", "wait", "wait_max", "run", "run_max", "whole", "as_of")
+LATENCY_COLUMNS = (
+    "queue",
+    "span",
+    "jobs",
+    "wait",
+    "wait_max",
+    "run",
+    "run_max",
+    "whole",
+    "read_cap",
+    "cap_per_queue",
+    "as_of",
+)
 LATENCY_SPANS = (("5m", 300), ("1h", 3600))
 LATENCY_NEWEST = 100_000
+LATENCY_PER_QUEUE = 1_000  # the least a queue-by-queue latency read takes of each queue
 PREVIEW_COLUMNS = ("eligible", "alive")  # an action's preview: rows its guard admits now; of them, alive
 # Optional preview columns after those two, for richer plans: `holders` text[] names up to 5 live
 # holders ("worker (pid 42)"), `exhausted` counts eligible jobs the action sends to dead (no attempts left).

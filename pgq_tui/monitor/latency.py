@@ -10,7 +10,8 @@ at least `min_interval_s` apart), so it never delays a poll nor holds the poll's
 holds back the xmin horizon for its own duration only.
 
 Its figures are exact as of the statement's now() and are shown stale with that as_of (the panel's
-age mark); a span read over the newest LATENCY_NEWEST jobs only is approximate. A pass that fails
+age mark); a span read over the newest LATENCY_NEWEST jobs only (a dialect that reads queue by queue:
+the queue's newest read_cap) is approximate. A pass that fails
 keeps the previous figures with their true as_of and says why (Latency.error); before any pass
 landed, or where the kind does not time its jobs, every figure is unknown with the reason, never 0.
 """
@@ -49,7 +50,8 @@ SOURCE = "background"
 NOT_LANDED = "not read yet (the latency pass has not landed)"
 NO_ROWS = "no job finished in the last {span}"
 NOT_TIMED = "the framework recorded no {side} time for the jobs that finished in the last {span}"
-PARTIAL = f"over the newest {LATENCY_NEWEST:,} finished jobs of the last hour only"
+PARTIAL = "over the newest {cap:,} finished jobs of the last hour only"
+PARTIAL_QUEUE = "over this queue's newest {cap:,} finished jobs of the last hour only"
 SPANS = tuple(name for name, _ in LATENCY_SPANS)
 QUANTILES = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
 
@@ -70,7 +72,8 @@ def from_rows(
     >>> from datetime import datetime, timezone
     >>> at = datetime(2026, 12, 2, tzinfo=timezone.utc)
     >>> lat = from_rows([{"queue": "q", "span": "5m", "jobs": 3, "wait": [0.1, 0.5, 0.9], "wait_max": 1.0,
-    ...     "run": None, "run_max": None, "whole": True, "as_of": at}])
+    ...     "run": None, "run_max": None, "whole": True, "read_cap": 100_000, "cap_per_queue": False,
+    ...     "as_of": at}])
     >>> s = lat.queues[0].spans[0]
     >>> (s.span, s.jobs, s.wait.p95, s.run, s.figure.accuracy)
     ('5m', 3, 0.5, None, 'stale')
@@ -85,7 +88,8 @@ def from_rows(
         missing = [side for side, got in (("start", wait), ("run", run)) if got is None]
         reason = NOT_TIMED.format(side=" or ".join(missing), span=r["span"]) if missing else None
         if not r["whole"]:
-            reason = f"{PARTIAL}; {reason}" if reason else PARTIAL
+            partial = (PARTIAL_QUEUE if r["cap_per_queue"] else PARTIAL).format(cap=r["read_cap"])
+            reason = f"{partial}; {reason}" if reason else partial
         accuracy = STALE if r["whole"] else APPROXIMATE
         figure = Figure(accuracy, as_of, SOURCE, reason=reason, note=note)
         per_queue.setdefault(str(r["queue"]), {})[r["span"]] = SpanLatency(

@@ -17,7 +17,8 @@ Read from the installed packages' own plans and migrations (`getConstructionPlan
   NULL (schema 46, 12.38; built in the background by pg-boss's BAM on an upgrade). What no index
   serves is a scan (Statement.indexed False), with the index that would serve it as advice. The done
   count is a scan whatever the indexes: it grows with the table, and job_i16 also holds failed and
-  cancelled jobs, so counting through it reads every finished row's heap tuple.
+  cancelled jobs, so counting through it reads every finished row's heap tuple. The wait and run
+  times read the last hour only: through job_i16, queue by queue, where it exists (before, a scan).
 The statements are one set of files for every schema from 25, tagged by version (common.py).
 """
 
@@ -138,6 +139,13 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
     )
     has_states = own or (parent is not None and parent.has_index(state_columns))
     has_failed = parent is not None and parent.has_index(("name", "completed_on"), {"state": ["failed"]})
+    has_finished = own or (
+        parent is not None
+        and (
+            parent.has_index(("name", "completed_on"), also=("completed_on IS NOT NULL",))
+            or parent.has_index(("name", "completed_on"), {"state": ["completed"]})
+        )
+    )
     # before flows (31) the ready and scheduled counts read pg-boss's own fetch index job_i5 alone
     queued = ("ready", "scheduled", *(("blocked",) * blocked), OLDEST_READY)
     active = pick(s, has_states, "modern_count_active", "count_active_scan", (COUNT_KEY, "running", "stuck"))
@@ -214,7 +222,7 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
             (Capability.THROUGHPUT, "pgq-top does not read pg-boss 11 and 12's queue counters yet"),
         ),
         relations=((schema, "job"),),
-        latency=boss_latency(schema),
+        latency=boss_latency(schema, by_queue=has_finished),
         search=search_columns(s, schema),
         schedules=schedule_source(catalog, schema),
     )
