@@ -64,6 +64,7 @@ from pgq_tui.monitor.snapshot import (
     CountStatus,
     DeadList,
     Figure,
+    Latency,
     LeaseList,
     QueueStats,
     ServerInfo,
@@ -196,6 +197,7 @@ class Monitor:
         )
         # wait/run percentiles, on their own connection (monitor/latency.py)
         self._latency = LatencyReader(conninfo, model, read_only=read_only, budget_ms=count_budget_ms)
+        self._latency_shown: tuple[Latency, tuple[str, ...], Latency] | None = None  # _shown_latency
         self._stamps = finished.Stamps(model)  # rates from the framework's timestamps
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
         self._series = TableSeries()  # their per-second history, derived once per interval
@@ -485,8 +487,20 @@ class Monitor:
             bloat=bloat,
             unknown=unknown,
             schedules=schedules,
-            latency=complete_latency(self._latency.latest(), (q.queue for q in queues)),
+            latency=self._shown_latency(queues),
         )
+
+    def _shown_latency(self, queues: Sequence[QueueStats]) -> Latency:
+        """The latency pass's figures for every listed queue: the last poll's object while neither
+        the pass nor the queues changed (a pass lands every 10 s or more; each poll would otherwise
+        make 50 queues x 2 spans of the same figures, which the dashboard's history then keeps)."""
+        latest, names = self._latency.latest(), tuple(q.queue for q in queues)
+        kept = self._latency_shown
+        if kept is not None and kept[0] == latest and kept[1] == names:
+            return kept[2]
+        shown = complete_latency(latest, names)
+        self._latency_shown = (latest, names, shown)
+        return shown
 
     def _read_schedules(self, now: datetime) -> ScheduleReport:
         """The schedules, read again once the last read is INTERVAL_S old (they change once a period)."""

@@ -29,7 +29,7 @@ from pgq_tui.errors import describe
 from pgq_tui.history.series import WINDOWS, next_window
 from pgq_tui.monitor.snapshot import Snapshot
 from pgq_tui.search.query import QueryError, is_search, parse
-from pgq_tui.tui import hangup, keys
+from pgq_tui.tui import hangup, heap, keys
 from pgq_tui.tui.demo_keys import DemoKeys
 from pgq_tui.tui.fixes import Fixes
 from pgq_tui.tui.messages import CollectFailed, SnapshotReady
@@ -98,8 +98,10 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         initial: Snapshot | None = None,
         back: bool = False,
         diagnosis: Thresholds = DEFAULTS,
+        freeze_heap: bool = False,
     ) -> None:
         super().__init__()
+        self._freeze_heap = freeze_heap  # the dashboard a user starts only (tui/heap.py)
         self.back = back  # opened from the fleet: escape with nothing to clear goes back to it
         self.source = as_source(source)
         self.actions = actions
@@ -158,6 +160,8 @@ class PgqTopApp(DemoKeys, Fixes, App[int]):
         self.query_one("#queues").focus()
         if self._initial is not None:
             self.post_message(SnapshotReady(self._initial))
+        if self._freeze_heap:
+            self.call_after_refresh(heap.freeze_long_lived)  # once the first screen is drawn
         if self.poll:
             self._timer = self.set_interval(self.interval, self._tick)
             if self._initial is None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pgq_tui.errors import EXIT_OK, EXIT_TERMINAL, EXIT_USAGE, PgqError
 from pgq_tui.schedules.crontab import read_crontab
+from pgq_tui.tui import heap
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -125,8 +126,12 @@ def open_dashboard(
             initial=first,
             back=back,
             diagnosis=DEFAULTS if diagnosis is None else diagnosis,
+            freeze_heap=True,
         )
-        result = app.run()
+        try:
+            result = app.run()
+        finally:
+            heap.thaw()
         _reinstall_interrupts()  # the app's event loop reset SIGTERM/SIGHUP on exit
         if app.return_code:  # 1 when the app crashed (Textual has printed the traceback)
             return app.return_code
