@@ -21,8 +21,8 @@ is kept with its own as_of (BackgroundCount.as_of_by; a scan's is the moment jus
 what failed says why per figure (BackgroundCount.failed) and keeps its last value, stale with its true
 as_of; merge() makes one BackgroundCount of them.
 
-Pacing: one budget, DUTY (4%) of one backend for the whole counter (the latency pass has 1%: 5% in
-all), split by urgency. The figures an
+Pacing: one budget, DUTY (4%) of one backend for the whole counter (the latency pass has 0.5%), split
+by urgency. The figures an
 incident turns on (the depth: ready, scheduled, running, stuck, dead; the oldest ready age; the lease
 list) are URGENT and share 85% of it; the rest (done, the extra states, the dead list) share the
 other 15% (each class gets the whole budget while the other is empty). Within a class every statement
@@ -76,7 +76,10 @@ ALL_IDS = 1 << 62  # the activity statement's max_span when the background reads
 # without parallel workers a 10M-row scan is CPU-bound: its busy time is its CPU time): the counter
 # keeps at most DUTY of it busy, the latency pass (monitor/latency.py) LATENCY_DUTY.
 DUTY = 0.04
-LATENCY_DUTY = 0.01
+# The latency pass's read is a walk of the hour where an index allows (0.8 s at 10M rows on pg-boss
+# 12.38, every 170 s at this duty): at 1% it ran every 84 s and the whole measured 5.17% of a core,
+# the counter's own runs coming out above its 4% as its costs grow between them (4.18% measured)
+LATENCY_DUTY = 0.005
 # A background scan runs in its one backend: a parallel plan would add workers whose CPU the duty
 # above does not see (a 10M-row scan took two, three times the CPU the pacing counted).
 BACKGROUND_SETTINGS = {"max_parallel_workers_per_gather": "0"}

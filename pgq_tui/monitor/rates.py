@@ -511,7 +511,12 @@ def table_history(
         series = TableSeries(stamped)
     elif series.stamped != stamped or (polls and series.behind(polls[-1].at)):
         series.restart(stamped)
-    for a, b in itertools.pairwise(polls):
+    # the polls are in time order: only those after the newest interval taken are new (one or two a
+    # poll, not the window's 300)
+    start = len(polls) - 1
+    while start > 0 and not series.has(polls[start].at):
+        start -= 1
+    for a, b in itertools.pairwise(itertools.islice(polls, start, None)):
         if not series.has(b.at):
             pair = [a, b]
             rates = (
