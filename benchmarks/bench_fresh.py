@@ -682,6 +682,30 @@ def build_table(server_dsn: str, kind: str, size: int, queues: list[str], lease_
     ), "pg-boss"
 
 
+def on_table(
+    server_dsn: str | None,
+    table_dsn: str | None,
+    kind: str,
+    size: int,
+    queues: list[str],
+    body: Callable[[str], None],
+) -> None:
+    """`body(dsn)` on the kind's table: `table_dsn`'s, built before, as it is; else one built here (on
+    `server_dsn`, or a private embedded server) and dropped afterwards."""
+    if table_dsn:
+        body(table_dsn)
+        return
+    with measured_server(server_dsn) as (server, version):
+        t = time.monotonic()
+        dsn, _ = build_table(server, kind, size, queues, 3600)
+        built = f"{size:,} rows in {len(queues)} queues, built in {time.monotonic() - t:.0f} s"
+        print(f"PostgreSQL {version}; {kind}: {built}", flush=True)
+        try:
+            body(dsn)
+        finally:
+            drop(server, dsn)
+
+
 def run_kind(server_dsn: str, kind: str, args: argparse.Namespace, log_dir: Path) -> bool:
     queues = [f"q{i}" for i in range(args.queues)]
     lease_s = args.watch_s + 4 * 3600  # the fill's live leases outlast the fill, the watch and the drop

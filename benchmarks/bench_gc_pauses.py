@@ -21,9 +21,7 @@ import subprocess
 import sys
 import time
 
-from bench_framework_poll import drop
-from bench_fresh import build_table
-from common import measured_server
+from bench_fresh import on_table
 
 CHILD = """
 import asyncio, gc, json, sys, time
@@ -78,6 +76,14 @@ def report(label: str, got: dict[str, object], seconds: float) -> None:
         )
 
 
+def compare(dsn: str, rounds: int, seconds: float) -> None:
+    for r in range(rounds):
+        for label, freeze in (("nothing frozen", False), ("frozen after the first screen", True)):
+            t = time.monotonic()
+            report(f"round {r + 1}, {label}", run(dsn, freeze, seconds), seconds)
+            print(f"  ({time.monotonic() - t:.0f} s, load {os.getloadavg()[0]:.2f})", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dsn", help="a server to build the table on (default: a private embedded one)")
@@ -87,25 +93,15 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=60.0)
     args = ap.parse_args()
     print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()), flush=True)
-
-    def compare(dsn: str) -> None:
-        for r in range(args.rounds):
-            for label, freeze in (("nothing frozen", False), ("frozen after the first screen", True)):
-                t = time.monotonic()
-                report(f"round {r + 1}, {label}", run(dsn, freeze, args.seconds), args.seconds)
-                print(f"  ({time.monotonic() - t:.0f} s, load {os.getloadavg()[0]:.2f})", flush=True)
-
-    if args.table_dsn:
-        compare(args.table_dsn)
-        return 0
-    with measured_server(args.dsn) as (server_dsn, version):
-        queues = [f"q{i}" for i in range(args.queues)]
-        dsn, _ = build_table(server_dsn, "seed-jobs", 200_000, queues, 3600)
-        print(f"PostgreSQL {version}; the seed's jobs: 200,000 rows in {args.queues} queues", flush=True)
-        try:
-            compare(dsn)
-        finally:
-            drop(server_dsn, dsn)
+    queues = [f"q{i}" for i in range(args.queues)]
+    on_table(
+        args.dsn,
+        args.table_dsn,
+        "seed-jobs",
+        200_000,
+        queues,
+        lambda dsn: compare(dsn, args.rounds, args.seconds),
+    )
     return 0
 
 

@@ -26,9 +26,7 @@ import time
 from pathlib import Path
 
 import psycopg
-from bench_framework_poll import drop
-from bench_fresh import build_table
-from common import measured_server
+from bench_fresh import on_table
 
 from pgq_tui.detection import find_queues
 from pgq_tui.dialects.introspect import DEFAULTS
@@ -86,23 +84,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()), flush=True)
-    if args.table_dsn:
-        compare(args.table_dsn, args.rounds)
-        return 0
     queues = [f"q{i}" for i in range(args.queues)]
     os.environ["PGQ_TEST_QUEUES"] = ",".join(queues)  # pg-boss's install creates each queue
-    with measured_server(args.dsn) as (server_dsn, version):
-        t = time.monotonic()
-        dsn, _ = build_table(server_dsn, "pg-boss", args.size, queues, 3600)
-        print(
-            f"PostgreSQL {version}; pg-boss 12.38: {args.size:,} rows in {args.queues} queues, built in"
-            f" {time.monotonic() - t:.0f} s",
-            flush=True,
-        )
-        try:
-            compare(dsn, args.rounds)
-        finally:
-            drop(server_dsn, dsn)
+    on_table(args.dsn, args.table_dsn, "pg-boss", args.size, queues, lambda dsn: compare(dsn, args.rounds))
     return 0
 
 
