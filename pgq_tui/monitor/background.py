@@ -76,8 +76,8 @@ ALL_IDS = 1 << 62  # the activity statement's max_span when the background reads
 # without parallel workers a 10M-row scan is CPU-bound: its busy time is its CPU time): the counter
 # keeps at most DUTY of it busy, the latency pass (monitor/latency.py) LATENCY_DUTY.
 DUTY = 0.04
-# The latency pass's read is a walk of the hour where an index allows (0.8 s at 10M rows on pg-boss
-# 12.38, every 170 s at this duty): at 1% it ran every 84 s and the whole measured 5.17% of a core,
+# The latency pass's read is a walk of the hour where an index allows (0.7 s at 10M rows on pg-boss
+# 12.38: about every 140 s at this duty): at 1% it ran every 84 s and the whole measured 5.17% of a core,
 # the counter's own runs coming out above its 4% as its costs grow between them (4.18% measured)
 LATENCY_DUTY = 0.005
 # A background scan runs in its one backend: a parallel plan would add workers whose CPU the duty
