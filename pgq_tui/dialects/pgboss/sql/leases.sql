@@ -20,11 +20,7 @@ WITH RECURSIVE {active_expiry}, chosen AS (
     ORDER BY a.expires_at, a.id
     LIMIT %(rows)s
 )
-SELECT j.id::text AS id, j.name AS queue, NULL::text AS holder, 'unknown' AS liveness,
-       NULL::int AS holder_pid, j.retry_count + 1 AS attempts, j.retry_limit + 1 AS max_attempts,
-       j.started_on AS started_at, c.expires_at,
-       extract(epoch FROM c.expires_at - now())::float8 AS seconds_left, c.expires_at < now() AS stuck,
-       CASE WHEN pg_column_size(j.data) <= 65536 THEN left(j.data::text, 200) END AS payload_preview
+SELECT {lease_row}
 FROM chosen c
 CROSS JOIN LATERAL (SELECT * FROM {job} j WHERE j.name = c.name AND j.id = c.id AND j.state = 'active'
                     LIMIT 1) j
