@@ -232,9 +232,14 @@ def test_rates_see_foreign_writers(dsn: str, sql: psycopg.Connection) -> None:
     writers = {
         ("del", "in"): Writer(dsn, insert_jobs("del", 15), 0.05),
         ("del", "done"): Writer(dsn, delete_drain("del", 15), 0.05),
-        ("keep", "in"): Writer(dsn, copy_jobs("keep", 20), 0.2),
-        ("keep", "done"): Writer(dsn, mark_done_drain("keep", 20), 0.2),
+        ("keep", "in"): Writer(dsn, copy_jobs("keep", 5), 0.05),
+        ("keep", "done"): Writer(dsn, mark_done_drain("keep", 5), 0.05),
     }
+    # Small batches: the truth's window (the writers' clocks, up to server.now) and the monitor's (its
+    # reads, one round trip after server.now) differ at each edge, so a batch can fall in one and not
+    # the other. With 20 jobs a batch that was 5% of the 4 s window per writer and edge, and
+    # done/s (in - change in depth) adds up two writers' misses: 10.5% in one run of six under load.
+    # At 5 a batch it is 1.25%; measured at most 2.5% in eight runs under the same load.
     for w in writers.values():
         w.start()
     checked = 0
