@@ -36,6 +36,7 @@ from psycopg import sql
 from psycopg.pq import TransactionStatus
 
 from pgq_tui import env
+from pgq_tui.db import alarms
 from pgq_tui.errors import EXIT_CONNECT, EXIT_USAGE, PgqError
 
 POOLER_ENV = "PGQ_TOP_POOLER"  # until 0.1 PGQ_POOLER, still read (pgq_tui/env.py)
@@ -143,7 +144,7 @@ class Watchdog:
         self._recheck_s = recheck_s
         self._lock = threading.Lock()
         self._generation = 0
-        self._timer: threading.Timer | None = None
+        self._timer: alarms.Alarm | None = None
         self.fired = threading.Event()
 
     def arm(self, seconds: float) -> int:
@@ -176,10 +177,7 @@ class Watchdog:
             _shut_down(self._conn)
 
     def _start(self, seconds: float, generation: int) -> None:
-        timer = threading.Timer(seconds, self.fire, (generation,))
-        timer.daemon = True
-        self._timer = timer
-        timer.start()
+        self._timer = alarms.after(seconds, self.fire, generation)
 
 
 @contextmanager

@@ -99,8 +99,12 @@ DEFAULT_COUNT_CAP = 1000
 # set shrinks (poll_cap()) when its deep counts would walk more, never below MIN_COUNT_CAP. Measured
 # (#35, benchmarks/bench_fresh.py): at 10M rows in 50 queues under a live fleet, the claims' updates
 # leave most pages not all-visible, so each entry costs a heap visit; 50,000 entries kept the seed's
-# poll at 10-25 ms of server time, 10,000 at a fifth of it.
-POLL_ENTRIES = 10_000
+# poll at 10-25 ms of server time, 10,000 at a fifth of it. On pg-boss 12.38's stock table, 10,000
+# (a cap of 60 over its 50 queues) still cost the counts 10 ms of a poll's backend, 3,000 (a cap of 20)
+# 7.5 (a cap of 1: 5, the heap visits at the front of each queue's ready range), and the dead count
+# 4.5 ms against 2.0: the poll's median fell from 22.7 to 16-17 ms. The figures it no longer reads
+# live are the counts of queues between 20 and 60 deep, with 50 such: the background's, stale.
+POLL_ENTRIES = 3_000
 MIN_COUNT_CAP = 20
 PANELS = ("queues", "leases", "throughput", "table", "sessions", "dead")
 
@@ -389,6 +393,7 @@ class Monitor:
             unknown[OLDEST_READY] = oldest
         uncapped = frozenset(n for s in tier.scanned_here for n in counting.names_of(s))
         deferred = frozenset(n for s in tier.deferred if s in model.counts for n in counting.names_of(s))
+        reads = counting.poll_reads(count_rows)  # read once: the queues' figures and the cap's walks
         queues = counting.queue_stats(
             count_rows,
             model,
@@ -402,15 +407,16 @@ class Monitor:
             notes=self.notes,
             oldest_how=oldest_how,
             oldest_why=None if oldest == counting.NOT_LANDED else oldest,
+            reads=reads,
         )
         queues = pauses.apply(queues, model, paused, now, errors.get(pauses.PANEL))
         self._listed = {q.queue for q in queues}
         if not failed:  # a failed count keeps what the background was asked for
-            reads = counting.poll_reads(count_rows)[0]
-            self._over = counting.over_cap(reads, model, cap1) - uncapped
+            read = reads[0]
+            self._over = counting.over_cap(read, model, cap1) - uncapped
             # at least half the cap: a name the counter already counts stays wanted (its hysteresis)
-            self._near = counting.over_cap(reads, model, max(1, cap1 // 2)) - uncapped
-            self._walks = counting.walks(reads, model, self._capped_names - uncapped, cap1)
+            self._near = counting.over_cap(read, model, max(1, cap1 // 2)) - uncapped
+            self._walks = counting.walks(read, model, self._capped_names - uncapped, cap1)
         self._counter.want(self._over, tier.deferred, self._near)
         # a deferred figure no pass has landed yet is unknown for every queue, listed or not (before
         # the first pass no queue may be listed at all: its counts must not sum to 0), with why: its

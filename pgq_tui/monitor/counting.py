@@ -202,9 +202,11 @@ def figure(
     bg: BackgroundCount | None,
     queue: str,
     now: datetime,
+    shared: dict[tuple[str, str], Figure] | None = None,
 ) -> tuple[int, Figure]:
     """The poll's exact read; above the cap the background's exact count when it agrees, else the
     proven lower bound (cap1 - 1 per queue, or the rows seen when the cap is over all queues).
+    `shared`: figures already made at this poll, by name and accuracy (the same for every queue).
 
     >>> from datetime import datetime, timezone
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -217,10 +219,18 @@ def figure(
         return read, Figure(EXACT, now, POLL)
     floor = read if overall else cap1 - 1
     value = bg.value(queue, name) if bg is not None else None
-    if value is not None and bg is not None and value > floor:
-        return value, Figure(STALE, bg.as_of_for(name), BACKGROUND, reason=bg.failed.get(name))
-    why = bg.failed.get(name) if bg is not None else None
-    return floor, Figure(AT_LEAST, now, POLL, reason=why)
+    stale = value is not None and bg is not None and value > floor
+    key = (name, STALE if stale else AT_LEAST)
+    made = shared.get(key) if shared is not None else None
+    if made is None:
+        why = bg.failed.get(name) if bg is not None else None
+        if stale and bg is not None:
+            made = Figure(STALE, bg.as_of_for(name), BACKGROUND, reason=why)
+        else:
+            made = Figure(AT_LEAST, now, POLL, reason=why)
+        if shared is not None:
+            shared[key] = made
+    return (value if stale and value is not None else floor), made
 
 
 def queue_stats(
@@ -236,6 +246,7 @@ def queue_stats(
     notes: Mapping[str, str] | None = None,
     oldest_how: str | None = POLL,
     oldest_why: str | None = None,
+    reads: tuple[dict[str, dict[str, int]], dict[str, float]] | None = None,
 ) -> tuple[QueueStats, ...]:
     """Sum the count statements' rows per queue, each count with its Figure. Every queue seen by the
     poll is listed, plus `also` (e.g. queues seen only in the rate window, listed with zeros). A
@@ -246,11 +257,11 @@ def queue_stats(
     that would make it so), carried by its Figure. The oldest ready age is a figure like the counts
     (`figures[OLDEST_READY]`, oldest_figure()): `oldest_how` says where it is taken (POLL, SCAN,
     BACKGROUND_SCAN, or None: the kind has no such figure), `oldest_why` why it is not (no index,
-    its statement failed)."""
-    reads, oldest = poll_reads(rows)
-    capped = over_cap(reads, model, cap1) - uncapped
+    its statement failed). `reads`: poll_reads(rows), when the caller has it already."""
+    reads_of, oldest = poll_reads(rows) if reads is None else reads
+    capped = over_cap(reads_of, model, cap1) - uncapped
     overall = {FIELD.get(s, s) for s in model.capped_overall}
-    queues = set(reads) | set(also)
+    queues = set(reads_of) | set(also)
     if bg is not None:  # queues the capped reads did not reach, or that only a background scan sees
         queues |= {q for q, n in bg.counts if n in capped or n in deferred}
     missing = not_taken(model) if missing is None else missing
@@ -262,6 +273,7 @@ def queue_stats(
     exact, scan = Figure(EXACT, now, POLL), Figure(EXACT, now, SCAN)
     noted: dict[tuple[int, str], tuple[Figure, Figure]] = {}
     later: dict[tuple[str, bool], Figure] = {}  # a deferred name's figure: landed or not
+    capped_figures: dict[tuple[str, str], Figure] = {}  # above the cap: stale or at least, per name
 
     def with_note(f: Figure, note: str) -> Figure:
         key = (id(f), note)
@@ -286,7 +298,7 @@ def queue_stats(
             figures[name] = why
             if name not in values:
                 extra[name] = None
-        read_here = reads.get(q, {})
+        read_here = reads_of.get(q, {})
         for name in names:
             read = read_here.get(name, 0)
             if name in deferred:
@@ -295,7 +307,7 @@ def queue_stats(
                 # a per-queue cap binds only the queues whose read reached it (others are exact)
                 capped_here = name in capped and (name in overall or read >= cap1)
                 if capped_here:
-                    n, f = figure(name, read, capped_here, name in overall, cap1, bg, q, now)
+                    n, f = figure(name, read, capped_here, name in overall, cap1, bg, q, now, capped_figures)
                 else:
                     n, f = read, exact
                 if name in uncapped:
