@@ -207,6 +207,38 @@ def test_the_counter_stays_within_its_budget(empty_dsn: str) -> None:
         counter.close()
 
 
+def test_its_statements_start_just_after_a_poll_never_beside_one(empty_dsn: str) -> None:
+    """Polls every 0.5 s (each calls want()): every statement starts in the first quarter of the
+    interval after one, so a statement shorter than the rest ends before the next poll. When the
+    polls stop, the counter goes on by its own pacing."""
+    model = scans(done_s=0.05, stuck_s=0.05)
+    counter = BackgroundCounter(empty_dsn, model, min_interval_s=0.1, duty=0.5, read_only=True)
+    starts: list[float] = []
+    run_scan = counter._scan
+
+    def logged(conn: psycopg.Connection, statement: Statement) -> Any:
+        starts.append(time.monotonic())
+        return run_scan(conn, statement)
+
+    counter._scan = logged  # type: ignore[method-assign]
+    polls: list[float] = []
+    try:
+        for _ in range(12):
+            polls.append(time.monotonic())
+            counter.want(frozenset(), model.counts)
+            time.sleep(0.5)
+        during = [t for t in starts if t > polls[1]]  # from the second poll on: the interval is known
+        assert len(during) >= 8, starts
+        for t in during:
+            since = t - max(p for p in polls if p <= t)
+            assert since <= 0.125 + 0.05, f"a statement started {since:.3f} s after a poll"
+        stopped = len(starts)
+        time.sleep(2.0)  # no poll: held at most 1.5 intervals, then paced as before
+        assert len(starts) > stopped
+    finally:
+        counter.close()
+
+
 def test_a_job_stuck_since_the_pass_shows_at_the_next_poll(empty_dsn: str) -> None:
     """The pass runs once (a 10-minute pacing floor); 4 jobs it saw running pass their lease after it:
     the next poll rechecks them by row version and moves them from running to stuck, with the pass's

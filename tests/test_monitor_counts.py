@@ -108,6 +108,32 @@ def test_four_queues_every_count_right_in_five_polls(dsn: str, sql: psycopg.Conn
             assert q.accuracy(name) == (EXACT if live else STALE), (q.queue, name, snap.counts.cap)
 
 
+def test_the_poll_budget_never_caps_the_stuck_count(dsn: str, sql: psycopg.Connection) -> None:
+    """60 queues 100 jobs deep walk 6,000 entries: the poll's budget (3,000) shrinks the cap of the
+    ready counts to 50. A crash's 80 stuck jobs (and the 30 running beside them) are read in full,
+    exact at once: the counts an incident turns on keep the whole cap."""
+    sql.execute(
+        "INSERT INTO jobs (queue, run_at) SELECT 'q' || q, now() - interval '1 minute'"
+        " FROM generate_series(1, 60) q, generate_series(1, 100)"
+    )
+    sql.execute(
+        "INSERT INTO jobs (queue, status, attempts, locked_until)"
+        " SELECT 'crashed', 'running', 1, now() + CASE WHEN g <= 80 THEN interval '-1 minute'"
+        "                                             ELSE interval '10 minutes' END"
+        " FROM generate_series(1, 110) g"
+    )
+    sql.execute("VACUUM ANALYZE jobs")
+    with pgq_monitor(dsn) as monitor:
+        monitor.collect()
+        snap = monitor.collect()
+    assert snap.counts is not None and snap.counts.cap == 50, snap.counts
+    crashed = next(q for q in snap.queues if q.queue == "crashed")
+    assert (crashed.stuck, crashed.accuracy("stuck")) == (80, EXACT)
+    assert (crashed.running, crashed.accuracy("running")) == (30, EXACT)
+    q1 = next(q for q in snap.queues if q.queue == "q1")
+    assert q1.accuracy("ready") in (AT_LEAST, STALE)  # 100 over the shrunk cap: not this poll's
+
+
 def _wait_for(monitor: Monitor, ok: Callable[[Snapshot], bool], timeout: float) -> tuple[Snapshot, float]:
     started = time.monotonic()
     while True:

@@ -83,6 +83,10 @@ LATENCY_DUTY = 0.005
 # A background scan runs in its one backend: a parallel plan would add workers whose CPU the duty
 # above does not see (a 10M-row scan took two, three times the CPU the pacing counted).
 BACKGROUND_SETTINGS = {"max_parallel_workers_per_gather": "0"}
+# A background statement starts just after a poll, not beside one: on a 2-core server a 10M-row walk
+# beside the poll's statements slowed that poll by half (the p95's polls were those). Polls further
+# apart than ALIGN_MAX_GAP_S, or stopped, hold nothing.
+ALIGN_MAX_GAP_S = 5.0
 SLOW_SHARE = 0.15  # of it, what the figures an incident does not turn on get while urgent ones are wanted
 WATCH_ROWS = 1000  # running jobs a pass hands the poll to recheck, those whose lease runs out soonest
 
@@ -94,6 +98,24 @@ def pacing_wait(cost_s: float, min_interval_s: float, duty: float) -> float:
     (2.0, 9.0)
     """
     return max(min_interval_s, cost_s * (1.0 - duty) / duty)
+
+
+def beside_poll(since_poll_s: float | None, poll_gap_s: float | None) -> float:
+    """Seconds a due statement waits so that it starts just after a poll (in the first quarter of the
+    polls' interval: one shorter than three quarters of it ends before the next poll), 0 to start
+    now. The wait ends early when the next poll comes (want() wakes the thread); polls that stopped
+    (none for 1.5 intervals), or that come further apart than ALIGN_MAX_GAP_S, hold nothing.
+
+    >>> beside_poll(0.1, 1.0), beside_poll(0.6, 1.0), beside_poll(1.6, 1.0), beside_poll(3.0, 10.0)
+    (0.0, 0.9, 0.0, 0.0)
+    >>> beside_poll(None, None)  # before the second poll
+    0.0
+    """
+    if since_poll_s is None or poll_gap_s is None or poll_gap_s > ALIGN_MAX_GAP_S:
+        return 0.0
+    if since_poll_s <= poll_gap_s / 4 or since_poll_s >= 1.5 * poll_gap_s:
+        return 0.0
+    return 1.5 * poll_gap_s - since_poll_s
 
 
 def class_wait(cost_s: float, class_costs_s: float, share: float, min_interval_s: float) -> float:
@@ -412,6 +434,8 @@ class BackgroundCounter:
         self._early_after = 0.0  # monotonic: no other early run before then (one per pacing window)
         self._busy_s = 0.0  # the time spent running statements, all told (the measured duty's numerator)
         self._running: str | None = None  # the part in flight
+        self._poll_at: float | None = None  # monotonic: the last poll (its want())
+        self._poll_gap: float | None = None  # seconds between the last two polls
         self._thread: threading.Thread | None = None
         self._closed = False
         self._active: psycopg.Connection | None = None  # the connection a count runs on (to cancel)
@@ -427,6 +451,9 @@ class BackgroundCounter:
         relation too big to scan in the poll); nothing wanted: the counter idles."""
         with self._cond:
             now = time.monotonic()
+            if self._poll_at is not None:
+                self._poll_gap = now - self._poll_at
+            self._poll_at = now
             self._quiet = held(self._quiet, groups, near | groups)
             raw = frozenset(self._quiet)
             counted = split_counts(statements_for(self.model, raw)[0]) if raw else {}
@@ -555,7 +582,7 @@ class BackgroundCounter:
         """The part to run now: a count part newly over the cap (once per pacing window, and never
         while the link is in backoff), else the most overdue one."""
         keys = self._keys()
-        if now < self._idle_until:
+        if now < self._idle_until or self._hold(now) > 0:
             return None
         early = [k for k in keys if k in self._early]
         if early:
@@ -564,12 +591,19 @@ class BackgroundCounter:
         ready = [d for d in due if d[0] <= now]
         return min(ready)[1] if ready else None
 
+    def _hold(self, now: float) -> float:
+        since = now - self._poll_at if self._poll_at is not None else None
+        return beside_poll(since, self._poll_gap)
+
     def _sleep(self, now: float) -> float | None:
         keys = self._keys()
         if not keys:
             return None
         first = min(self._parts[k].due if k in self._parts else 0.0 for k in keys)
-        return max(0.01, max(first, self._idle_until) - now)
+        at = max(first, self._idle_until)
+        if at <= now:  # due, but held until just after a poll (want() wakes it sooner)
+            at = now + self._hold(now)
+        return max(0.01, at - now)
 
     def _failed_names(self) -> dict[str, str]:
         out: dict[str, str] = {}

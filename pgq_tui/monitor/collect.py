@@ -210,6 +210,7 @@ class Monitor:
         self._listed: set[str] = set()  # the queues the last poll listed
         self._over: frozenset[str] = frozenset()  # the count names over the cap at the last good poll
         self._walks: list[int | None] = []  # what each capped count read at it (poll_cap())
+        self._full_names = counting.full_cap_names(model.counts)  # never shrunk by poll_cap()
         self._near: frozenset[str] = frozenset()  # ... and those at least half the cap
         self._version = 0
         self._schedules: ScheduleReport | None = None  # the last read, kept between reads
@@ -367,10 +368,10 @@ class Monitor:
             self._drop_poll_session()
             raise describe(exc, table=self.qualified, hint=self.model.setup_hint) from None
 
-        cap1 = self.cap + 1
+        cap1 = self._caps()
         counters = self._guard("throughput", errors, None, lambda: self._counters(now))
         active = self._guard("throughput", errors, None, lambda: self._activity(now))
-        count_rows, failed = self._counts(errors, cap1, tier.counts)
+        count_rows, failed = self._counts(errors, tier.counts)
         bg = self._recheck(self._counter.latest(), now, errors)
         paused = self._paused(errors)
         seen = {q for a in self._polls for q in a.new} | set(counters.per_queue if counters else ())
@@ -415,8 +416,10 @@ class Monitor:
             read = reads[0]
             self._over = counting.over_cap(read, model, cap1) - uncapped
             # at least half the cap: a name the counter already counts stays wanted (its hysteresis)
-            self._near = counting.over_cap(read, model, max(1, cap1 // 2)) - uncapped
-            self._walks = counting.walks(read, model, self._capped_names - uncapped, cap1)
+            half = counting.Caps(max(1, cap1.depth // 2), max(1, cap1.full // 2), cap1.names)
+            self._near = counting.over_cap(read, model, half) - uncapped
+            # the incident's counts keep the full cap: they do not share the budget
+            self._walks = counting.walks(read, model, self._capped_names - uncapped - cap1.names, cap1)
         self._counter.want(self._over, tier.deferred, self._near)
         # a deferred figure no pass has landed yet is unknown for every queue, listed or not (before
         # the first pass no queue may be listed at all: its counts must not sum to 0), with why: its
@@ -528,7 +531,7 @@ class Monitor:
         return self._run(statement, **params)
 
     def _counts(
-        self, errors: dict[str, str], cap1: int, statements: tuple[Statement, ...]
+        self, errors: dict[str, str], statements: tuple[Statement, ...]
     ) -> tuple[list[dict[str, Any]], dict[Statement, str]]:
         """Every count statement's rows (those this poll's tier runs), and the statements that failed
         with their error: a failed one (its statement_timeout, a lock_timeout) makes exactly its
@@ -538,7 +541,7 @@ class Monitor:
         for statement in statements:
 
             def count(s: Statement = statement) -> list[dict[str, Any]]:
-                return self._count_rows(s, cap1)
+                return self._count_rows(s)
 
             got: list[dict[str, Any]] | None = self._guard("queues", errors, None, count)
             if got is None:
@@ -547,10 +550,10 @@ class Monitor:
                 rows += got
         return rows, failed
 
-    def _count_rows(self, statement: Statement, cap1: int) -> list[dict[str, Any]]:
+    def _count_rows(self, statement: Statement) -> list[dict[str, Any]]:
         """One count statement's rows, read as the counts will be (so rows it cannot read fail this
         statement's counts alone: unknown with the error, never 0)."""
-        rows = self._run(statement, cap1=_cap(statement, cap1))
+        rows = self._run(statement, cap1=self._cap1_of(statement))
         counting.poll_reads(rows)
         return rows
 
@@ -594,7 +597,7 @@ class Monitor:
         if model.activity is not None:
             plan.append(self._model_sql(model.activity, self._activity_params()))
         plan += [self._model_sql(s, self._params_of(s)) for s in self.tier.lists if s not in covered]
-        plan += [self._model_sql(p.statement, self._pass_params()) for p in passes]
+        plan += [self._model_sql(p.statement, self._pass_params(p)) for p in passes]
         plan += [
             self._server_sql("table_health", rel),
             self._server_sql("vacuum_progress", rel),
@@ -624,16 +627,31 @@ class Monitor:
         """A count's or a list's parameters at this poll, as the panels below ask for its rows."""
         if statement in self.tier.lists:
             return {"rows": self.lease_rows}
-        return {"cap1": _cap(statement, self.cap + 1)}
+        return {"cap1": self._cap1_of(statement)}
 
-    def _pass_params(self) -> dict[str, Any]:
-        return {"cap1": self.cap + 1, "rows": self.lease_rows}
+    def _caps(self) -> counting.Caps:
+        """This poll's cap1 per count name: its own (within the entry budget), the full count cap for
+        the counts an incident turns on and those read with them (counting.full_cap_names)."""
+        return counting.Caps(self.cap + 1, self.count_cap + 1, self._full_names)
+
+    def _cap1_of(self, statement: Statement) -> int | None:
+        """cap1 of one count statement: None for a scan (it reads every row of its states anyway:
+        exact, uncapped); else its names' (one statement, one cap)."""
+        if not statement.indexed:
+            return None
+        full = counting.names_of(statement) & self._full_names
+        return self.count_cap + 1 if full else self.cap + 1
+
+    def _pass_params(self, one: Pass) -> dict[str, Any]:
+        counts = [c for c in one.covers if c in self.model.counts]
+        cap1 = max((self._cap1_of(c) or 0 for c in counts), default=self.cap + 1)
+        return {"cap1": cap1, "rows": self.lease_rows}
 
     def _split_passes(self) -> None:
         """Each poll Pass's rows, as the rows (or the error) of the statements it covers: the panels
         then read those as if each had run (a count's rows from `pgq_counts`, a list's as they are)."""
         for one in self._poll_passes():
-            got = self._prefetched.pop(self._model_sql(one.statement, self._pass_params())[0], None)
+            got = self._prefetched.pop(self._model_sql(one.statement, self._pass_params(one))[0], None)
             if got is None:
                 continue
             parts: list[list[dict[str, Any]]] = [[] for _ in one.covers]
@@ -807,11 +825,6 @@ class Monitor:
         )
 
 
-def _cap(statement: Statement, cap1: int) -> int | None:
-    """A scan reads every row of its states anyway: its count is exact, uncapped."""
-    return cap1 if statement.indexed else None
-
-
 def open_monitor(conninfo: str, model: QueueModel, **kw: Any) -> Monitor:
     """The monitor of a detected queue (`model`: `QueueTarget.model` from detection.find_queues)."""
     return Monitor(conninfo, model, **kw)
@@ -828,10 +841,12 @@ def poll_cap(cap: int, walks: Sequence[int | None]) -> int:
     >>> poll_cap(1000, [])  # the first poll: nothing known yet
     1000
     >>> poll_cap(1000, [None] * 100)  # 50 queues, ready and scheduled both deep
-    100
+    30
     >>> poll_cap(1000, [None] * 100 + [20] * 100)  # ... and 100 small counts: 2,000 entries
-    80
-    >>> poll_cap(1000, [300] * 20 + [None] * 4)  # 6,000 entries for the small ones, 1,000 each left
+    20
+    >>> poll_cap(1000, [100] * 20 + [None] * 4)  # 2,000 entries for the small ones, 250 each left
+    250
+    >>> poll_cap(1000, [None] * 3)  # a few deep counts: the full cap
     1000
     >>> poll_cap(1000, [None] * 5000)
     20

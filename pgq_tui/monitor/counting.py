@@ -32,6 +32,10 @@ FIELD = {
     State.DONE.value: "done",
 }
 DEPTH = frozenset(("ready", "scheduled", "running", "stuck", "dead"))  # every row not finished
+# The counts an incident turns on keep the full cap: the poll's entry budget (collect.poll_cap)
+# shrinks the others' only. Their walk is the running range, O(active jobs) whatever the cap, and a
+# crash's 22 stuck jobs must read 22 at once, not "at least 20".
+INCIDENT = frozenset(("running", "stuck"))
 POLL = "poll"  # capped index walk in this poll
 BACKGROUND = "background"  # the background exact count
 SCAN = "scan"  # a scan no index serves, in this poll (a small relation: monitor/tiers.py)
@@ -52,6 +56,39 @@ PANEL = {
     Capability.DETAIL: "detail",
     Capability.PAUSE: "pause",
 }
+
+
+@dataclass(frozen=True)
+class Caps:
+    """cap1 (the cap + 1) of each count name at one poll: `full` for `names` (those read by a
+    statement that reads an INCIDENT name: one statement has one cap), `depth` (the poll's, within
+    its entry budget) for the others.
+
+    >>> c = Caps(21, 1001); c.of("ready"), c.of("stuck")
+    (21, 1001)
+    """
+
+    depth: int
+    full: int
+    names: frozenset[str] = INCIDENT
+
+    def of(self, name: str) -> int:
+        return self.full if name in self.names else self.depth
+
+
+def full_cap_names(statements: Iterable[Statement]) -> frozenset[str]:
+    """The names read at the full cap: every name of a count statement that reads an INCIDENT one.
+
+    >>> a, b = Statement.of("a", "", ("queue", "running", "dead")), Statement.of("b", "", ("queue", "ready"))
+    >>> sorted(full_cap_names([a, b]))
+    ['dead', 'running']
+    """
+    return frozenset(n for s in statements if names_of(s) & INCIDENT for n in names_of(s))
+
+
+def caps(cap1: int | Caps) -> Caps:
+    """One cap for every name, or the poll's Caps as they are."""
+    return cap1 if isinstance(cap1, Caps) else Caps(cap1, cap1)
 
 
 @dataclass(frozen=True)
@@ -151,7 +188,7 @@ def poll_reads(rows: Sequence[Row]) -> tuple[dict[str, dict[str, int]], dict[str
     return reads, oldest
 
 
-def over_cap(reads: Mapping[str, Mapping[str, int]], model: QueueModel, cap1: int) -> frozenset[str]:
+def over_cap(reads: Mapping[str, Mapping[str, int]], model: QueueModel, cap1: int | Caps) -> frozenset[str]:
     """The count names that reached cap1 at this poll (per queue, or in sum for capped_overall).
 
     >>> from pgq_tui.dialects.contract import Match
@@ -162,13 +199,14 @@ def over_cap(reads: Mapping[str, Mapping[str, int]], model: QueueModel, cap1: in
     ['done']
     """
     overall = {FIELD.get(s, s) for s in model.capped_overall}
-    out = {n for c in reads.values() for n, v in c.items() if n not in overall and v >= cap1}
-    out |= {n for n in overall if sum(c.get(n, 0) for c in reads.values()) >= cap1}
+    of = caps(cap1).of
+    out = {n for c in reads.values() for n, v in c.items() if n not in overall and v >= of(n)}
+    out |= {n for n in overall if sum(c.get(n, 0) for c in reads.values()) >= of(n)}
     return frozenset(out)
 
 
 def walks(
-    reads: Mapping[str, Mapping[str, int]], model: QueueModel, names: Iterable[str], cap1: int
+    reads: Mapping[str, Mapping[str, int]], model: QueueModel, names: Iterable[str], cap1: int | Caps
 ) -> list[int | None]:
     """What each capped count read at this poll (collect.poll_cap()): per queue and name in `names`,
     the rows read, None where the read reached cap1 (a deeper count); a name capped over all queues
@@ -181,15 +219,16 @@ def walks(
     """
     overall = {FIELD.get(s, s) for s in model.capped_overall}
     wanted = set(names)
+    of = caps(cap1).of
     out: list[int | None] = [
-        None if v >= cap1 else v
+        None if v >= of(n) else v
         for counts in reads.values()
         for n, v in counts.items()
         if n in wanted and n not in overall
     ]
     for n in sorted(wanted & overall):
         total = sum(c.get(n, 0) for c in reads.values())
-        out.append(None if total >= cap1 else total)
+        out.append(None if total >= of(n) else total)
     return out
 
 
@@ -236,7 +275,7 @@ def figure(
 def queue_stats(
     rows: Sequence[Row],
     model: QueueModel,
-    cap1: int,
+    cap1: int | Caps,
     now: datetime,
     bg: BackgroundCount | None = None,
     also: Iterable[str] = (),
@@ -259,6 +298,7 @@ def queue_stats(
     BACKGROUND_SCAN, or None: the kind has no such figure), `oldest_why` why it is not (no index,
     its statement failed). `reads`: poll_reads(rows), when the caller has it already."""
     reads_of, oldest = poll_reads(rows) if reads is None else reads
+    of = caps(cap1).of
     capped = over_cap(reads_of, model, cap1) - uncapped
     overall = {FIELD.get(s, s) for s in model.capped_overall}
     queues = set(reads_of) | set(also)
@@ -305,9 +345,11 @@ def queue_stats(
                 n, f = deferred_figure(name, q)
             else:
                 # a per-queue cap binds only the queues whose read reached it (others are exact)
-                capped_here = name in capped and (name in overall or read >= cap1)
+                capped_here = name in capped and (name in overall or read >= of(name))
                 if capped_here:
-                    n, f = figure(name, read, capped_here, name in overall, cap1, bg, q, now, capped_figures)
+                    n, f = figure(
+                        name, read, capped_here, name in overall, of(name), bg, q, now, capped_figures
+                    )
                 else:
                     n, f = read, exact
                 if name in uncapped:
