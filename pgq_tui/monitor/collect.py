@@ -103,7 +103,8 @@ DEFAULT_COUNT_CAP = 1000
 # (a cap of 60 over its 50 queues) still cost the counts 10 ms of a poll's backend, 3,000 (a cap of 20)
 # 7.5 (a cap of 1: 5, the heap visits at the front of each queue's ready range), and the dead count
 # 4.5 ms against 2.0: the poll's median fell from 22.7 to 16-17 ms. The figures it no longer reads
-# live are the counts of queues between 20 and 60 deep, with 50 such: the background's, stale.
+# live are the counts of queues between 20 and 60 deep, with 50 such: the background's, stale. Running
+# and stuck are never among them: they keep the full cap (counting.INCIDENT).
 POLL_ENTRIES = 3_000
 MIN_COUNT_CAP = 20
 PANELS = ("queues", "leases", "throughput", "table", "sessions", "dead")
