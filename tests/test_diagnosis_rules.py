@@ -332,6 +332,21 @@ def test_backlog_growing_with_a_drain_estimate() -> None:
     assert diagnose([replace(s, throughput=even) for s in h], T) == []
 
 
+def test_backlog_over_polls_further_apart_than_the_window_allows() -> None:
+    """Polls 8 s apart against a 15 s window: the window reaches back to the poll 16 s old, so the
+    growth is judged over 16 s, not over the last 8 s alone (under min_duration_s: nothing). Seen
+    in `why --window 2 --interval 0.5 --backlog-window 1.5` when each poll took 0.3 s."""
+    tp = replace(BASE.throughput, total=Rates(80, 30, 0), per_queue={"emails": Rates(80, 30, 0)})
+    h = [
+        snap(i * 8, queues=(QueueStats("emails", 1000 + 400 * i, 0, 4, 0, 0, 0, 5.0),), throughput=tp)
+        for i in range(4)
+    ]
+    sparse = replace(T, backlog_window_s=15)
+    (found,) = work.backlog(h, sparse)
+    assert found.evidence[0].startswith("ready 1.4k -> 2.2k in 16s"), found.evidence
+    assert work.backlog(h[-2:], sparse) == []  # 8 s of history: under min_duration_s
+
+
 def test_chains_worst_first_and_thresholds_from_a_file() -> None:
     table = replace(
         BASE.table, dead_tuples=10, vacuum=None, vacuum_threshold=1000.0, autovacuum_enabled=False

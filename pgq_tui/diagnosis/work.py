@@ -249,11 +249,29 @@ def drain_text(backlog: int, enqueued: float, completed: float, window_s: float)
     return f"{where} grows by {fmt_count(-net)}/s"
 
 
+def since(history: History, window_s: float) -> History:
+    """The snapshots of the last `window_s` seconds, from the newest one at least that old when there
+    is one: polls further apart than usual (a slow poll, a busy machine) still give a growth over the
+    whole window, never over a part of it too short to judge (polls 0.8 s apart in a 1.5 s window
+    left two snapshots 0.8 s apart, under a min_duration_s of 1 s).
+
+    >>> from types import SimpleNamespace as S
+    >>> from datetime import datetime, timezone
+    >>> h = [S(server=S(now=datetime.fromtimestamp(t, timezone.utc))) for t in (0.0, 0.8, 1.6, 2.4)]
+    >>> [at(s) for s in since(h, 1.5)], [at(s) for s in since(h, 1.7)], len(since(h, 9.0))
+    ([0.8, 1.6, 2.4], [0.0, 0.8, 1.6, 2.4], 4)
+    """
+    last = at(history[-1])
+    start = next((i for i in range(len(history) - 1, -1, -1) if last - at(history[i]) >= window_s), 0)
+    return history[start:]
+
+
 def backlog(history: History, t: Thresholds) -> list[Finding]:
     """The ready backlog growing by more than `backlog_growth_per_s` over the last `backlog_window_s`
-    (at least `min_duration_s` of history), enqueues outpacing completions."""
+    (since(): from the newest poll at least that old; at least `min_duration_s` of history),
+    enqueues outpacing completions."""
     snap = history[-1]
-    window = [s for s in history if at(snap) - at(s) <= t.backlog_window_s]
+    window = since(history, t.backlog_window_s)
     now = _ready(snap)
     if now is None:
         return []  # a growth that rests on an unknown count (or a lower bound) is not judged
@@ -274,7 +292,9 @@ def backlog(history: History, t: Thresholds) -> list[Finding]:
     if e is not None and c is not None and e <= c:
         return []  # the ready count grew for another reason (scheduled jobs came due), not the load
     if e is not None and c is not None:
-        drain = drain_text(now_ready, e, c, span)
+        # each poll's rates average its own window (Throughput.interval_s): over a span shorter than
+        # that, the rates reach back further than the growth does
+        drain = drain_text(now_ready, e, c, max(span, snap.throughput.interval_s))
         rates = f"enqueued {e:.1f}/s, completed {c:.1f}/s"
     else:
         drain = f"the {fmt_count(now_ready)} backlog grows by {growth:.1f}/s"
