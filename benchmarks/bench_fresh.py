@@ -689,13 +689,14 @@ def on_table(
     size: int,
     queues: list[str],
     body: Callable[[str], None],
+    settings: dict[str, str] | None = None,
 ) -> None:
     """`body(dsn)` on the kind's table: `table_dsn`'s, built before, as it is; else one built here (on
-    `server_dsn`, or a private embedded server) and dropped afterwards."""
+    `server_dsn`, or a private embedded server started with `settings`) and dropped afterwards."""
     if table_dsn:
         body(table_dsn)
         return
-    with measured_server(server_dsn) as (server, version):
+    with measured_server(server_dsn, settings) as (server, version):
         t = time.monotonic()
         dsn, _ = build_table(server, kind, size, queues, 3600)
         built = f"{size:,} rows in {len(queues)} queues, built in {time.monotonic() - t:.0f} s"
