@@ -2,7 +2,8 @@
 each queue's ready range, kept alive by btree deduplication (#35).
 
     python benchmarks/bench_posting_lists.py [--kind pg-boss|seed-jobs] [--dsn DSN] [--table-dsn DSN]
-                                             [--size 10000000] [--queues 50] [--polls 120] [--active 1000]
+                                             [--size 10000000] [--queues 50] [--polls 120]
+                                             [--warm-s 20] [--active 1000]
 
 pg-boss's fetch index job_i14 is (name, state, blocked, start_after), the seed's jobs_pending_idx
 (queue, run_at): neither ends in a unique column. Jobs inserted by one statement share start_after
@@ -77,7 +78,6 @@ KINDS = {
         },
     ),
 }
-WARM_S = 20.0
 
 
 @dataclass(frozen=True)
@@ -123,15 +123,17 @@ def fleet_on(dsn: str, name: str, queues: list[str], lifetime_s: float, log: Pat
     return SeedFleet(dsn, queues, 200, lifetime_s)
 
 
-def run_mode(dsn: str, name: str, dedup: bool, queues: list[str], polls: int, log: Path) -> Run:
+def run_mode(
+    dsn: str, name: str, dedup: bool, queues: list[str], polls: int, warm_s: float, log: Path
+) -> Run:
     kind = KINDS[name]
     with psycopg.connect(dsn, autocommit=True) as conn:
         took = rebuild(conn, kind.index, dedup)
-        fleet = fleet_on(dsn, name, queues, polls + WARM_S + 60, log)
+        fleet = fleet_on(dsn, name, queues, polls + warm_s + 60, log)
         try:
             model = find_queues(dsn, kind=name)[0].model
             with Monitor(dsn, model, read_only=True) as monitor:
-                warm_end = time.monotonic() + WARM_S
+                warm_end = time.monotonic() + warm_s
                 while time.monotonic() < warm_end:
                     monitor.collect()
                     time.sleep(1.0)
@@ -173,11 +175,11 @@ def compare(dsn: str, args: argparse.Namespace, queues: list[str]) -> None:
                 f"no pg_stat_statements ({str(exc).splitlines()[0]}): the statements' means are not printed"
             )
     log = Path(args.log_dir) / "bench_posting_lists_fleet.log"
-    index = ".".join(kind.index.strings)
-    on = run_mode(dsn, args.kind, True, queues, args.polls, log)
+    index = kind.index.as_string()
+    on = run_mode(dsn, args.kind, True, queues, args.polls, args.warm_s, log)
     report(f"{args.kind}, {index} with deduplicate_items on (the index as built)", on)
     try:
-        off = run_mode(dsn, args.kind, False, queues, args.polls, log)
+        off = run_mode(dsn, args.kind, False, queues, args.polls, args.warm_s, log)
         report(f"{args.kind}, {index} with deduplicate_items off (REINDEX)", off)
     finally:
         with psycopg.connect(dsn, autocommit=True) as conn:
@@ -209,6 +211,7 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=10_000_000)
     ap.add_argument("--queues", type=int, default=50)
     ap.add_argument("--polls", type=int, default=120)
+    ap.add_argument("--warm-s", type=float, default=20.0, help="the fleet's run before the polls count")
     ap.add_argument("--active", type=int, default=1000, help="the fill's running jobs kept running")
     ap.add_argument("--log-dir", default="/tmp", help="where the pg-boss fleet's log goes")
     args = ap.parse_args()
@@ -217,7 +220,7 @@ def main() -> int:
     os.environ["PGQ_TEST_QUEUES"] = ",".join(queues)  # pg-boss's install creates each queue
     settings = {"shared_preload_libraries": "pg_stat_statements"}
     on_table(
-        args.dsn, args.table_dsn, "pg-boss", args.size, queues, lambda d: compare(d, args, queues), settings
+        args.dsn, args.table_dsn, args.kind, args.size, queues, lambda d: compare(d, args, queues), settings
     )
     return 0
 

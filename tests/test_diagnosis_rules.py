@@ -335,7 +335,7 @@ def test_backlog_growing_with_a_drain_estimate() -> None:
 def test_backlog_over_polls_further_apart_than_the_window_allows() -> None:
     """Polls 8 s apart against a 15 s window: the window reaches back to the poll 16 s old, so the
     growth is judged over 16 s, not over the last 8 s alone (under min_duration_s: nothing). Seen
-    in `why --window 2 --interval 0.5 --backlog-window 1.5` when each poll took 0.3 s."""
+    in `why --window 2 --interval 0.5 --backlog-window 1.5` on a busy CI machine (slow polls)."""
     tp = replace(BASE.throughput, total=Rates(80, 30, 0), per_queue={"emails": Rates(80, 30, 0)})
     h = [
         snap(i * 8, queues=(QueueStats("emails", 1000 + 400 * i, 0, 4, 0, 0, 0, 5.0),), throughput=tp)
