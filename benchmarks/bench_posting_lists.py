@@ -89,10 +89,13 @@ class Run:
 
 
 def heap_visits(conn: psycopg.Connection, kind: Kind, queue: str) -> int:
-    for (line,) in conn.execute(kind.walk, (queue,)).fetchall():
+    """The heap visits of the walk's index-only scan; a plan without one has no such figure: the
+    measurement's precondition fails, loudly, never as 0."""
+    plan = [line for (line,) in conn.execute(kind.walk, (queue,)).fetchall()]
+    for line in plan:
         if "Heap Fetches:" in line:
             return int(line.split("Heap Fetches:")[1].split()[0])
-    return 0
+    raise RuntimeError("the ready walk is not an index-only scan here:\n" + "\n".join(plan))
 
 
 def rebuild(conn: psycopg.Connection, index: sql.Identifier, dedup: bool) -> float:

@@ -635,21 +635,16 @@ class Monitor:
         the counts an incident turns on and those read with them (counting.full_cap_names)."""
         return counting.Caps(self.cap + 1, self.count_cap + 1, self._full_names)
 
-    def _cap1_for(self, names: frozenset[str]) -> int:
-        """cap1 of an index walk reading `names` (one statement, one cap): the full one when any of
-        them keeps it, else the poll's."""
-        return self.count_cap + 1 if names & self._full_names else self.cap + 1
-
     def _cap1_of(self, statement: Statement) -> int | None:
         """cap1 of one count statement: None for a scan (it reads every row of its states anyway:
         exact, uncapped)."""
-        return self._cap1_for(counting.names_of(statement)) if statement.indexed else None
+        return self._caps().walk(counting.names_of(statement)) if statement.indexed else None
 
     def _pass_params(self, one: Pass) -> dict[str, Any]:
         """An indexed Pass walks an index whatever the statements it covers are: the cap of the
         count names it reads."""
         names = frozenset(n for c in one.covers if c in self.model.counts for n in counting.names_of(c))
-        return {"cap1": self._cap1_for(names), "rows": self.lease_rows}
+        return {"cap1": self._caps().walk(names), "rows": self.lease_rows}
 
     def _split_passes(self) -> None:
         """Each poll Pass's rows, as the rows (or the error) of the statements it covers: the panels

@@ -64,8 +64,8 @@ class Caps:
     statement that reads an INCIDENT name: one statement has one cap), `depth` (the poll's, within
     its entry budget) for the others.
 
-    >>> c = Caps(21, 1001); c.of("ready"), c.of("stuck")
-    (21, 1001)
+    >>> c = Caps(21, 1001); c.of("ready"), c.of("stuck"), c.walk(frozenset({"ready", "stuck"}))
+    (21, 1001, 1001)
     """
 
     depth: int
@@ -74,6 +74,11 @@ class Caps:
 
     def of(self, name: str) -> int:
         return self.full if name in self.names else self.depth
+
+    def walk(self, names: frozenset[str]) -> int:
+        """cap1 of one index walk reading `names` (one statement, one cap): the full one when any of
+        them keeps it."""
+        return self.full if names & self.names else self.depth
 
 
 def full_cap_names(statements: Iterable[Statement]) -> frozenset[str]:
