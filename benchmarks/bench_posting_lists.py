@@ -14,12 +14,20 @@ scan skips it without a heap visit; but a posting list is one entry, marked dead
 in it is dead. So until the whole posting list is fetched, every walk of the range (pg-boss's fetch
 and the poll's counts alike) visits the heap for each of its dead TIDs again.
 
-This measures that, twice on one table under the kind's own fleet (bench_fresh.py's: pg-boss's own
-client, or the seed's claim): with the index as built (deduplicate_items on, the default), then
-rebuilt with deduplicate_items = off (REINDEX), then put back as it was. For each: `--polls` Monitor
-polls at 1 Hz (median, p95), the heap visits of one queue's ready walk just before each poll
-(EXPLAIN ANALYZE, first row only: the dead entries before the first live one), and with
-pg_stat_statements the means of the fleet's claim and of the poll's walks. Then the ratios, off / on.
+This measures that on one table under the kind's own fleet (bench_fresh.py's: pg-boss's own client,
+or the seed's claim), the two indexes in turn: beside the index as built (deduplicate_items on, the
+default) a twin is built CONCURRENTLY with deduplicate_items = off, both kept up to date by every
+write, and before each poll one of them is made the only valid one (pg_index.indisvalid; its table's
+plans invalidated), alternating on, off, off, on, ... so that the table's age and the machine's load
+fall on both alike. For each poll: the walk of one queue's ready range to its first job (EXPLAIN
+ANALYZE: its heap visits), the poll's own counts statement with the poll's own cap (EXPLAIN ANALYZE,
+TIMING OFF: its execution time and heap visits), and the whole Monitor.collect() (median, p95). The
+plans are checked to read the index of their turn. Then the ratios, off / on. The twin is dropped and
+the index left as it was built.
+
+A sequential run (the index as built for 120 polls, then rebuilt without deduplication for 120 more)
+cannot tell this apart: the table ages under the fleet between the two halves, and two such runs
+disagreed on the direction by more than the effect.
 
 pgq-top never changes a table it does not own; the `off` run is what an operator may choose for
 their own index, measured, not something the monitor does.
@@ -33,91 +41,133 @@ import os
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from bench_fresh import Fleet, PgBossFleet, SeedFleet, keep_active, on_table, pct
 from psycopg import sql
 
 from pgq_tui.detection import find_queues
+from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.monitor.collect import Monitor
-
-STATEMENTS = """SELECT mean_exec_time, calls, regexp_replace(query, '\\s+', ' ', 'g')
-FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"""
 
 
 @dataclass(frozen=True)
 class Kind:
-    index: sql.Identifier  # the index the ready walks read
+    index: tuple[str, str]  # (schema, name): the index the ready walks read
+    table: tuple[str, str]  # the table it is on (pg-boss: job_common, the partition)
     walk: str  # EXPLAIN ANALYZE of one queue's ready walk to its first row, %s the queue
-    # what each measured statement starts with (its text normalized to single spaces); the most called
-    # of each is the one measured (the background counter runs the poll's statements' kin far less often)
-    statements: dict[str, str]
+    counts: str  # the poll's counts statement that walks the ready range (its name's last part)
 
 
 KINDS = {
     "pg-boss": Kind(
-        sql.Identifier("pgboss", "job_common_i14"),
+        ("pgboss", "job_common_i14"),
+        ("pgboss", "job_common"),
         "EXPLAIN (ANALYZE, COSTS OFF) SELECT j.start_after FROM pgboss.job j WHERE j.name = %s"
         " AND j.state = 'created' AND NOT j.blocked AND j.start_after <= now()"
         " ORDER BY j.start_after LIMIT 1",
-        {
-            "the fleet's claim (pg-boss's fetch)": "WITH next AS ( SELECT j.id FROM pgboss.job_common",
-            "the poll's counts": "SELECT q.name AS queue, least(",
-            "the poll's active walk": "WITH active AS MATERIALIZED (",
-        },
+        "modern_count_queued",
     ),
     "seed-jobs": Kind(
-        sql.Identifier("public", "jobs_pending_idx"),
+        ("public", "jobs_pending_idx"),
+        ("public", "jobs"),
         "EXPLAIN (ANALYZE, COSTS OFF) SELECT run_at FROM jobs WHERE queue = %s AND status = 'pending'"
         " AND run_at <= now() ORDER BY run_at LIMIT 1",
-        {
-            "the fleet's claim": "UPDATE jobs SET status = 'running'",
-            "the poll's counts": "WITH RECURSIVE qs AS (",
-        },
+        "count_ready_scheduled_oldest",
     ),
 }
+ON, OFF = "on", "off"
 
 
-@dataclass(frozen=True)
-class Run:
-    reindex_s: float
-    walls: list[float]  # each poll's collect(), ms
-    visits: list[int]  # one queue's walk to its first ready job just before each poll: heap visits
-    means: dict[str, float]  # pg_stat_statements over the polls, ms (empty without the extension)
+@dataclass
+class Turns:
+    """What the polls of one index measured, poll by poll."""
+
+    walls: list[float] = field(default_factory=list)  # collect(), ms
+    walk_visits: list[int] = field(default_factory=list)  # one queue's walk to its first ready job
+    counts_ms: list[float] = field(default_factory=list)  # the poll's counts statement, server time
+    counts_visits: list[int] = field(default_factory=list)  # ... and its heap visits
 
 
-def heap_visits(conn: psycopg.Connection, kind: Kind, queue: str) -> int:
-    """The heap visits of the walk's index-only scan; a plan without one has no such figure: the
-    measurement's precondition fails, loudly, never as 0."""
+def plan_visits(plan: dict[str, Any], indexes: set[str]) -> int:
+    """Heap visits of every index-only scan in a JSON plan; the names of the indexes read go to
+    `indexes`."""
+    if "Index Name" in plan:
+        indexes.add(str(plan["Index Name"]))
+    own = int(plan.get("Heap Fetches", 0))  # a node without the figure is no index-only scan
+    return own + sum(plan_visits(p, indexes) for p in plan.get("Plans", ()))
+
+
+def walk_visits(conn: psycopg.Connection, kind: Kind, queue: str, index: str) -> int:
+    """The heap visits of the walk's index-only scan of `index`; a plan without one has no such
+    figure: the measurement's precondition fails, loudly, never as 0."""
     plan = [line for (line,) in conn.execute(kind.walk, (queue,)).fetchall()]
-    for line in plan:
-        if "Heap Fetches:" in line:
-            return int(line.split("Heap Fetches:")[1].split()[0])
-    raise RuntimeError("the ready walk is not an index-only scan here:\n" + "\n".join(plan))
+    if any(f"Index Only Scan using {index} " in line for line in plan):
+        for line in plan:
+            if "Heap Fetches:" in line:
+                return int(line.split("Heap Fetches:")[1].split()[0])
+    raise RuntimeError(f"the ready walk is not an index-only scan of {index} here:\n" + "\n".join(plan))
 
 
-def rebuild(conn: psycopg.Connection, index: sql.Identifier, dedup: bool) -> float:
-    t = time.perf_counter()
-    setting = sql.SQL("on" if dedup else "off")
-    conn.execute(sql.SQL("ALTER INDEX {} SET (deduplicate_items = {})").format(index, setting))
-    conn.execute(sql.SQL("REINDEX INDEX {}").format(index))
-    return time.perf_counter() - t
+def counts_run(
+    conn: psycopg.Connection, query: sql.Composed, params: dict[str, Any], index: str
+) -> tuple[float, int]:
+    """The counts statement's execution time (ms) and heap visits, checked to read `index`."""
+    explain = sql.SQL("EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) ") + query
+    row = conn.execute(explain, params).fetchone()
+    assert row is not None
+    plan = row[0][0]
+    read: set[str] = set()
+    visits = plan_visits(plan["Plan"], read)
+    if index not in read:
+        raise RuntimeError(f"the counts statement read {sorted(read)}, not {index}")
+    return float(plan["Execution Time"]), visits
 
 
-def statements(conn: psycopg.Connection, kind: Kind) -> dict[str, float]:
-    """The means (ms) of the fleet's claim and the poll's walks since the reset, by what they are."""
-    try:
-        rows = conn.execute(STATEMENTS).fetchall()
-    except psycopg.errors.UndefinedTable:
-        return {}
-    best: dict[str, tuple[int, float]] = {}
-    for mean, calls, query in rows:
-        for label, start in kind.statements.items():
-            if str(query).startswith(start) and int(calls) > best.get(label, (0, 0.0))[0]:
-                best[label] = (int(calls), float(mean))
-    return {label: mean for label, (_, mean) in best.items()}
+def build_twin(conn: psycopg.Connection, kind: Kind) -> str:
+    """A copy of the kind's index with deduplicate_items = off, built CONCURRENTLY (the fleet runs on);
+    its name. The copy's columns and predicate are the server's own text of the index's."""
+    index = sql.Identifier(*kind.index).as_string(conn)
+    row = conn.execute(
+        """SELECT array(SELECT pg_get_indexdef(i.indexrelid, k, true)
+                        FROM generate_series(1, i.indnkeyatts) k ORDER BY k),
+                  pg_get_expr(i.indpred, i.indrelid), i.indnatts = i.indnkeyatts
+           FROM pg_index i WHERE i.indexrelid = %s::regclass""",
+        (index,),
+    ).fetchone()
+    assert row is not None
+    columns, predicate, no_include = row
+    if not no_include:
+        raise RuntimeError(f"{index} has INCLUDE columns: the twin would not be the same index")
+    twin = f"{kind.index[1]}_nodedup"
+    create = sql.SQL(
+        "CREATE INDEX CONCURRENTLY {twin} ON {table} USING btree ({columns}) WITH (deduplicate_items = off)"
+    ).format(
+        twin=sql.Identifier(twin),
+        table=sql.Identifier(*kind.table),
+        columns=sql.SQL(", ").join(sql.SQL(c) for c in columns),
+    )
+    if predicate is not None:
+        create += sql.SQL(" WHERE ") + sql.SQL(predicate)
+    conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(kind.index[0], twin)))
+    conn.execute(create)
+    return twin
+
+
+def make_only_valid(conn: psycopg.Connection, kind: Kind, chosen: str, other: str) -> None:
+    """Plans read `chosen` alone: the other is left valid = false, still kept up to date by every write
+    (indisready). Touching the table's pg_class row makes every cached plan on it planned again."""
+    schema = sql.Identifier(kind.index[0]).as_string(conn)
+    conn.execute(
+        "UPDATE pg_index SET indisvalid = (indexrelid = %(chosen)s::regclass)"
+        " WHERE indexrelid IN (%(chosen)s::regclass, %(other)s::regclass)",
+        {"chosen": f"{schema}.{chosen}", "other": f"{schema}.{other}"},
+    )
+    table = sql.Identifier(*kind.table).as_string(conn)
+    conn.execute("UPDATE pg_class SET relhasindex = relhasindex WHERE oid = %s::regclass", (table,))
 
 
 def fleet_on(dsn: str, name: str, queues: list[str], lifetime_s: float, log: Path) -> Fleet:
@@ -126,82 +176,97 @@ def fleet_on(dsn: str, name: str, queues: list[str], lifetime_s: float, log: Pat
     return SeedFleet(dsn, queues, 200, lifetime_s)
 
 
-def run_mode(
-    dsn: str, name: str, dedup: bool, queues: list[str], polls: int, warm_s: float, log: Path
-) -> Run:
-    kind = KINDS[name]
+def turns_of(polls: int) -> list[str]:
+    """on, off, off, on, on, off, ...: each index as often first as second.
+
+    >>> turns_of(6)
+    ['on', 'off', 'off', 'on', 'on', 'off']
+    """
+    return [(ON, OFF)[(i + 1) // 2 % 2] for i in range(polls)]
+
+
+def interleaved(dsn: str, args: argparse.Namespace, queues: list[str], log: Path) -> dict[str, Turns]:
+    kind = KINDS[args.kind]
+    names = {ON: kind.index[1]}
+    turns = {ON: Turns(), OFF: Turns()}
     with psycopg.connect(dsn, autocommit=True) as conn:
-        took = rebuild(conn, kind.index, dedup)
-        fleet = fleet_on(dsn, name, queues, polls + warm_s + 60, log)
+        fleet = fleet_on(dsn, args.kind, queues, 2 * args.polls + args.warm_s + 120, log)
         try:
-            model = find_queues(dsn, kind=name)[0].model
+            t = time.perf_counter()
+            names[OFF] = build_twin(conn, kind)
+            print(f"the twin {names[OFF]} (deduplicate_items = off) built in {time.perf_counter() - t:.1f} s")
+            model = find_queues(dsn, kind=args.kind)[0].model
+            counts = next(s for s in model.counts if s.name.split(".")[-1] == kind.counts)
+            query = counts.compose()
             with Monitor(dsn, model, read_only=True) as monitor:
-                warm_end = time.monotonic() + warm_s
-                while time.monotonic() < warm_end:
+                warm_end = time.monotonic() + args.warm_s
+                while (
+                    time.monotonic() < warm_end
+                ):  # both indexes kept up by the fleet; the poll's cap settles
                     monitor.collect()
                     time.sleep(1.0)
-                with contextlib.suppress(psycopg.errors.UndefinedFunction):  # no pg_stat_statements
-                    conn.execute("SELECT pg_stat_statements_reset()")
-                walls: list[float] = []
-                visits: list[int] = []
-                for _ in range(polls):
-                    visits.append(heap_visits(conn, kind, queues[0]))
+                for mode in turns_of(2 * args.polls):
+                    make_only_valid(conn, kind, names[mode], names[OFF if mode == ON else ON])
+                    turn = turns[mode]
+                    turn.walk_visits.append(walk_visits(conn, kind, queues[0], names[mode]))
+                    params = {**DEFAULTS, "cap1": monitor.cap + 1}  # the poll's own cap, as it reads
+                    ms, visits = counts_run(conn, query, params, names[mode])
+                    turn.counts_ms.append(ms)
+                    turn.counts_visits.append(visits)
                     t = time.perf_counter()
                     monitor.collect()
-                    walls.append((time.perf_counter() - t) * 1000)
-                    time.sleep(max(0.0, 1.0 - walls[-1] / 1000))
-                means = statements(conn, kind)
+                    turn.walls.append((time.perf_counter() - t) * 1000)
+                    time.sleep(max(0.0, 1.0 - turn.walls[-1] / 1000))
         finally:
             fleet.stop()
-    return Run(took, walls, visits, means)
+            with contextlib.suppress(KeyError):
+                conn.execute(
+                    sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(kind.index[0], names[OFF]))
+                )
+            conn.execute(
+                "UPDATE pg_index SET indisvalid = true WHERE indexrelid = %s::regclass",
+                (sql.Identifier(*kind.index).as_string(conn),),
+            )
+    return turns
 
 
-def report(label: str, r: Run) -> None:
-    print(
-        f"{label}: REINDEX {r.reindex_s:.1f} s; poll median {statistics.median(r.walls):.1f} ms,"
-        f" p95 {pct(r.walls, 0.95):.1f} ms over {len(r.walls)} polls; one queue's walk to its first ready"
-        f" job: heap visits median {statistics.median(r.visits):.0f}, max {max(r.visits)}",
-        flush=True,
-    )
-    for name, mean in r.means.items():
-        print(f"  {name}: {mean:.2f} ms mean", flush=True)
+def report(kind: str, index: str, turns: dict[str, Turns]) -> None:
+    for mode, label in ((ON, "as built (deduplicate_items on)"), (OFF, "its twin, deduplicate_items off")):
+        t = turns[mode]
+        print(
+            f"{kind}, {index} {label}: {len(t.walls)} polls; collect() median"
+            f" {statistics.median(t.walls):.1f} ms, p95 {pct(t.walls, 0.95):.1f} ms; the poll's counts"
+            f" statement median {statistics.median(t.counts_ms):.2f} ms,"
+            f" {statistics.median(t.counts_visits):.0f} heap visits; one queue's walk to its first ready job:"
+            f" heap visits median {statistics.median(t.walk_visits):.0f}, max {max(t.walk_visits)}",
+            flush=True,
+        )
+    on, off = turns[ON], turns[OFF]
+    ratio = {
+        "collect() median": (statistics.median(off.walls), statistics.median(on.walls)),
+        "collect() p95": (pct(off.walls, 0.95), pct(on.walls, 0.95)),
+        "the poll's counts statement, median ms": (
+            statistics.median(off.counts_ms),
+            statistics.median(on.counts_ms),
+        ),
+        "the poll's counts statement, heap visits": (
+            float(statistics.median(off.counts_visits)),
+            float(statistics.median(on.counts_visits)),
+        ),
+        "one queue's walk, heap visits": (
+            float(statistics.median(off.walk_visits)),
+            float(statistics.median(on.walk_visits)),
+        ),
+    }
+    for name, (a, b) in ratio.items():
+        print(f"ratio off / on, {name}: {a:.1f} / {b:.1f} = {a / b if b else float('nan'):.2f}", flush=True)
 
 
 def compare(dsn: str, args: argparse.Namespace, queues: list[str]) -> None:
-    kind = KINDS[args.kind]
     keep_active(dsn, args.kind, args.active)
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        try:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-        except psycopg.Error as exc:  # a server without it: the poll's figures only
-            print(
-                f"no pg_stat_statements ({str(exc).splitlines()[0]}): the statements' means are not printed"
-            )
     log = Path(args.log_dir) / "bench_posting_lists_fleet.log"
-    index = kind.index.as_string()
-    on = run_mode(dsn, args.kind, True, queues, args.polls, args.warm_s, log)
-    report(f"{args.kind}, {index} with deduplicate_items on (the index as built)", on)
-    try:
-        off = run_mode(dsn, args.kind, False, queues, args.polls, args.warm_s, log)
-        report(f"{args.kind}, {index} with deduplicate_items off (REINDEX)", off)
-    finally:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(sql.SQL("ALTER INDEX {} RESET (deduplicate_items)").format(kind.index))
-            conn.execute(sql.SQL("REINDEX INDEX {}").format(kind.index))  # the table as it was built
-    ratio = {
-        "poll median": (statistics.median(off.walls), statistics.median(on.walls)),
-        "poll p95": (pct(off.walls, 0.95), pct(on.walls, 0.95)),
-        "walk heap visits, median": (
-            float(statistics.median(off.visits)),
-            float(statistics.median(on.visits)),
-        ),
-    }
-    for name in kind.statements:
-        a, b = off.means.get(name), on.means.get(name)
-        if a is not None and b is not None:
-            ratio[f"{name}, mean"] = (a, b)
-    for name, (a, b) in ratio.items():
-        print(f"ratio off / on, {name}: {a:.1f} / {b:.1f} = {a / b if b else float('nan'):.2f}", flush=True)
+    turns = interleaved(dsn, args, queues, log)
+    report(args.kind, sql.Identifier(*KINDS[args.kind].index).as_string(None), turns)
 
 
 def main() -> int:
@@ -213,7 +278,7 @@ def main() -> int:
     )
     ap.add_argument("--size", type=int, default=10_000_000)
     ap.add_argument("--queues", type=int, default=50)
-    ap.add_argument("--polls", type=int, default=120)
+    ap.add_argument("--polls", type=int, default=120, help="polls of each index, in turn")
     ap.add_argument("--warm-s", type=float, default=20.0, help="the fleet's run before the polls count")
     ap.add_argument("--active", type=int, default=1000, help="the fill's running jobs kept running")
     ap.add_argument("--log-dir", default="/tmp", help="where the pg-boss fleet's log goes")
@@ -221,10 +286,7 @@ def main() -> int:
     print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()), flush=True)
     queues = [f"q{i}" for i in range(args.queues)]
     os.environ["PGQ_TEST_QUEUES"] = ",".join(queues)  # pg-boss's install creates each queue
-    settings = {"shared_preload_libraries": "pg_stat_statements"}
-    on_table(
-        args.dsn, args.table_dsn, args.kind, args.size, queues, lambda d: compare(d, args, queues), settings
-    )
+    on_table(args.dsn, args.table_dsn, args.kind, args.size, queues, lambda d: compare(d, args, queues))
     return 0
 
 
