@@ -21,8 +21,9 @@ write, and before each poll one of them is made the only valid one (pg_index.ind
 plans invalidated), alternating on, off, off, on, ... so that the table's age and the machine's load
 fall on both alike. For each poll: the walk of one queue's ready range to its first job (EXPLAIN
 ANALYZE: its heap visits), the poll's own counts statement with the poll's own cap (EXPLAIN ANALYZE,
-TIMING OFF: its execution time and heap visits), and the whole Monitor.collect() (median, p95). The
-plans are checked to read the index of their turn. Then the ratios, off / on. The twin is dropped and
+TIMING OFF: its execution time and heap visits), the whole Monitor.collect() (median, p95), and
+with pg_stat_statements (reset at each turn) the mean of the fleet's claims in the turn. The plans
+are checked to read the index of their turn. Then the ratios, off / on. The twin is dropped and
 the index left as it was built.
 
 A sequential run (the index as built for 120 polls, then rebuilt without deduplication for 120 more)
@@ -60,6 +61,7 @@ class Kind:
     table: tuple[str, str]  # the table it is on (pg-boss: job_common, the partition)
     walk: str  # EXPLAIN ANALYZE of one queue's ready walk to its first row, %s the queue
     counts: str  # the poll's counts statement that walks the ready range (its name's last part)
+    claim: str  # text only the fleet's claim holds, as pg_stat_statements shows it (on one line)
 
 
 KINDS = {
@@ -70,6 +72,7 @@ KINDS = {
         " AND j.state = 'created' AND NOT j.blocked AND j.start_after <= now()"
         " ORDER BY j.start_after LIMIT 1",
         "modern_count_queued",
+        "WITH next AS ( SELECT j.id FROM pgboss.job_common",
     ),
     "seed-jobs": Kind(
         ("public", "jobs_pending_idx"),
@@ -77,6 +80,7 @@ KINDS = {
         "EXPLAIN (ANALYZE, COSTS OFF) SELECT run_at FROM jobs WHERE queue = %s AND status = 'pending'"
         " AND run_at <= now() ORDER BY run_at LIMIT 1",
         "count_ready_scheduled_oldest",
+        ", attempts = attempts + $",  # constants show as $n there
     ),
 }
 ON, OFF = "on", "off"
@@ -90,6 +94,7 @@ class Turns:
     walk_visits: list[int] = field(default_factory=list)  # one queue's walk to its first ready job
     counts_ms: list[float] = field(default_factory=list)  # the poll's counts statement, server time
     counts_visits: list[int] = field(default_factory=list)  # ... and its heap visits
+    claims_ms: list[float] = field(default_factory=list)  # the fleet's claims in the turn: their mean
 
 
 def plan_visits(plan: dict[str, Any], indexes: set[str]) -> int:
@@ -125,6 +130,21 @@ def counts_run(
     if index not in read:
         raise RuntimeError(f"the counts statement read {sorted(read)}, not {index}")
     return float(plan["Execution Time"]), visits
+
+
+CLAIMS = """SELECT sum(total_exec_time) / nullif(sum(calls), 0) FROM pg_stat_statements
+WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND strpos(regexp_replace(query, '\\s+', ' ', 'g'), %s) > 0"""
+
+
+def claims_mean(conn: psycopg.Connection, kind: Kind) -> float | None:
+    """The mean time (ms) of the fleet's claims since pg_stat_statements was last reset; None without
+    a claim (or without the extension)."""
+    try:
+        row = conn.execute(CLAIMS, (kind.claim,)).fetchone()
+    except psycopg.errors.UndefinedTable:
+        return None
+    return None if row is None or row[0] is None else float(row[0])
 
 
 def build_twin(conn: psycopg.Connection, kind: Kind) -> str:
@@ -207,6 +227,8 @@ def interleaved(dsn: str, args: argparse.Namespace, queues: list[str], log: Path
                     time.sleep(1.0)
                 for mode in turns_of(2 * args.polls):
                     make_only_valid(conn, kind, names[mode], names[OFF if mode == ON else ON])
+                    with contextlib.suppress(psycopg.errors.UndefinedFunction):  # the turn's claims alone
+                        conn.execute("SELECT pg_stat_statements_reset()")
                     turn = turns[mode]
                     turn.walk_visits.append(walk_visits(conn, kind, queues[0], names[mode]))
                     params = {**DEFAULTS, "cap1": monitor.cap + 1}  # the poll's own cap, as it reads
@@ -217,6 +239,8 @@ def interleaved(dsn: str, args: argparse.Namespace, queues: list[str], log: Path
                     monitor.collect()
                     turn.walls.append((time.perf_counter() - t) * 1000)
                     time.sleep(max(0.0, 1.0 - turn.walls[-1] / 1000))
+                    if (claims := claims_mean(conn, kind)) is not None:
+                        turn.claims_ms.append(claims)
         finally:
             fleet.stop()
             with contextlib.suppress(KeyError):
@@ -238,7 +262,8 @@ def report(kind: str, index: str, turns: dict[str, Turns]) -> None:
             f" {statistics.median(t.walls):.1f} ms, p95 {pct(t.walls, 0.95):.1f} ms; the poll's counts"
             f" statement median {statistics.median(t.counts_ms):.2f} ms,"
             f" {statistics.median(t.counts_visits):.0f} heap visits; one queue's walk to its first ready job:"
-            f" heap visits median {statistics.median(t.walk_visits):.0f}, max {max(t.walk_visits)}",
+            f" heap visits median {statistics.median(t.walk_visits):.0f}, max {max(t.walk_visits)}"
+            + (f"; the fleet's claim, mean {statistics.median(t.claims_ms):.2f} ms" if t.claims_ms else ""),
             flush=True,
         )
     on, off = turns[ON], turns[OFF]
@@ -258,12 +283,22 @@ def report(kind: str, index: str, turns: dict[str, Turns]) -> None:
             float(statistics.median(on.walk_visits)),
         ),
     }
+    if on.claims_ms and off.claims_ms:
+        ratio["the fleet's claim, mean ms (median of the turns)"] = (
+            statistics.median(off.claims_ms),
+            statistics.median(on.claims_ms),
+        )
     for name, (a, b) in ratio.items():
         print(f"ratio off / on, {name}: {a:.1f} / {b:.1f} = {a / b if b else float('nan'):.2f}", flush=True)
 
 
 def compare(dsn: str, args: argparse.Namespace, queues: list[str]) -> None:
     keep_active(dsn, args.kind, args.active)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        except psycopg.Error as exc:  # a server without it: no claim figures
+            print(f"no pg_stat_statements ({str(exc).splitlines()[0]}): the fleet's claim is not timed")
     log = Path(args.log_dir) / "bench_posting_lists_fleet.log"
     turns = interleaved(dsn, args, queues, log)
     report(args.kind, sql.Identifier(*KINDS[args.kind].index).as_string(None), turns)
@@ -286,7 +321,10 @@ def main() -> int:
     print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()), flush=True)
     queues = [f"q{i}" for i in range(args.queues)]
     os.environ["PGQ_TEST_QUEUES"] = ",".join(queues)  # pg-boss's install creates each queue
-    on_table(args.dsn, args.table_dsn, args.kind, args.size, queues, lambda d: compare(d, args, queues))
+    settings = {"shared_preload_libraries": "pg_stat_statements"}
+    on_table(
+        args.dsn, args.table_dsn, args.kind, args.size, queues, lambda d: compare(d, args, queues), settings
+    )
     return 0
 
 
