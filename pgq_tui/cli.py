@@ -9,18 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 import psycopg
 
 from pgq_tui import __version__
 from pgq_tui.errors import (
     EXIT_ERROR,
-    EXIT_OK,
-    EXIT_REFUSED,
     EXIT_USAGE,
     PgqError,
-    RedactFilter,
     describe,
     redact,
 )
@@ -320,117 +316,16 @@ def _read_only(p: argparse.ArgumentParser, *, suppress: bool = False) -> None:
     )
 
 
-def _refuse_writes(args: argparse.Namespace, what: str) -> None:
-    if args.read_only:
-        raise PgqError(f"read-only: writes are disabled ({what})", EXIT_REFUSED)
-
-
 def _cmd_init(args: argparse.Namespace) -> int:
-    from pgq_tui.db import resolve_dsn
+    from pgq_tui.commands.init import run_init
 
-    if not args.dry_run:
-        _refuse_writes(args, "pgq-top init writes the jobs table; --dry-run only prints")
-    from pgq_tui.queue import JobQueue
-
-    # No statement timeout: a concurrent index build on a big table takes as long as it takes.
-    table, schema = args.table or "jobs", args.schema or "public"
-    with JobQueue(
-        resolve_dsn(args.dsn), table, schema, worker_id="pgq-top init", statement_timeout_ms=None
-    ) as q:
-        if args.dry_run:
-            from pgq_tui.jobtable.schema import plan
-
-            statements = plan(q.conn, table, schema, adopt=args.adopt)
-            print("\n".join(statements) if statements else "-- nothing to change")
-            return EXIT_OK
-        done = _audited_install(q, args.dsn, args.audit_log, f"{schema}.{table}", adopt=args.adopt)
-    print(f"pgq-top: {schema}.{table} is ready" + ("" if done else " (nothing to change)"))
-    return EXIT_OK
-
-
-def _audited_install(q: Any, dsn: str | None, audit_log: str | None, table: str, *, adopt: bool) -> list[str]:
-    """JobQueue.install, recorded in the audit log before and after like every write (docs/actions.md):
-    `changed` is how many changes it made, `outcome` what they were. A start line that cannot be
-    written refuses the install (PgqError, nothing changed)."""
-    from pgq_tui.audit import AuditLog
-    from pgq_tui.db import resolve_dsn
-
-    audit, conninfo = AuditLog.from_environment(audit_log), resolve_dsn(dsn)
-    fields: dict[str, Any] = {"kind": "pgq", "action": "init --adopt" if adopt else "init", "table": table}
-    audit.write(conninfo, "start", **fields)
-    try:
-        done: list[str] = q.install(say=lambda message: print(f"pgq-top: {message}", flush=True), adopt=adopt)
-    except Exception as exc:
-        audit.write(conninfo, "end", **fields, changed=None, outcome="failed", error=str(exc))
-        raise
-    outcome = "; ".join(done) or "nothing to change"
-    audit.write(conninfo, "end", **fields, changed=len(done), outcome=outcome, error=None)
-    return done
+    return run_init(args)
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
-    import logging
-    import signal
-    import threading
+    from pgq_tui.commands.worker import run_worker
 
-    from pgq_tui.db import resolve_dsn
-    from pgq_tui.queue.handlers import load_handler
-    from pgq_tui.queue.jobqueue import JobQueue
-    from pgq_tui.queue.pool import WorkerPool
-    from pgq_tui.queue.supervise import RestartPolicy
-    from pgq_tui.queue.worker import WorkerConfig
-
-    _refuse_writes(args, "a pgq-top worker claims and completes jobs")
-    dsn = resolve_dsn(args.dsn)
-    args.table, args.schema = args.table or "jobs", args.schema or "public"
-    load_handler(args.handler)  # fail fast, in the parent, with one line
-    with JobQueue(dsn, args.table, args.schema, worker_id="pgq-top worker check") as q:
-        q.conn.execute(
-            psycopg.sql.SQL("SELECT 1 FROM {} LIMIT 0").format(
-                psycopg.sql.Identifier(args.schema, args.table)
-            )
-        )
-    config = WorkerConfig(
-        conninfo=dsn,
-        queues=tuple(args.queue),
-        table=args.table,
-        schema=args.schema,
-        handler=args.handler,
-        batch=args.batch,
-        lease=args.lease,
-        keep=args.keep,
-        poll=args.poll,
-    )
-    # The pool's supervisor says which worker died of what, and when it restarts one.
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("pgq-top worker: %(message)s"))
-    handler.addFilter(RedactFilter())
-    supervision = logging.getLogger("pgq_tui.queue.pool")
-    supervision.addHandler(handler)
-    supervision.setLevel(logging.INFO)
-    supervision.propagate = False
-    stopping = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stopping.set())
-    restart = RestartPolicy(crash_limit=args.max_crashes, crash_window=args.crash_window)
-    pool = WorkerPool(
-        config, concurrency=args.concurrency, reap_interval=args.reap_interval, restart=restart
-    ).start()
-    print(
-        f"pgq-top worker: {args.concurrency} processes on {', '.join(args.queue)}; Ctrl-C stops",
-        file=sys.stderr,
-    )
-    try:
-        while not stopping.is_set() and pool.wait_failure(0.2) is None:
-            pass
-    finally:
-        pool.stop(timeout=args.lease)
-        counts = pool.counts()
-        print("pgq-top worker: stopped; " + ", ".join(f"{k} {v}" for k, v in counts.items()), file=sys.stderr)
-    if pool.failure:
-        print(f"pgq-top worker: error: {redact(str(pool.failure))}", file=sys.stderr)
-        return EXIT_ERROR
-    return EXIT_OK
+    return run_worker(args)
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:

@@ -1,2 +1,2 @@
-"""CLI commands that print one result and exit (`snapshot`, `advise`): argparse in, text or JSON
-out. The CLI layer: nothing below it (monitor, render, tui) imports these."""
+"""The bodies of the CLI commands (`snapshot`, `advise`, `init`, `worker`, ...): argparse in, text or
+JSON out, an exit code back. The CLI layer: nothing below it (monitor, render, tui) imports these."""
