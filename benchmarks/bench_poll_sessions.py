@@ -92,8 +92,8 @@ def measure(dsn: str, args: argparse.Namespace, queues: list[str]) -> None:
             f"{name}: median {statistics.median(v):.1f} ms, p95 {pct(v, 0.95):.1f} ms over {len(v)} rounds",
             flush=True,
         )
-    for label, p in (("median", 0.5), ("p95", 0.95)):
-        a, b = pct(times[TWO], p), pct(times[ONE], p)
+    for label, figure in (("median", statistics.median), ("p95", lambda v: pct(v, 0.95))):
+        a, b = figure(times[TWO]), figure(times[ONE])
         print(f"ratio two / one session, {label}: {a:.1f} / {b:.1f} = {a / b:.2f}", flush=True)
 
 
