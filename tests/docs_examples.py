@@ -136,6 +136,9 @@ _VARYING: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b\d+(\.\d+)?(k|M)?( jobs| rows| claims| tuples)?/s\b"), "<RATE>"),
     # compact durations: 1h02m, 10m00s, 3.9s, 0.0496s, 12ms (a spaced "2 s" is a setting, kept)
     (re.compile(r"\b(\d+d)?(\d+h)?(\d+m)?\d+(\.\d+)?(ms|us|s)\b|\b\d+d\d+h\b|\b\d+h\d\dm\b"), "<DUR>"),
+    # schedules' ages drop a zero second unit ("3h" for 3h00m, "2d" for 2d00h: schedules/words.py), so an
+    # example run in the first minute of an hour reads them bare; a bare one after "every" is a period
+    (re.compile(r"\b\d+[mhd](?= ago\b)|(?<=\bLATE )\d+[hd]\b|(?<=\bin )\d+[hd]\b"), "<DUR>"),
     (re.compile(r"\b\d+ polls? over \d+(\.\d+)? s\b"), "<N> polls over <N> s"),  # as many as the load allows
     (re.compile(r"(built index \S+ in )\d+(\.\d+)? s\b"), r"\1<DUR>"),
     (re.compile(r"[ \t]+$", re.M), ""),
@@ -153,6 +156,11 @@ def normalise(text: str) -> str:
     'at <TIME>, <RATE>, <SIZE>'
     >>> normalise("in 36s     5m") == normalise("in 4m32s   5m")
     True
+    >>> on_the_hour = normalise("last ran 3h ago  in 1h  every 1h  LATE 2h")
+    >>> on_the_hour == normalise("last ran 3h05m ago  in 55m10s  every 1h  LATE 2h05m")
+    True
+    >>> normalise("every 1h")
+    'every 1h'
     """
     for pattern, placeholder in _VARYING:
         text = pattern.sub(placeholder, text)
