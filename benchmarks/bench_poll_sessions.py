@@ -21,7 +21,6 @@ feels. This measures what that would buy.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import threading
@@ -29,8 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_fresh import keep_active, on_table, pct
-from bench_posting_lists import fleet_on
+from bench_fresh import keep_active, pct
+from bench_posting_lists import fleet_on, fleet_table_parser, on_fleet_table
 
 from pgq_tui.detection import find_queues
 from pgq_tui.monitor import pipeline
@@ -98,24 +97,9 @@ def measure(dsn: str, args: argparse.Namespace, queues: list[str]) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kind", choices=("pg-boss", "seed-jobs"), default="pg-boss")
-    ap.add_argument("--dsn", help="a server to build the table on (default: a private embedded one)")
-    ap.add_argument(
-        "--table-dsn", help="the kind's database built before (bench_fresh.py's): use it, build nothing"
-    )
-    ap.add_argument("--size", type=int, default=10_000_000)
-    ap.add_argument("--queues", type=int, default=50)
-    ap.add_argument("--rounds", type=int, default=40)
-    ap.add_argument("--warm-s", type=float, default=20.0, help="the fleet's run before the rounds count")
-    ap.add_argument("--active", type=int, default=1000, help="the fill's running jobs kept running")
-    ap.add_argument("--log-dir", default="/tmp", help="where the pg-boss fleet's log goes")
-    args = ap.parse_args()
-    print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()), flush=True)
-    queues = [f"q{i}" for i in range(args.queues)]
-    os.environ["PGQ_TEST_QUEUES"] = ",".join(queues)  # pg-boss's install creates each queue
-    on_table(args.dsn, args.table_dsn, args.kind, args.size, queues, lambda d: measure(d, args, queues))
-    return 0
+    ap = fleet_table_parser(__doc__)
+    ap.add_argument("--rounds", type=int, default=40, help="rounds of each way, in turn")
+    return on_fleet_table(ap.parse_args(), measure)
 
 
 if __name__ == "__main__":

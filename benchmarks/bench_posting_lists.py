@@ -42,6 +42,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -304,8 +305,10 @@ def compare(dsn: str, args: argparse.Namespace, queues: list[str]) -> None:
     report(args.kind, sql.Identifier(*KINDS[args.kind].index).as_string(None), turns)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def fleet_table_parser(doc: str) -> argparse.ArgumentParser:
+    """The options of a benchmark on one 10M-row stock table under its kind's fleet (this one's and
+    bench_poll_sessions.py's)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--kind", choices=sorted(KINDS), default="pg-boss")
     ap.add_argument("--dsn", help="a server to build the table on (default: a private embedded one)")
     ap.add_argument(
@@ -313,19 +316,31 @@ def main() -> int:
     )
     ap.add_argument("--size", type=int, default=10_000_000)
     ap.add_argument("--queues", type=int, default=50)
-    ap.add_argument("--polls", type=int, default=120, help="polls of each index, in turn")
-    ap.add_argument("--warm-s", type=float, default=20.0, help="the fleet's run before the polls count")
+    ap.add_argument("--warm-s", type=float, default=20.0, help="the fleet's run before the measures count")
     ap.add_argument("--active", type=int, default=1000, help="the fill's running jobs kept running")
     ap.add_argument("--log-dir", default="/tmp", help="where the pg-boss fleet's log goes")
-    args = ap.parse_args()
+    return ap
+
+
+def on_fleet_table(
+    args: argparse.Namespace, body: Callable[[str, argparse.Namespace, list[str]], None]
+) -> int:
+    """`body(dsn, args, queues)` on the kind's table (built here unless --table-dsn), on a server with
+    pg_stat_statements."""
     print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()), flush=True)
     queues = [f"q{i}" for i in range(args.queues)]
     os.environ["PGQ_TEST_QUEUES"] = ",".join(queues)  # pg-boss's install creates each queue
     settings = {"shared_preload_libraries": "pg_stat_statements"}
     on_table(
-        args.dsn, args.table_dsn, args.kind, args.size, queues, lambda d: compare(d, args, queues), settings
+        args.dsn, args.table_dsn, args.kind, args.size, queues, lambda d: body(d, args, queues), settings
     )
     return 0
+
+
+def main() -> int:
+    ap = fleet_table_parser(__doc__)
+    ap.add_argument("--polls", type=int, default=120, help="polls of each index, in turn")
+    return on_fleet_table(ap.parse_args(), compare)
 
 
 if __name__ == "__main__":
