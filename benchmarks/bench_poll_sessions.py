@@ -25,11 +25,11 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from bench_fresh import keep_active, pct
-from bench_posting_lists import fleet_on, fleet_table_parser, on_fleet_table
+from bench_fresh import pct
+from bench_posting_lists import fleet_on, fleet_table_parser, on_fleet_table, warm
 
 from pgq_tui.detection import find_queues
 from pgq_tui.monitor import pipeline
@@ -38,25 +38,20 @@ from pgq_tui.monitor.collect import Monitor
 ONE, TWO = "one session", "two sessions"
 
 
-def timed(fn: Any) -> float:
+def timed(fn: Callable[[], object]) -> float:
     t = time.perf_counter()
     fn()
     return (time.perf_counter() - t) * 1000
 
 
 def measure(dsn: str, args: argparse.Namespace, queues: list[str]) -> None:
-    keep_active(dsn, args.kind, args.active)
     log = Path(args.log_dir) / "bench_poll_sessions_fleet.log"
     fleet = fleet_on(dsn, args.kind, queues, 2 * args.rounds + args.warm_s + 120, log)
     times: dict[str, list[float]] = {ONE: [], TWO: []}
     try:
         model = find_queues(dsn, kind=args.kind)[0].model
         with Monitor(dsn, model, read_only=True) as first, Monitor(dsn, model, read_only=True) as second:
-            warm_end = time.monotonic() + args.warm_s
-            while time.monotonic() < warm_end:  # the caps settle; both sessions prepare their plans
-                first.collect()
-                second.collect()
-                time.sleep(1.0)
+            warm(args.warm_s, first, second)
             snap = first.collect()
             oid = first._connection().execute("SELECT %s::regclass::oid", (first.qualified,)).fetchone()
             assert oid is not None

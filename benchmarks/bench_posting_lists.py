@@ -197,6 +197,16 @@ def fleet_on(dsn: str, name: str, queues: list[str], lifetime_s: float, log: Pat
     return SeedFleet(dsn, queues, 200, lifetime_s)
 
 
+def warm(seconds: float, *monitors: Monitor) -> None:
+    """Each monitor polls once a second for `seconds`, under the fleet: its caps settle (poll_cap) and
+    its session prepares its plans before anything is measured."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for monitor in monitors:
+            monitor.collect()
+        time.sleep(1.0)
+
+
 def turns_of(polls: int) -> list[str]:
     """on, off, off, on, on, off, ...: each index as often first as second.
 
@@ -220,12 +230,7 @@ def interleaved(dsn: str, args: argparse.Namespace, queues: list[str], log: Path
             counts = next(s for s in model.counts if s.name.split(".")[-1] == kind.counts)
             query = counts.compose()
             with Monitor(dsn, model, read_only=True) as monitor:
-                warm_end = time.monotonic() + args.warm_s
-                while (
-                    time.monotonic() < warm_end
-                ):  # both indexes kept up by the fleet; the poll's cap settles
-                    monitor.collect()
-                    time.sleep(1.0)
+                warm(args.warm_s, monitor)  # both indexes kept up by the fleet; the poll's cap settles
                 for mode in turns_of(2 * args.polls):
                     make_only_valid(conn, kind, names[mode], names[OFF if mode == ON else ON])
                     with contextlib.suppress(psycopg.errors.UndefinedFunction):  # the turn's claims alone
@@ -294,7 +299,6 @@ def report(kind: str, index: str, turns: dict[str, Turns]) -> None:
 
 
 def compare(dsn: str, args: argparse.Namespace, queues: list[str]) -> None:
-    keep_active(dsn, args.kind, args.active)
     with psycopg.connect(dsn, autocommit=True) as conn:
         try:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
@@ -326,13 +330,23 @@ def on_fleet_table(
     args: argparse.Namespace, body: Callable[[str, argparse.Namespace, list[str]], None]
 ) -> int:
     """`body(dsn, args, queues)` on the kind's table (built here unless --table-dsn), on a server with
-    pg_stat_statements."""
+    pg_stat_statements, the fill's running jobs but --active finished first."""
     print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()), flush=True)
     queues = [f"q{i}" for i in range(args.queues)]
     os.environ["PGQ_TEST_QUEUES"] = ",".join(queues)  # pg-boss's install creates each queue
-    settings = {"shared_preload_libraries": "pg_stat_statements"}
+
+    def on(dsn: str) -> None:
+        keep_active(dsn, args.kind, args.active)
+        body(dsn, args, queues)
+
     on_table(
-        args.dsn, args.table_dsn, args.kind, args.size, queues, lambda d: body(d, args, queues), settings
+        args.dsn,
+        args.table_dsn,
+        args.kind,
+        args.size,
+        queues,
+        on,
+        {"shared_preload_libraries": "pg_stat_statements"},
     )
     return 0
 
