@@ -216,9 +216,10 @@ def test_activity_counts_the_new_jobs_per_queue_through_the_primary_key(populate
     assert scans and all(n["Node Type"] in ("Index Scan", "Index Only Scan") for n in scans), scans
 
 
-def test_a_poll_is_two_round_trips(populated) -> None:
-    """The one Monitor runs any dialect's statements with the server-wide panels in one pipeline:
-    the server row and the relation check, then everything else. Counted by a proxy on the link."""
+def test_a_poll_is_one_round_trip(populated) -> None:
+    """The one Monitor runs any dialect's statements with the server-wide panels in one pipeline,
+    with the server row and the relation check (planned on the last poll's clock and table; the
+    first poll sends them after). Counted by a proxy on the link."""
     case, conn, model = populated
     proxy = DelayProxy({k: str(v) for k, v in conninfo_to_dict(conn.info.dsn).items()})
     via = make_conninfo(conn.info.dsn, host="127.0.0.1", port=str(proxy.port), password=conn.info.password)
@@ -226,7 +227,7 @@ def test_a_poll_is_two_round_trips(populated) -> None:
     with Monitor(via, model, count_cap=100_000, probe_interval_s=0) as monitor:
         monitor.collect()  # connects and prepares
         poll = monitor._connection()  # the poll's own session: the background readers have theirs
-        clean = 0
+        clean, missed = 0, 0
         for _ in range(8):
             before = proxy.trips_of(poll)
             snap = monitor.collect()
@@ -236,7 +237,9 @@ def test_a_poll_is_two_round_trips(populated) -> None:
                 # an exclusive lock) costs the statements after it one more round trip, sent again
                 assert trips <= 2 + len(snap.errors), (case.id, trips, snap.errors)
                 continue
-            assert trips == 2 and snap.queues, (case.id, trips)
+            # a window's second guessed wrong (a poll within a few ms of a second's end) costs one more
+            missed += trips == 2
+            assert trips <= 2 and missed <= 1 and snap.queues, (case.id, trips)
             clean += 1
             if clean == 3:
                 break

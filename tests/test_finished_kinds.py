@@ -79,12 +79,11 @@ def test_finished_rates_add_up(
             snap = monitor.collect()
             tp = snap.throughput
             assert tp.rates_note is None and "throughput" not in snap.errors, (tp.rates_note, snap.errors)
+            span = tp.timestamps_window_s  # the seconds the timestamps' rates are over
             for q, r in tp.per_queue.items():
                 for name in ("completed", "failed"):
                     figure = r.figures.get(name)
-                    if figure is not None and figure.source == "timestamps" and tp.window_s is not None:
-                        totals[(q, name)] = (
-                            totals.get((q, name), 0.0) + (getattr(r, name) or 0.0) * tp.window_s
-                        )
+                    if figure is not None and figure.source == "timestamps" and span is not None:
+                        totals[(q, name)] = totals.get((q, name), 0.0) + (getattr(r, name) or 0.0) * span
     got = {k: round(v, 6) for k, v in totals.items() if v}
     assert got == {("a", "completed"): DONE, ("b", "failed"): FAILED}

@@ -4,8 +4,10 @@ open after a poll."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg
@@ -29,18 +31,42 @@ def proxied(dsn: str) -> Iterator[tuple[str, DelayProxy]]:
     yield make_conninfo(dsn, host="127.0.0.1", port=str(proxy.port)), proxy
 
 
-def test_a_poll_is_two_round_trips(proxied: tuple[str, DelayProxy]) -> None:
+def test_a_poll_is_one_round_trip(proxied: tuple[str, DelayProxy]) -> None:
     via, proxy = proxied
     with pgq_monitor(via) as monitor:
-        monitor.collect()  # connects and prepares
+        monitor.collect()  # connects and prepares; its statements wait for the server row (2 trips)
         poll = monitor._connection()  # the poll's own session: the background readers have theirs
-        for _ in range(3):
+        trips = []
+        for _ in range(5):
             before = proxy.trips_of(poll)
             snap = monitor.collect()
-            trips = proxy.trips_of(poll) - before
-            assert trips == 2, (before, trips, snap.errors)  # the server row and check, then every panel
+            trips.append(proxy.trips_of(poll) - before)
             assert snap.errors == {} and sum(q.ready + q.stuck for q in snap.queues) == 5
             assert monitor._connection().info.transaction_status == TransactionStatus.IDLE
+        # the server row, the check and every panel, planned on the last poll's clock and table; a
+        # window's second guessed wrong (the poll within a few ms of a second's end) costs one more
+        assert max(trips) <= 2 and trips.count(1) >= len(trips) - 1, trips
+
+
+def test_a_wrong_guess_costs_a_round_trip_never_a_figure(proxied: tuple[str, DelayProxy]) -> None:
+    """A poll planned on a clock 30 s off and a table that moved sends what it guessed wrong again
+    (the counters' window, the table's panels) in a second round trip, and reads it right."""
+    via, proxy = proxied
+    with pgq_monitor(via) as monitor:
+        monitor.collect()
+        right = monitor.collect()
+        poll = monitor._connection()
+        ahead = monitor._ahead
+        assert ahead is not None
+        monitor._ahead = dataclasses.replace(ahead, now=ahead.now - timedelta(seconds=30), oid=0)
+        before = proxy.trips_of(poll)
+        wrong = monitor.collect()
+        assert proxy.trips_of(poll) - before == 2 and wrong.errors == {}
+        assert [(q.queue, q.ready, q.stuck) for q in wrong.queues] == [
+            (q.queue, q.ready, q.stuck) for q in right.queues
+        ]
+        assert wrong.table.table == right.table.table and wrong.table.live_tuples == right.table.live_tuples
+        assert wrong.throughput.per_queue.keys() == right.throughput.per_queue.keys()
 
 
 def test_a_failing_statement_fails_only_its_panel(proxied: tuple[str, DelayProxy], dsn: str) -> None:

@@ -3,8 +3,9 @@
 One Monitor serves every dialect, pgq-top's own table included: the queue panels run the statements
 the dialect's QueueModel supplies (counts, leases, dead jobs, the activity and counters statements),
 the server-wide panels (server, table health of the queue's main relation, vacuum, sessions) are the
-files in `pgq_tui/db/sql/`. A poll is two round trips whatever the dialect: the server row and the
-relation check, then every other statement in one pipeline (monitor/pipeline.py).
+files in `pgq_tui/db/sql/`. A poll is one round trip whatever the dialect: the server row, the
+relation check and every other statement in one pipeline (monitor/pipeline.py), the others planned on
+the last poll's table and clock (Ahead); the first poll, and one whose guess missed, take a second.
 
 Cost is proportional to the active jobs, never to the table: every count walks an index and stops at
 `count_cap` (monitor/counting.py); above it a background thread keeps exact counts on its own
@@ -88,7 +89,7 @@ APPLICATION_NAME = "pgq-top"
 MONITOR_SETTINGS = {"enable_bitmapscan": "off", "plan_cache_mode": "force_generic_plan", "jit": "off"}
 # A poll that has not ended by then is abandoned with its connection (a link that swallows packets
 # never errors by itself); the next poll opens a new one. A poll is a few statements of at most
-# statement_timeout each, in two round trips.
+# statement_timeout each, in one or two round trips.
 DEFAULT_POLL_DEADLINE_S = 10.0
 
 
@@ -109,8 +110,48 @@ POLL_ENTRIES = 3_000
 MIN_COUNT_CAP = 20
 PANELS = ("queues", "leases", "throughput", "table", "sessions", "dead")
 
+# How far behind the guessed server clock a poll planned ahead ends its time windows (the counters'
+# seconds, the timestamps' window): more than the round trip's jitter, so that it is never ahead.
+AHEAD_MARGIN = timedelta(milliseconds=50)
+# A guess further behind than this (a client paused, a server clock stepped) is not used: the windowed
+# statements go again on the server's own now.
+AHEAD_MAX_BEHIND = timedelta(seconds=1)
+
+
+def guessed_right(clock: datetime, now: datetime, last: datetime | None) -> bool:
+    """A poll's windows may end at the guessed `clock`: not after the server's `now`, not far behind
+    it, and not before the previous poll's windows ended (`last`), so that the windows tile.
+
+    >>> from datetime import timezone
+    >>> now = datetime(2026, 1, 1, 12, 0, 5, tzinfo=timezone.utc)
+    >>> ms = lambda n: timedelta(milliseconds=n)
+    >>> guessed_right(now - ms(52), now, now - ms(1000)), guessed_right(now + ms(1), now, None)
+    (True, False)
+    >>> guessed_right(now - ms(1500), now, None), guessed_right(now - ms(52), now, now - ms(10))
+    (False, False)
+    """
+    return now - AHEAD_MAX_BEHIND <= clock <= now and (last is None or clock >= last)
+
+
 T = TypeVar("T")
 Key = tuple[str, str, str]  # ("sql" | "model", statement name, its parameters): one pipelined result
+
+
+@dataclasses.dataclass(frozen=True)
+class Ahead:
+    """What the next poll plans its statements on before the server answers, so that they go in the
+    round trip of the server row and the table check: the table's oid, and the server's clock (its
+    now() in the last poll's round trip, and our monotonic clock when that was sent). A parameter the
+    guess got wrong (a window's second, a moved table) only sends that statement again."""
+
+    now: datetime
+    sent: float
+    oid: int
+
+    def now_at(self, sent: float) -> datetime:
+        """The server's now() in a round trip sent at `sent`, less a margin: a time window planned on
+        it must not end after the server's now (collect() checks it did not)."""
+        return self.now + timedelta(seconds=sent - self.sent) - AHEAD_MARGIN
 
 
 class Monitor:
@@ -207,6 +248,8 @@ class Monitor:
         self._polls: deque[rates.Activity] = deque()  # this monitor's recent polls, for the rates
         self._series = TableSeries()  # their per-second history, derived once per interval
         self._prefetched: dict[Hashable, pipeline.QueryResult] = {}  # sent together, read by _rows/_run
+        self._ahead: Ahead | None = None  # the next poll's guess (one round trip), from the last poll
+        self._clock = datetime.min  # the server time this poll's windows end at (set by each poll)
         self._composed: dict[Statement, sql.Composed] = {}  # each dialect statement as psycopg runs it
         self._listed: set[str] = set()  # the queues the last poll listed
         self._over: frozenset[str] = frozenset()  # the count names over the cap at the last good poll
@@ -337,12 +380,19 @@ class Monitor:
     def _collect(self) -> Snapshot:
         started = time.perf_counter()
         model = self.model
+        if not self._cap_fixed:  # a cap the caller did not set shrinks with many deep counts
+            self.cap = poll_cap(self.count_cap, self._walks)
+        ahead, self._ahead = self._ahead, None  # kept only by a poll that passes the table check
         try:
             self._version = self._connection().info.server_version  # picks each file's version band
             check = {"schema": self.schema, "table": self.table}
             first = [self._server_sql("server", None), self._server_sql("check_table", check)]
             if self._together is not None:  # in the same round trip
                 first.append(self._server_sql("queue_tables", self._together))
+            sent = time.monotonic()
+            clock = ahead.now_at(sent) if ahead is not None else None
+            if clock is not None and ahead is not None:  # the rest of the poll too, planned ahead
+                first += self._plan(clock, ahead.oid)
             self._prefetch(first)
             server = self._rows("server")[0]
             rel = self._check(self._rows("check_table", check)[0])
@@ -356,24 +406,30 @@ class Monitor:
                 self._drop_poll_session()
             raise describe(exc, table=self.qualified, hint=self.model.setup_hint) from None
         now = server["now"]
+        # the clock this poll's time windows end at: the guess they were sent with, if it was right
+        last = self._polls[-1].windows_at if self._polls else None
+        self._clock = clock if clock is not None and guessed_right(clock, now, last) else now
         errors: dict[str, str] = {}
         unknown: dict[str, str] = {}  # counts not taken this poll, and why
         oid = rel["oid"]
         tier = self.tier = tiers.plan(model, rel.get("pages"), self.scan_pages)
-        if not self._cap_fixed:  # a cap the caller did not set shrinks with many deep counts
-            self.cap = poll_cap(self.count_cap, self._walks)
+        self._ahead = Ahead(now, sent, oid)
         try:
-            self._prefetch(self._plan(now, oid))
+            # what the guess missed (the first poll; a tier, table or second that moved): one more trip
+            plan = self._plan(self._clock, oid)
+            unsent = [p for p in plan if p[0] not in self._prefetched]
+            if unsent:
+                self._prefetched.update(pipeline.run(self._connection(), unsent))
             self._split_passes()
         except psycopg.Error as exc:  # the connection went away mid-poll
             self._drop_poll_session()
             raise describe(exc, table=self.qualified, hint=self.model.setup_hint) from None
 
         cap1 = self._caps()
-        counters = self._guard("throughput", errors, None, lambda: self._counters(now))
+        counters = self._guard("throughput", errors, None, lambda: self._counters(self._clock))
         active = self._guard("throughput", errors, None, lambda: self._activity(now))
         count_rows, failed = self._counts(errors, tier.counts)
-        bg = self._recheck(self._counter.latest(), now, errors)
+        bg = self._recheck(self._counter.latest(), self._clock, errors)
         paused = self._paused(errors)
         seen = {q for a in self._polls for q in a.new} | set(counters.per_queue if counters else ())
         seen |= set(paused or ())  # a paused queue is listed, jobs or not (to be resumed)
@@ -441,17 +497,22 @@ class Monitor:
             )
         table = self._guard("table", errors, panels.empty_table(self._health_table), lambda: self._table(oid))
         pg = None if "table" in errors else (table.inserted, table.updated, table.deleted)
-        prev = self._polls[-1].at if self._polls else None
+        prev = self._polls[-1].windows_at if self._polls else None
         stamped = self._guard(
-            "throughput", errors, None, lambda: self._stamps.poll(self._rows, self._run, prev, now, queues)
+            "throughput",
+            errors,
+            None,
+            lambda: self._stamps.poll(self._rows, self._run, prev, self._clock, queues),
         )
         if active is not None:
             counted = rates.with_counts(active, None if failed else queues, pg, self._depth)
-            self._remember(dataclasses.replace(counted, finished=stamped))
+            self._remember(dataclasses.replace(counted, finished=stamped, windows_at=self._clock))
         elif model.activity is None and (pg is not None or model.finished is not None):
             # no per-queue ids to follow (e.g. uuid ids): the table-wide pg_stat rates, and the
             # framework's timestamps where it has them
-            self._remember(rates.Activity(now, 0, {}, 0, 0, (), pg=pg, finished=stamped))
+            self._remember(
+                rates.Activity(now, 0, {}, 0, 0, (), pg=pg, finished=stamped, windows_at=self._clock)
+            )
         throughput = rates.throughput(
             counters,
             self._window(now),
@@ -565,13 +626,8 @@ class Monitor:
         this poll by row version (a TID lookup each, at most WATCH_ROWS): a job stuck since the pass
         shows now, not a pass later (counting.rechecked). Only the pairs asked for count: a
         partitioned table's tuple ids repeat across partitions."""
-        recheck = next((p.recheck for p in self.model.passes if p.recheck is not None), None)
-        leases = self.model.leases
-        if bg is None or recheck is None or leases is None or not bg.watch:
-            return bg
-        at = now.timestamp()
-        due = [w for w in bg.watch if w.expires <= at]
-        if not due:
+        recheck, due = self._rechecked(bg, now)
+        if bg is None or recheck is None or not due:
             return bg
         asked = {(w.rel, w.tid) for w in due}
         none: list[dict[str, Any]] = []
@@ -581,11 +637,24 @@ class Monitor:
             for r in rows
             if (int(r["pgq_rel"]), r["pgq_tid"]) in asked
         ]
-        return counting.rechecked(bg, found, leases.name)
+        assert self.model.leases is not None  # _rechecked found a lease list
+        return counting.rechecked(bg, found, self.model.leases.name)
+
+    def _rechecked(
+        self, bg: counting.BackgroundCount | None, now: datetime
+    ) -> tuple[Statement | None, list[counting.Watched]]:
+        """The recheck statement and the running jobs the last pass saw whose lease has passed by
+        `now` (none: nothing to recheck)."""
+        recheck = next((p.recheck for p in self.model.passes if p.recheck is not None), None)
+        if bg is None or recheck is None or self.model.leases is None or not bg.watch:
+            return recheck, []
+        at = now.timestamp()
+        return recheck, [w for w in bg.watch if w.expires <= at]
 
     def _plan(self, now: datetime, oid: int) -> list[tuple[Key, Any, Any]]:
         """Every statement the rest of this poll runs, with the parameters the panels below pass:
-        sent in one pipeline (one round trip). A statement a panel then asks for with other
+        sent in one pipeline, in the round trip of the server row when planned ahead on the last
+        poll's `now` and `oid` (Ahead), else after it. A statement a panel then asks for with other
         parameters is simply run on its own, so a mismatch costs a round trip, never a wrong figure.
         The counters statement goes last: a failing statement aborts the ones after it in the
         pipeline (they are sent again), and a missing grant on a counters table is the likely one."""
@@ -608,12 +677,15 @@ class Monitor:
             self._server_sql("blocked", sessions),
             self._server_sql("backends", None),
         ]
-        prev = self._polls[-1].at if self._polls else None
+        prev = self._polls[-1].windows_at if self._polls else None
         plan += [self._model_sql(st, p) for st, p in self._stamps.statements(prev, now)]
         plan += [self._server_sql(name, p) for name, p in self._stamps.server_queries()]
         spec = model.pause
         if spec is not None and spec.state is not None:
             plan.append(self._model_sql(spec.state, {}))
+        recheck, due = self._rechecked(self._counter.latest(), now)
+        if recheck is not None and due:
+            plan.append(self._model_sql(recheck, {"tids": [w.tid for w in due]}))
         if self._counters_statement is not None:
             plan.append(self._model_sql(self._counters_statement, self._counters_params(now)))
         return plan

@@ -38,7 +38,18 @@ class Poll(Protocol):
     @property
     def at(self) -> datetime: ...
     @property
+    def windows_at(self) -> datetime | None: ...  # where its window ended (None: at)
+    @property
     def finished(self) -> Counts | None: ...
+
+
+def window_end(poll: Poll) -> datetime:
+    return poll.windows_at or poll.at
+
+
+def window_s(window: Sequence[Poll]) -> float | None:
+    """The seconds the window's polls counted: from the first one's window end to the last one's."""
+    return (window_end(window[-1]) - window_end(window[0])).total_seconds() if len(window) > 1 else None
 
 
 def params(prev_at: datetime, now: datetime) -> dict[str, Any]:
@@ -75,8 +86,9 @@ def rates(window: Sequence[Poll], columns: frozenset[str]) -> dict[str, Rates] |
     >>> from datetime import timezone
     >>> from types import SimpleNamespace as P
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    >>> w = [P(at=t, finished=None), P(at=t + timedelta(seconds=2), finished={"a": (None, 10, 2)}),
-    ...      P(at=t + timedelta(seconds=4), finished={})]
+    >>> w = [P(at=t, windows_at=None, finished=None),
+    ...      P(at=t + timedelta(seconds=2), windows_at=None, finished={"a": (None, 10, 2)}),
+    ...      P(at=t + timedelta(seconds=4), windows_at=None, finished={})]
     >>> r = rates(w, frozenset(("completed", "failed")))["a"]
     >>> r.enqueued, r.completed, r.failed
     (None, 2.5, 0.5)
@@ -84,10 +96,10 @@ def rates(window: Sequence[Poll], columns: frozenset[str]) -> dict[str, Rates] |
     polls = list(window[1:])
     if not polls or any(p.finished is None for p in polls):
         return None
-    dt = (window[-1].at - window[0].at).total_seconds()
-    if dt <= 0:
+    dt = window_s(window)
+    if dt is None or dt <= 0:
         return None
-    as_of = window[-1].at - timedelta(seconds=LAG_S)
+    as_of = window_end(window[-1]) - timedelta(seconds=LAG_S)
     out: dict[str, Rates] = {}
     for q in sorted({q for p in polls for q in (p.finished or {})}):
         values: dict[str, float | None] = {}

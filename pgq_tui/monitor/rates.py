@@ -89,6 +89,9 @@ class Activity:
     # per queue (enqueued, completed, failed) by the framework's timestamps since the previous poll
     # (monitor/finished.py); None: not counted at this poll
     finished: finished_rates.Counts | None = None
+    # the server time the poll's time windows (the timestamps', the counters') ended at: its `at`, or
+    # a little before when they were planned before the server answered (monitor/collect.py's Ahead)
+    windows_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -558,6 +561,7 @@ def throughput(
     gone = _removed_per_s(found, window)
     counted = counted_over(counters.history, pg, now) if counters is not None else None
     window_s = (window[-1].at - window[0].at).total_seconds() if len(window) > 1 else None
+    stamps_s = finished_rates.window_s(window) if stamped else None
     scale = comparable(counters.interval_s if counters is not None else None, window_s)
     between = counted_between(counters.history, counters.queue_history, bg) if counters is not None else None
     per_queue = finished_rates.overlay(
@@ -574,6 +578,7 @@ def throughput(
     return Throughput(
         interval_s=float(rate_window_s) if source == "counters" or window_s is None else window_s,
         window_s=window_s,
+        timestamps_window_s=stamps_s,
         total=totals(per_queue, _no_queue(counters, window, no_source or rates_note)),
         per_queue=per_queue,
         history=history,

@@ -62,8 +62,8 @@ def test_per_queue_enqueue_rate_matches_the_jobs_the_client_added(
             seen = 0.0
             for t in (tp, later.throughput):
                 r = t.per_queue[queue]
-                assert r.figures["enqueued"].source == "timestamps" and t.window_s is not None
-                seen += (r.enqueued or 0.0) * t.window_s
+                assert r.figures["enqueued"].source == "timestamps" and t.timestamps_window_s is not None
+                seen += (r.enqueued or 0.0) * t.timestamps_window_s
             assert seen == pytest.approx(n, abs=1e-6), queue
         return
     assert "rates" not in snap.unsupported and tp.window_s is not None and tp.source == "table"

@@ -48,13 +48,13 @@ def test_finished_rates_add_up_to_what_the_worker_did(
             snap = monitor.collect()
             tp = snap.throughput
             assert tp.rates_note is None and "throughput" not in snap.errors, (tp.rates_note, snap.errors)
-            if tp.window_s is not None:
+            if tp.timestamps_window_s is not None:
                 for q, r in tp.per_queue.items():
                     for name in ("enqueued", "completed", "failed"):
                         figure = r.figures.get(name)
                         if figure is not None and figure.source == "timestamps":
                             value = getattr(r, name) or 0.0
-                            totals[(q, name)] = totals.get((q, name), 0.0) + value * tp.window_s
+                            totals[(q, name)] = totals.get((q, name), 0.0) + value * tp.timestamps_window_s
             ended = {(k, p) for k, _, p in runs(framework_dsn) if p in ("done", "fail")}
             settled = settled + 1 if len(ended) >= FAST + FAIL else 0
     truth = {state for _, _, state in driver.truth()}
