@@ -183,12 +183,8 @@ class Actions:
         if spec is None:
             offered = ", ".join(a.kind.value for a in self.model.actions) or "none"
             app = dict(self.model.needs_app).get(kind)  # the framework's action, done by its app only
-            reason = (
-                f"needs the app: {app}"
-                if app
-                else (
-                    f"{self.model.title} ({self.model.kind}) has no {kind.value} action (it offers: {offered})"
-                )
+            reason = f"needs the app: {app}" if app else (
+                f"{self.model.title} ({self.model.kind}) has no {kind.value} action (it offers: {offered})"
             )
             return refused_plan(action, f"{kind.value.capitalize()} jobs", reason, "", targets)
         noun = NOUN.get(spec.applies_to, "job")

@@ -383,6 +383,7 @@ class Monitor:
         if not self._cap_fixed:  # a cap the caller did not set shrinks with many deep counts
             self.cap = poll_cap(self.count_cap, self._walks)
         ahead, self._ahead = self._ahead, None  # kept only by a poll that passes the table check
+        last = self._polls[-1].windows_at if self._polls else None  # where the last windows ended
         try:
             self._version = self._connection().info.server_version  # picks each file's version band
             check = {"schema": self.schema, "table": self.table}
@@ -390,8 +391,10 @@ class Monitor:
             if self._together is not None:  # in the same round trip
                 first.append(self._server_sql("queue_tables", self._together))
             sent = time.monotonic()
-            clock = ahead.now_at(sent) if ahead is not None else None
-            if clock is not None and ahead is not None:  # the rest of the poll too, planned ahead
+            clock = None
+            if ahead is not None:  # the rest of the poll too, planned ahead
+                # never before the last poll's windows ended: back-to-back polls tile (empty windows)
+                clock = max(ahead.now_at(sent), last) if last is not None else ahead.now_at(sent)
                 first += self._plan(clock, ahead.oid)
             self._prefetch(first)
             server = self._rows("server")[0]
@@ -407,7 +410,6 @@ class Monitor:
             raise describe(exc, table=self.qualified, hint=self.model.setup_hint) from None
         now = server["now"]
         # the clock this poll's time windows end at: the guess they were sent with, if it was right
-        last = self._polls[-1].windows_at if self._polls else None
         self._clock = clock if clock is not None and guessed_right(clock, now, last) else now
         errors: dict[str, str] = {}
         unknown: dict[str, str] = {}  # counts not taken this poll, and why
