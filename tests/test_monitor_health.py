@@ -9,7 +9,17 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from monitor_support import empty_throughput
 
-from pgq_tui.monitor import background, counting, health, panels, provenance, queries, rates
+from pgq_tui.monitor import (
+    background,
+    collect,
+    counting,
+    finished,
+    health,
+    panels,
+    provenance,
+    queries,
+    rates,
+)
 from pgq_tui.monitor.snapshot import (
     Lease,
     LeaseList,
@@ -23,7 +33,9 @@ from pgq_tui.monitor.snapshot import (
 NOW = datetime(2026, 1, 1, 12, 0, 0, 500_000, tzinfo=timezone.utc)
 
 
-@pytest.mark.parametrize("module", [health, queries, counting, rates, background, provenance])
+@pytest.mark.parametrize(
+    "module", [health, queries, counting, rates, background, provenance, collect, finished]
+)
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]
     assert result.attempted > 0 and result.failed == 0

@@ -58,7 +58,7 @@ def test_a_wrong_guess_costs_a_round_trip_never_a_figure(proxied: tuple[str, Del
         poll = monitor._connection()
         ahead = monitor._ahead
         assert ahead is not None
-        monitor._ahead = dataclasses.replace(ahead, now=ahead.now - timedelta(seconds=30), oid=0)
+        monitor._ahead = dataclasses.replace(ahead, origin=ahead.origin - timedelta(seconds=30), oid=0)
         before = proxy.trips_of(poll)
         wrong = monitor.collect()
         assert proxy.trips_of(poll) - before == 2 and wrong.errors == {}

@@ -116,6 +116,9 @@ AHEAD_MARGIN = timedelta(milliseconds=50)
 # A guess further behind than this (a client paused, a server clock stepped) is not used: the windowed
 # statements go again on the server's own now.
 AHEAD_MAX_BEHIND = timedelta(seconds=1)
+# The polls whose clock origins the guess takes the earliest of: enough to outlast a busy spell, few
+# enough to follow the two clocks' drift (ppm: microseconds over 16 polls).
+ORIGINS_KEPT = 16
 
 
 def guessed_right(clock: datetime, now: datetime, last: datetime | None) -> bool:
@@ -140,18 +143,32 @@ Key = tuple[str, str, str]  # ("sql" | "model", statement name, its parameters):
 @dataclasses.dataclass(frozen=True)
 class Ahead:
     """What the next poll plans its statements on before the server answers, so that they go in the
-    round trip of the server row and the table check: the table's oid, and the server's clock (its
-    now() in the last poll's round trip, and our monotonic clock when that was sent). A parameter the
-    guess got wrong (a window's second, a moved table) only sends that statement again."""
+    round trip of the server row and the table check: the table's oid, and the server's clock as
+    `origin`, its now() at our monotonic clock's 0 (its now() in a round trip, less our monotonic
+    time when that was sent). A parameter the guess got wrong (a window's end, a moved table) only
+    sends that statement again."""
 
-    now: datetime
-    sent: float
+    origin: datetime
     oid: int
 
     def now_at(self, sent: float) -> datetime:
         """The server's now() in a round trip sent at `sent`, less a margin: a time window planned on
         it must not end after the server's now (collect() checks it did not)."""
-        return self.now + timedelta(seconds=sent - self.sent) - AHEAD_MARGIN
+        return self.origin + timedelta(seconds=sent) - AHEAD_MARGIN
+
+
+def clock_origin(origins: Sequence[datetime]) -> datetime:
+    """The server clock's origin to plan on, from the last polls' (now() less the monotonic time
+    sent): the earliest, the one whose statements waited least between our send and the server's
+    now(). A poll whose own wait was long (a busy server, a stalled link) then makes no later guess
+    run ahead of the server's clock.
+
+    >>> from datetime import timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> clock_origin([t + timedelta(milliseconds=ms) for ms in (3, 1, 80)]) == t + timedelta(milliseconds=1)
+    True
+    """
+    return min(origins)
 
 
 class Monitor:
@@ -249,6 +266,7 @@ class Monitor:
         self._series = TableSeries()  # their per-second history, derived once per interval
         self._prefetched: dict[Hashable, pipeline.QueryResult] = {}  # sent together, read by _rows/_run
         self._ahead: Ahead | None = None  # the next poll's guess (one round trip), from the last poll
+        self._origins: deque[datetime] = deque(maxlen=ORIGINS_KEPT)  # the last polls' clock origins
         self._clock = datetime.min  # the server time this poll's windows end at (set by each poll)
         self._composed: dict[Statement, sql.Composed] = {}  # each dialect statement as psycopg runs it
         self._listed: set[str] = set()  # the queues the last poll listed
@@ -287,8 +305,11 @@ class Monitor:
 
     def _drop_poll_session(self) -> None:
         """A poll lost its link: close the poll's session (the next poll opens a new one). The
-        background counter is left running; its own session reconnects by itself, with backoff."""
+        background counter is left running; its own session reconnects by itself, with backoff.
+        The next poll plans nothing ahead: the link (or the server behind it) may be another."""
         self._session.close()
+        self._ahead = None
+        self._origins.clear()
 
     @property
     def owes(self) -> bool:
@@ -415,7 +436,8 @@ class Monitor:
         unknown: dict[str, str] = {}  # counts not taken this poll, and why
         oid = rel["oid"]
         tier = self.tier = tiers.plan(model, rel.get("pages"), self.scan_pages)
-        self._ahead = Ahead(now, sent, oid)
+        self._origins.append(now - timedelta(seconds=sent))
+        self._ahead = Ahead(clock_origin(self._origins), oid)
         try:
             # what the guess missed (the first poll; a tier, table or second that moved): one more trip
             plan = self._plan(self._clock, oid)
