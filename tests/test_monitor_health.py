@@ -10,6 +10,7 @@ import pytest
 from monitor_support import empty_throughput
 
 from pgq_tui.monitor import (
+    ahead,
     background,
     collect,
     counting,
@@ -34,7 +35,7 @@ NOW = datetime(2026, 1, 1, 12, 0, 0, 500_000, tzinfo=timezone.utc)
 
 
 @pytest.mark.parametrize(
-    "module", [health, queries, counting, rates, background, provenance, collect, finished]
+    "module", [ahead, health, queries, counting, rates, background, provenance, collect, finished]
 )
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]

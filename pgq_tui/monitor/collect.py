@@ -5,7 +5,8 @@ the dialect's QueueModel supplies (counts, leases, dead jobs, the activity and c
 the server-wide panels (server, table health of the queue's main relation, vacuum, sessions) are the
 files in `pgq_tui/db/sql/`. A poll is one round trip whatever the dialect: the server row, the
 relation check and every other statement in one pipeline (monitor/pipeline.py), the others planned on
-the last poll's table and clock (Ahead); the first poll, and one whose guess missed, take a second.
+the last polls' table and clock (monitor/ahead.py); the first poll, and one whose guess missed, take
+a second.
 
 Cost is proportional to the active jobs, never to the table: every count walks an index and stops at
 `count_cap` (monitor/counting.py); above it a background thread keeps exact counts on its own
@@ -53,6 +54,7 @@ from pgq_tui.dialects.contract import (
 from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line, unexpected
 from pgq_tui.monitor import counting, finished, panels, pauses, pipeline, queries, rates, tiers
+from pgq_tui.monitor.ahead import ORIGINS_KEPT, Ahead, clock_origin, guessed_right
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter, is_list
 from pgq_tui.monitor.bloat import BloatReport
 from pgq_tui.monitor.bloatwatch import BloatWatch
@@ -110,65 +112,8 @@ POLL_ENTRIES = 3_000
 MIN_COUNT_CAP = 20
 PANELS = ("queues", "leases", "throughput", "table", "sessions", "dead")
 
-# How far behind the guessed server clock a poll planned ahead ends its time windows (the counters'
-# seconds, the timestamps' window): more than the round trip's jitter, so that it is never ahead.
-AHEAD_MARGIN = timedelta(milliseconds=50)
-# A guess further behind than this (a client paused, a server clock stepped) is not used: the windowed
-# statements go again on the server's own now.
-AHEAD_MAX_BEHIND = timedelta(seconds=1)
-# The polls whose clock origins the guess takes the earliest of: enough to outlast a busy spell, few
-# enough to follow the two clocks' drift (ppm: microseconds over 16 polls).
-ORIGINS_KEPT = 16
-
-
-def guessed_right(clock: datetime, now: datetime, last: datetime | None) -> bool:
-    """A poll's windows may end at the guessed `clock`: not after the server's `now`, not far behind
-    it, and not before the previous poll's windows ended (`last`), so that the windows tile.
-
-    >>> from datetime import timezone
-    >>> now = datetime(2026, 1, 1, 12, 0, 5, tzinfo=timezone.utc)
-    >>> ms = lambda n: timedelta(milliseconds=n)
-    >>> guessed_right(now - ms(52), now, now - ms(1000)), guessed_right(now + ms(1), now, None)
-    (True, False)
-    >>> guessed_right(now - ms(1500), now, None), guessed_right(now - ms(52), now, now - ms(10))
-    (False, False)
-    """
-    return now - AHEAD_MAX_BEHIND <= clock <= now and (last is None or clock >= last)
-
-
 T = TypeVar("T")
 Key = tuple[str, str, str]  # ("sql" | "model", statement name, its parameters): one pipelined result
-
-
-@dataclasses.dataclass(frozen=True)
-class Ahead:
-    """What the next poll plans its statements on before the server answers, so that they go in the
-    round trip of the server row and the table check: the table's oid, and the server's clock as
-    `origin`, its now() at our monotonic clock's 0 (its now() in a round trip, less our monotonic
-    time when that was sent). A parameter the guess got wrong (a window's end, a moved table) only
-    sends that statement again."""
-
-    origin: datetime
-    oid: int
-
-    def now_at(self, sent: float) -> datetime:
-        """The server's now() in a round trip sent at `sent`, less a margin: a time window planned on
-        it must not end after the server's now (collect() checks it did not)."""
-        return self.origin + timedelta(seconds=sent) - AHEAD_MARGIN
-
-
-def clock_origin(origins: Sequence[datetime]) -> datetime:
-    """The server clock's origin to plan on, from the last polls' (now() less the monotonic time
-    sent): the earliest, the one whose statements waited least between our send and the server's
-    now(). A poll whose own wait was long (a busy server, a stalled link) then makes no later guess
-    run ahead of the server's clock.
-
-    >>> from datetime import timezone
-    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    >>> clock_origin([t + timedelta(milliseconds=ms) for ms in (3, 1, 80)]) == t + timedelta(milliseconds=1)
-    True
-    """
-    return min(origins)
 
 
 class Monitor:

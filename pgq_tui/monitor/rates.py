@@ -90,7 +90,7 @@ class Activity:
     # (monitor/finished.py); None: not counted at this poll
     finished: finished_rates.Counts | None = None
     # the server time the poll's time windows (the timestamps', the counters') ended at: its `at`, or
-    # a little before when they were planned before the server answered (monitor/collect.py's Ahead)
+    # a little before when they were planned before the server answered (monitor/ahead.py)
     windows_at: datetime | None = None
 
 

@@ -205,7 +205,7 @@ class Throughput:
     table: TableRates | None = None  # None until two polls have been seen
     window_s: float | None = None  # the table-derived rates' window: first to last poll in it
     # the timestamps' rates' window (monitor/finished.py): first to last poll's window end, a little
-    # before the poll when it planned its statements ahead (monitor/collect.py's Ahead); None: no such rate
+    # before the poll when it planned its statements ahead (monitor/ahead.py); None: no such rate
     timestamps_window_s: float | None = None
     # the counters table's cross-check (monitor/foreign.py): why writers other than pgq_tui.queue are
     # present, in one sentence; None: no sign of them, or no counters table
