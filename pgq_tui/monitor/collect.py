@@ -235,6 +235,11 @@ class Monitor:
         return frozenset(n for s in self.tier.counts if s.indexed for n in counting.names_of(s))
 
     @property
+    def _windows_end(self) -> datetime | None:
+        """Where the last remembered poll's time windows ended: this poll's start from there."""
+        return finished.window_end(self._polls[-1]) if self._polls else None
+
+    @property
     def qualified(self) -> str:
         return f"{self.schema}.{self.table}"
 
@@ -349,7 +354,7 @@ class Monitor:
         if not self._cap_fixed:  # a cap the caller did not set shrinks with many deep counts
             self.cap = poll_cap(self.count_cap, self._walks)
         ahead, self._ahead = self._ahead, None  # kept only by a poll that passes the table check
-        last = self._polls[-1].windows_at if self._polls else None  # where the last windows ended
+        last = self._windows_end
         try:
             self._version = self._connection().info.server_version  # picks each file's version band
             check = {"schema": self.schema, "table": self.table}
@@ -360,7 +365,8 @@ class Monitor:
             clock = None
             if ahead is not None:  # the rest of the poll too, planned ahead
                 # never before the last poll's windows ended: back-to-back polls tile (empty windows)
-                clock = max(ahead.now_at(sent), last) if last is not None else ahead.now_at(sent)
+                guess = ahead.now_at(sent)
+                clock = guess if last is None else max(guess, last)
                 first += self._plan(clock, ahead.oid)
             self._prefetch(first)
             server = self._rows("server")[0]
@@ -384,7 +390,7 @@ class Monitor:
         self._origins.append(now - timedelta(seconds=sent))
         self._ahead = Ahead(clock_origin(self._origins), oid)
         try:
-            # what the guess missed (the first poll; a tier, table or second that moved): one more trip
+            # what the guess missed (the first poll; a moved table or tier, a refused clock): one more trip
             plan = self._plan(self._clock, oid)
             unsent = [p for p in plan if p[0] not in self._prefetched]
             if unsent:
@@ -466,7 +472,7 @@ class Monitor:
             )
         table = self._guard("table", errors, panels.empty_table(self._health_table), lambda: self._table(oid))
         pg = None if "table" in errors else (table.inserted, table.updated, table.deleted)
-        prev = self._polls[-1].windows_at if self._polls else None
+        prev = self._windows_end
         stamped = self._guard(
             "throughput",
             errors,
@@ -623,7 +629,7 @@ class Monitor:
     def _plan(self, now: datetime, oid: int) -> list[tuple[Key, Any, Any]]:
         """Every statement the rest of this poll runs, with the parameters the panels below pass:
         sent in one pipeline, in the round trip of the server row when planned ahead on the last
-        poll's `now` and `oid` (Ahead), else after it. A statement a panel then asks for with other
+        polls' clock and oid (monitor/ahead.py), else after it. A statement a panel then asks for with other
         parameters is simply run on its own, so a mismatch costs a round trip, never a wrong figure.
         The counters statement goes last: a failing statement aborts the ones after it in the
         pipeline (they are sent again), and a missing grant on a counters table is the likely one."""
@@ -646,7 +652,7 @@ class Monitor:
             self._server_sql("blocked", sessions),
             self._server_sql("backends", None),
         ]
-        prev = self._polls[-1].windows_at if self._polls else None
+        prev = self._windows_end
         plan += [self._model_sql(st, p) for st, p in self._stamps.statements(prev, now)]
         plan += [self._server_sql(name, p) for name, p in self._stamps.server_queries()]
         spec = model.pause
