@@ -29,6 +29,7 @@ from psycopg.rows import dict_row
 from pgq_tui.dialects import registry
 from pgq_tui.dialects.contract import (
     ACTIVITY_COLUMNS,
+    CACHED_KEYS,
     CANONICAL_STATES,
     COUNT_KEY,
     FINISHED_COLUMNS,
@@ -128,6 +129,10 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
         assert schedules.statement.columns == SCHEDULE_COLUMNS
         assert schedules.jobs is None or schedules.jobs.columns == SCHEDULE_JOB_COLUMNS
     scheduled = (schedules.statement, schedules.jobs, schedules.scheduler) if schedules else ()
+    cached = model.cached
+    if cached is not None:  # the framework's own counts: queue, as_of, then count names it keeps
+        assert cached.kept_by and cached.statement.columns[:2] == CACHED_KEYS
+        assert set(cached.statement.columns[2:]) <= allowed - {COUNT_KEY, OLDEST_READY}
     listed = [
         s
         for s in (
@@ -140,6 +145,7 @@ def test_statements_return_the_columns_they_declare(populated) -> None:
             model.activity,
             model.finished,
             *scheduled,
+            cached.statement if cached is not None else None,
         )
         if s is not None
     ]

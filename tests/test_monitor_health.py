@@ -12,6 +12,7 @@ from monitor_support import empty_throughput
 from pgq_tui.monitor import (
     ahead,
     background,
+    cached,
     collect,
     counting,
     finished,
@@ -35,7 +36,7 @@ NOW = datetime(2026, 1, 1, 12, 0, 0, 500_000, tzinfo=timezone.utc)
 
 
 @pytest.mark.parametrize(
-    "module", [ahead, health, queries, counting, rates, background, provenance, collect, finished]
+    "module", [ahead, health, queries, counting, rates, background, provenance, collect, finished, cached]
 )
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]

@@ -555,6 +555,23 @@ class Pass:
 PASS_PART, PASS_COUNTS = "pgq_part", "pgq_counts"  # a Pass's row: which statement, and a count row
 
 
+# QueueModel.cached: each queue's counts as the framework's own process last wrote them (`queue`,
+# `as_of`: when they were true, then count names in our meaning, e.g. pg-boss 12.38's monitor
+# writes ready, deferred, blocked and failed on pgboss.queue). A queue never counted has no row.
+CACHED_KEYS = ("queue", "as_of")
+
+
+@dataclass(frozen=True)
+class CachedCounts:
+    """Counts the framework keeps itself, read at each poll (a row per queue, no job read). They stand
+    for a figure the poll cannot take exactly (above the cap, or a scan left to the background) while
+    no background count newer than their `as_of` has landed: stale, with that `as_of`, never fresher.
+    """
+
+    statement: Statement  # CACHED_KEYS, then the count names it keeps
+    kept_by: str  # who writes them and how often, in words (the queue detail says it)
+
+
 @dataclass(frozen=True)
 class QueueModel:
     """Everything the engine needs to monitor and act on one detected queue."""
@@ -624,6 +641,8 @@ class QueueModel:
     pause: PauseSpec | None = None
     # scans the background counter runs as one (Pass): a count and a list of the same rows
     passes: tuple[Pass, ...] = ()
+    # the framework's own per-queue counts (CachedCounts); None: it keeps none we can read
+    cached: CachedCounts | None = None
 
     @property
     def kind(self) -> str:

@@ -53,7 +53,7 @@ from pgq_tui.dialects.contract import (
 )
 from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import EXIT_PRIVILEGE, EXIT_SCHEMA, PgqError, describe, first_line, unexpected
-from pgq_tui.monitor import counting, finished, panels, pauses, pipeline, queries, rates, tiers
+from pgq_tui.monitor import cached, counting, finished, panels, pauses, pipeline, queries, rates, tiers
 from pgq_tui.monitor.ahead import ORIGINS_KEPT, Ahead, clock_origin, guessed_right
 from pgq_tui.monitor.background import BackgroundCount, BackgroundCounter, is_list
 from pgq_tui.monitor.bloat import BloatReport
@@ -111,6 +111,7 @@ DEFAULT_COUNT_CAP = 1000
 POLL_ENTRIES = 3_000
 MIN_COUNT_CAP = 20
 PANELS = ("queues", "leases", "throughput", "table", "sessions", "dead")
+CACHED_PANEL = "cached_counts"  # errors' key when the framework's own counts could not be read
 
 T = TypeVar("T")
 Key = tuple[str, str, str]  # ("sql" | "model", statement name, its parameters): one pipelined result
@@ -406,6 +407,7 @@ class Monitor:
         count_rows, failed = self._counts(errors, tier.counts)
         bg = self._recheck(self._counter.latest(), self._clock, errors)
         paused = self._paused(errors)
+        own = self._cached(errors)
         seen = {q for a in self._polls for q in a.new} | set(counters.per_queue if counters else ())
         seen |= set(paused or ())  # a paused queue is listed, jobs or not (to be resumed)
         if failed:  # keep listing the queues the last poll saw: their counts are unknown, not gone
@@ -441,6 +443,7 @@ class Monitor:
             oldest_how=oldest_how,
             oldest_why=None if oldest == counting.NOT_LANDED else oldest,
             reads=reads,
+            cached=own,
         )
         queues = pauses.apply(queues, model, paused, now, errors.get(pauses.PANEL))
         self._listed = {q.queue for q in queues}
@@ -457,6 +460,8 @@ class Monitor:
         # the first pass no queue may be listed at all: its counts must not sum to 0), with why: its
         # scan's failure, or not landed yet
         for name in deferred - (bg.groups if bg is not None else frozenset()):
+            if queues and all(q.figures[name].known for q in queues):
+                continue  # the framework's own counts stand for it in every queue until a pass lands
             unknown.setdefault(
                 name, bg.failed.get(name, counting.NOT_LANDED) if bg is not None else counting.NOT_LANDED
             )
@@ -658,6 +663,8 @@ class Monitor:
         spec = model.pause
         if spec is not None and spec.state is not None:
             plan.append(self._model_sql(spec.state, {}))
+        if model.cached is not None:
+            plan.append(self._model_sql(model.cached.statement, {}))
         recheck, due = self._rechecked(self._counter.latest(), now)
         if recheck is not None and due:
             plan.append(self._model_sql(recheck, {"tids": [w.tid for w in due]}))
@@ -717,6 +724,16 @@ class Monitor:
             return None
         statement = spec.state
         return self._guard(pauses.PANEL, errors, None, lambda: pauses.paused_rows(self._run(statement)))
+
+    def _cached(self, errors: dict[str, str]) -> cached.Cached | None:
+        """The framework's own per-queue counts (QueueModel.cached); None when it keeps none or their
+        read failed (said in `errors`: the figures then wait for the background, as without them)."""
+        own = self.model.cached
+        if own is None:
+            return None
+        return self._guard(
+            CACHED_PANEL, errors, None, lambda: cached.from_rows(self._run(own.statement), own.kept_by)
+        )
 
     def _check(self, row: dict[str, Any]) -> dict[str, Any]:
         """The queue's main table exists, is readable and has the columns the dialect reads."""

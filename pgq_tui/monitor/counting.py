@@ -18,6 +18,8 @@ from datetime import datetime
 from typing import Any
 
 from pgq_tui.dialects.contract import COUNT_KEY, OLDEST_READY, Capability, QueueModel, State, Statement
+from pgq_tui.monitor import cached as cached_counts
+from pgq_tui.monitor.cached import Cached
 from pgq_tui.monitor.snapshot import AT_LEAST, EXACT, STALE, UNKNOWN, UNSUPPORTED, Figure, QueueStats
 
 Row = Mapping[str, Any]
@@ -246,11 +248,13 @@ def figure(
     bg: BackgroundCount | None,
     queue: str,
     now: datetime,
-    shared: dict[tuple[str, str], Figure] | None = None,
+    shared: dict[tuple[Any, ...], Figure] | None = None,
+    cached: Cached | None = None,
 ) -> tuple[int, Figure]:
-    """The poll's exact read; above the cap the background's exact count when it agrees, else the
-    proven lower bound (cap1 - 1 per queue, or the rows seen when the cap is over all queues).
-    `shared`: figures already made at this poll, by name and accuracy (the same for every queue).
+    """The poll's exact read; above the cap the background's exact count when it agrees, or the
+    framework's own (`cached`) when it agrees and is newer, else the proven lower bound (cap1 - 1 per
+    queue, or the rows seen when the cap is over all queues). `shared`: figures already made at this
+    poll, by name and accuracy (the same for every queue).
 
     >>> from datetime import datetime, timezone
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -264,6 +268,9 @@ def figure(
     floor = read if overall else cap1 - 1
     value = bg.value(queue, name) if bg is not None else None
     stale = value is not None and bg is not None and value > floor
+    own = cached_figure(name, queue, cached, bg if stale else None, floor, shared)
+    if own is not None:
+        return own
     key = (name, STALE if stale else AT_LEAST)
     made = shared.get(key) if shared is not None else None
     if made is None:
@@ -275,6 +282,32 @@ def figure(
         if shared is not None:
             shared[key] = made
     return (value if stale and value is not None else floor), made
+
+
+def cached_figure(
+    name: str,
+    queue: str,
+    cached: Cached | None,
+    bg: BackgroundCount | None,
+    floor: int | None,
+    shared: dict[tuple[Any, ...], Figure] | None = None,
+) -> tuple[int, Figure] | None:
+    """The framework's own count of `name` (stale, as of when it counted) when it is newer than the
+    background's (`bg`: the one that would be shown, or None) and above `floor` (cached.newer); its
+    reason says who keeps it, and why the background's is not shown when its last try failed."""
+    own = cached_counts.newer(cached, queue, name, bg.as_of_for(name) if bg is not None else None, floor)
+    if own is None or cached is None:
+        return None
+    value, as_of = own
+    key = (name, cached_counts.SOURCE, as_of)
+    made = shared.get(key) if shared is not None else None
+    if made is None:
+        failed = bg.failed.get(name) if bg is not None else None
+        why = f"{failed}; {cached.kept_by}" if failed else cached.kept_by
+        made = Figure(STALE, as_of, cached_counts.SOURCE, reason=why)
+        if shared is not None:
+            shared[key] = made
+    return value, made
 
 
 def queue_stats(
@@ -291,6 +324,7 @@ def queue_stats(
     oldest_how: str | None = POLL,
     oldest_why: str | None = None,
     reads: tuple[dict[str, dict[str, int]], dict[str, float]] | None = None,
+    cached: Cached | None = None,
 ) -> tuple[QueueStats, ...]:
     """Sum the count statements' rows per queue, each count with its Figure. Every queue seen by the
     poll is listed, plus `also` (e.g. queues seen only in the rate window, listed with zeros). A
@@ -301,7 +335,9 @@ def queue_stats(
     that would make it so), carried by its Figure. The oldest ready age is a figure like the counts
     (`figures[OLDEST_READY]`, oldest_figure()): `oldest_how` says where it is taken (POLL, SCAN,
     BACKGROUND_SCAN, or None: the kind has no such figure), `oldest_why` why it is not (no index,
-    its statement failed). `reads`: poll_reads(rows), when the caller has it already."""
+    its statement failed). `reads`: poll_reads(rows), when the caller has it already. `cached`: the
+    framework's own counts, shown for a figure above the cap or deferred while newer than the
+    background's (cached.newer)."""
     reads_of, oldest = poll_reads(rows) if reads is None else reads
     of = caps(cap1).of
     capped = over_cap(reads_of, model, cap1) - uncapped
@@ -318,7 +354,7 @@ def queue_stats(
     exact, scan = Figure(EXACT, now, POLL), Figure(EXACT, now, SCAN)
     noted: dict[tuple[int, str], tuple[Figure, Figure]] = {}
     later: dict[tuple[str, bool], Figure] = {}  # a deferred name's figure: landed or not
-    capped_figures: dict[tuple[str, str], Figure] = {}  # above the cap: stale or at least, per name
+    capped_figures: dict[tuple[Any, ...], Figure] = {}  # above the cap: stale or at least, per name
 
     def with_note(f: Figure, note: str) -> Figure:
         key = (id(f), note)
@@ -328,6 +364,9 @@ def queue_stats(
 
     def deferred_figure(name: str, q: str) -> tuple[int | None, Figure]:
         value = bg.value(q, name) if bg is not None else None
+        own = cached_figure(name, q, cached, bg if value is not None else None, None, capped_figures)
+        if own is not None:
+            return own
         key = (name, value is None)
         if key not in later:
             later[key] = scanned_figure(name, bg, q)[1]
@@ -353,7 +392,7 @@ def queue_stats(
                 capped_here = name in capped and (name in overall or read >= of(name))
                 if capped_here:
                     n, f = figure(
-                        name, read, capped_here, name in overall, of(name), bg, q, now, capped_figures
+                        name, read, capped_here, name in overall, of(name), bg, q, now, capped_figures, cached
                     )
                 else:
                     n, f = read, exact

@@ -8,6 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from pgq_tui.monitor.cached import SOURCE as CACHED
 from pgq_tui.monitor.health import fmt_age, fmt_figure
 from pgq_tui.monitor.snapshot import AT_LEAST, UNKNOWN, UNSUPPORTED, Figure, QueueStats, Rates, Snapshot
 
@@ -46,6 +47,8 @@ def _count_how(figure: Figure | None, cap: int, now: datetime, cost_ms: float | 
         )
     age = fmt_age((now - figure.as_of).total_seconds()) if figure.as_of is not None else "?"
     took = f", took {cost_ms:.0f} ms" if cost_ms is not None else ""
+    if figure.source == CACHED:  # the framework's own count: its reason says whose, and why not ours
+        return f"stale: exact as of {age} ago: {figure.reason}"
     if figure.source == "background scan":
         return f"stale: exact, by the background counter's scan {age} ago (own connection{took})"
     return f"stale: exact count(*) by the background counter {age} ago (own connection{took})"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from pgq_tui.monitor.cached import SOURCE as CACHED
 from pgq_tui.monitor.counting import BACKGROUND, BACKGROUND_SCAN, FAILED, NOT_LANDED
 from pgq_tui.monitor.snapshot import AT_LEAST, UNKNOWN, Figure, QueueStats, Snapshot
 
@@ -54,10 +55,14 @@ def not_finished(waited_s: float, error: str | None = None) -> str:
 
 
 def owed(figure: Figure) -> bool:
-    """A figure the background counter still owes: a lower bound over the cap, or unknown until its
-    first background count (or background scan, for a state no index serves on a large table)."""
-    return figure.accuracy == AT_LEAST or (
-        figure.accuracy == UNKNOWN and figure.source in (BACKGROUND, BACKGROUND_SCAN)
+    """A figure the background counter still owes: a lower bound over the cap, unknown until its
+    first background count (or background scan, for a state no index serves on a large table), or
+    the framework's own count standing in for it meanwhile (seconds fresher is worth the wait; past
+    the wait, that count stays, with its as_of)."""
+    return (
+        figure.accuracy == AT_LEAST
+        or figure.source == CACHED
+        or (figure.accuracy == UNKNOWN and figure.source in (BACKGROUND, BACKGROUND_SCAN))
     )
 
 
@@ -69,6 +74,8 @@ def past_wait(snap: Snapshot, waited_s: float) -> Snapshot:
     why = not_finished(waited_s, error)
 
     def reason(f: Figure) -> str:
+        if f.source == CACHED:  # its value stands: say why it is not the background's, and whose it is
+            return f.reason if f.reason and f.reason.startswith(FAILED) else f"{why}; {f.reason}"
         return f.reason if f.reason is not None and f.reason.startswith(FAILED) else why
 
     def mark(q: QueueStats) -> QueueStats:

@@ -53,7 +53,8 @@ def _queues(snap: Snapshot) -> Table:
             _t(_rate(rates.enqueued if rates else None)),
         )
     table.caption = (
-        "≥ over the cap, not counted yet · n* exact as of the background count (or scan) · ~ estimate · "
+        "≥ over the cap, not counted yet · n* exact as of the background count (or scan, or the "
+        "framework's own count) · ~ estimate · "
         "? not counted (unknown) · n/a no such state"
     )
     table.caption_justify = "left"

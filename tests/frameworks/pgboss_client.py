@@ -94,6 +94,18 @@ class PgBoss:
         spec = {"queue": "fail", "prefix": prefix, "suffix": suffix, "count": count, "retryLimit": 0}
         return int(self._node("insert", json.dumps(spec)).strip())
 
+    def insert(self, queue: str, count: int, *, in_seconds: int | None = None) -> int:
+        """pg-boss's insert() of `count` jobs on `queue` (due in `in_seconds`, else now)."""
+        spec: dict[str, object] = {"queue": queue, "prefix": queue, "suffix": "", "count": count}
+        if in_seconds is not None:
+            spec["startAfter"] = in_seconds
+        return int(self._node("insert", json.dumps(spec)).strip())
+
+    def monitor(self) -> list[dict[str, Any]]:
+        """pg-boss's own monitor (12.x), run until it has counted every queue: each queue's name and
+        monitor_on."""
+        return list(json.loads(self._node("monitor")))
+
     def is_dead(self, job_id: str) -> bool:
         return scalar(self.dsn, "SELECT state::text FROM pgboss.job WHERE id = %s", (job_id,)) == "failed"
 

@@ -82,7 +82,12 @@ class BossSql(Sql):
 
 def statements(schema: str, version: int) -> BossSql:
     """The statements for pg-boss schema `version`, on the tables of `schema`."""
-    idents = {"job": (schema, "job"), "queue": (schema, "queue"), "job_state": (schema, "job_state")}
+    idents = {
+        "job": (schema, "job"),
+        "queue": (schema, "queue"),
+        "job_state": (schema, "job_state"),
+        "bam": (schema, "bam"),  # its background migrations (schema 27 on)
+    }
     return BossSql(__package__, "pgboss", idents, version=version)
 
 

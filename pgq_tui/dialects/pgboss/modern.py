@@ -26,12 +26,14 @@ from __future__ import annotations
 
 from pgq_tui.dialects.catalog import Catalog, Relation, VersionMarker
 from pgq_tui.dialects.contract import (
+    CACHED_KEYS,
     COUNT_KEY,
     FINISHED_COLUMNS,
     LEASE_COLUMNS,
     OLDEST_READY,
     PASS_COUNTS,
     PASS_PART,
+    CachedCounts,
     Capability,
     IndexAdvice,
     Match,
@@ -57,6 +59,9 @@ MAX_SCHEMA = 46  # 12.38.0, the newest pgq-top was tested with
 HEARTBEAT_SCHEMA = 30  # 12.12.0: heartbeat_on, heartbeat_seconds
 BLOCKED_SCHEMA = 31  # 12.19.0: flows' blocked
 RETRY_CLEARS_SCHEMA = 37  # 12.26.0: boss.retry also clears completed_on and start_after
+# 12.38.0 (and 12.36, not on npm): the monitor's ready, deferred and blocked counts split the queued
+# jobs as ours do (12.35 counted blocked jobs as ready), and monitor_on is stamped only with them (40)
+CACHED_SCHEMA = 46
 INDEXED_SCHEMA = 46  # 12.38.0 creates job_i14 and job_i16 on every job table (BAM builds them on upgrade)
 # The newest schema version whose background migrations (BAM: index builds) pg-boss has not started yet
 BAM_PENDING = VersionMarker("bam", "version", "status", "pending")
@@ -195,6 +200,15 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
             else ()
         ),
         extra_states=("blocked",) * blocked,
+        cached=(
+            CachedCounts(
+                s("cached_counts", (*CACHED_KEYS, "ready", "scheduled", "blocked", "dead")),
+                "pg-boss's own count, written by its monitor (every 60 s by default, while a pg-boss"
+                " instance supervises)",
+            )
+            if version >= CACHED_SCHEMA
+            else None
+        ),
         # the same created_on/completed_on columns as 10.x: enqueued/done/failed per second per queue
         finished=s("finished", FINISHED_COLUMNS),
         finished_scans=((schema, "job"),),

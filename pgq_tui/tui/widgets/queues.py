@@ -55,8 +55,17 @@ def count_notes(snap: Snapshot) -> list[str]:
     if UNKNOWN in marks:
         notes.append("? not counted (v says why)")
     c = snap.counts
-    if "stale" in marks and c is not None and c.lag_s is not None:
-        notes.append(f"* exact {fmt_age(c.lag_s)} ago")
+    if "stale" in marks:  # each figure's own as_of: a background count's, or the framework's own count's
+        ages = [
+            max(0.0, (snap.server.now - f.as_of).total_seconds())
+            for q in snap.queues
+            for f in q.figures.values()
+            if f.accuracy == "stale" and f.as_of is not None
+        ]
+        if ages and max(ages) - min(ages) >= 1:
+            notes.append(f"* exact {fmt_age(min(ages))}-{fmt_age(max(ages))} ago")
+        elif ages:
+            notes.append(f"* exact {fmt_age(max(ages))} ago")
     if "at_least" in marks and c is not None:
         notes.append(f"≥ over {c.cap}, counting")
     if "approximate" in marks:

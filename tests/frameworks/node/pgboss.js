@@ -3,7 +3,8 @@
 //   node pgboss.js migrate                   start() creates the schema; createQueue for each queue
 //   node pgboss.js send '<json>'             send(queue, data, options); prints the id
 //   node pgboss.js insert '<json>'           insert() of `count` jobs of one queue, keyed
-//                                            "<prefix>-<i> <suffix>", with retryLimit; prints the count
+//                                            "<prefix>-<i> <suffix>", with retryLimit (and startAfter,
+//                                            seconds, when given); prints the count
 //   node pgboss.js worker                    one work() loop per PGQ_TEST_QUEUES queue until killed
 //   node pgboss.js cron '<json>'             schedule(name, cron, data, { tz }) with the cron pass on
 //                                            (its monitor and worker every second), a work() loop on
@@ -14,6 +15,10 @@
 //                                            round the `enqueue` queues; no supervisor (it would fail
 //                                            the jobs a benchmark makes stuck); a JSON line of counts
 //                                            every second; exits after PGQ_TEST_LIFETIME_S
+//   node pgboss.js monitor ['<json>']       pg-boss's own monitor (a supervising instance, every
+//                                            `interval` s, 1 by default) until it has counted every
+//                                            queue; prints each queue's monitor_on as JSON, then
+//                                            stops, or with `keep` runs on until killed
 //   node pgboss.js crash '<json>'            a worker that crashes: insert() of `count` jobs into
 //                                            `queue` (expireInSeconds `expire`, priority 1 so they are
 //                                            fetched first), fetch() of them, then exit without
@@ -64,7 +69,8 @@ async function main () {
     await boss.start()
     const jobs = Array.from({ length: spec.count }, (_, i) => ({
       data: { key: `${spec.prefix}-${i} ${spec.suffix}`, mode: spec.queue },
-      retryLimit: spec.retryLimit
+      retryLimit: spec.retryLimit,
+      ...(spec.startAfter ? { startAfter: spec.startAfter } : {})
     }))
     // pg-boss 10's insert(jobs) names each job's queue; 11 and 12 take insert(name, jobs)
     if (boss.insert.length >= 2) await boss.insert(spec.queue, jobs)
@@ -153,6 +159,36 @@ async function main () {
     await boss.schedule(spec.name, spec.cron, { from: 'schedule' }, { tz: spec.tz || 'UTC' })
     await boss.work(spec.name, { pollingIntervalSeconds: 0.5 }, async () => {})
     ready()
+    return
+  }
+  if (command === 'monitor') {
+    // pg-boss's own monitor as a supervising instance runs it (every `interval` s, 1 by default),
+    // until it has counted every queue since this command started; prints the queues' monitor_on as
+    // JSON, then stops, or with `keep` goes on until killed
+    const spec = JSON.parse(arg || '{}')
+    const interval = spec.interval || 1
+    const boss = makeBoss({
+      supervise: true, schedule: false, migrate: false, monitorIntervalSeconds: interval, superviseIntervalSeconds: interval
+    })
+    const pool = new pg.Pool(poolConfig())
+    const schema = process.env.PGQ_TEST_SCHEMA || 'pgboss'
+    const since = (await pool.query('SELECT now() AS t')).rows[0].t
+    await boss.start()
+    const deadline = Date.now() + 30000 + interval * 2000
+    for (;;) {
+      const { rows } = await pool.query(
+        `SELECT name, monitor_on FROM ${schema}.queue WHERE name NOT LIKE '\\_\\_pgboss\\_\\_%'`
+      )
+      if (rows.length && rows.every((r) => r.monitor_on && r.monitor_on > since)) {
+        process.stdout.write(`${JSON.stringify(rows)}\n`)
+        break
+      }
+      if (Date.now() > deadline) throw new Error('pg-boss\'s monitor did not count every queue in time')
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    if (spec.keep) return
+    await boss.stop({ graceful: false, wait: true })
+    await pool.end()
     return
   }
   throw new Error(`unknown command ${command}`)
