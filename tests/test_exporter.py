@@ -38,7 +38,7 @@ Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 SNAPSHOT_FAMILIES = {
     "pgq_server_info", "pgq_server_in_recovery", "pgq_collect_duration_seconds",
     "pgq_snapshot_timestamp_seconds", "pgq_panel_up", "pgq_jobs", "pgq_jobs_exact",
-    "pgq_queue_rate_per_second",
+    "pgq_jobs_age_seconds", "pgq_queue_rate_per_second",
     "pgq_oldest_ready_job_age_seconds", "pgq_stuck_jobs", "pgq_jobs_enqueued", "pgq_jobs_completed",
     "pgq_jobs_failed", "pgq_jobs_dead", "pgq_queue_jobs_completed", "pgq_table_live_tuples",
     "pgq_table_dead_tuples", "pgq_table_autovacuum_threshold", "pgq_table_autovacuum_enabled",
@@ -168,6 +168,10 @@ def expected_from(snap: Snapshot) -> Samples:
         for state, field in (("ready", "ready"), ("stuck", "stuck"), ("dead", "dead")):
             exact = 1 if q.accuracy(field) == "exact" else 0
             put("pgq_jobs_exact", exact, queue=q.queue, state=state, **who)
+            f = q.figures.get(field)
+            stale_s = (snap.server.now - f.as_of).total_seconds() if f is not None and f.as_of else 0.0
+            age = max(0.0, stale_s)
+            put("pgq_jobs_age_seconds", age, queue=q.queue, state=state, **who)
     for name, rates in snap.throughput.per_queue.items():
         for event in ("enqueued", "completed", "failed"):
             if getattr(rates, event) is not None:

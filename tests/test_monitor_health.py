@@ -15,6 +15,7 @@ from pgq_tui.monitor import (
     cached,
     collect,
     counting,
+    figures,
     finished,
     health,
     panels,
@@ -36,7 +37,8 @@ NOW = datetime(2026, 1, 1, 12, 0, 0, 500_000, tzinfo=timezone.utc)
 
 
 @pytest.mark.parametrize(
-    "module", [ahead, health, queries, counting, rates, background, provenance, collect, finished, cached]
+    "module",
+    [ahead, health, queries, counting, rates, background, provenance, collect, finished, cached, figures],
 )
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]

@@ -120,8 +120,16 @@ def _queue_families(
     )
     exact = qgauge(
         "pgq_jobs_exact",
-        "1 when pgq_jobs for this queue and state is exact at this collect; 0 when it is a background "
-        "count's (see pgq_background_count_lag_seconds) or a lower bound",
+        "1 when pgq_jobs for this queue and state is exact at this collect; 0 when it is a stale count's "
+        "(its age: pgq_jobs_age_seconds) or a lower bound",
+        "queue",
+        "state",
+    )
+    figure_age = qgauge(
+        "pgq_jobs_age_seconds",
+        "How old pgq_jobs for this queue and state is: 0 when taken at this collect, else the age of the "
+        "stale count it shows (a background count's or scan's, or the framework's own count's, e.g. "
+        "pg-boss's monitor's)",
         "queue",
         "state",
     )
@@ -174,6 +182,7 @@ def _queue_families(
                     continue
                 jobs.add_metric([*who, q.queue, s], n)
                 exact.add_metric([*who, q.queue, s], 1 if figures.state_exact(q, s) else 0)
+                figure_age.add_metric([*who, q.queue, s], figures.state_age_s(q, s, snap.server.now))
             # not taken (no index serves it, its statement failed, the background scan that reads it
             # has not landed): absent, never 0. A stale age (a background scan's) is exported as is.
             oldest = q.figures.get("oldest_ready_age_s")
@@ -208,6 +217,7 @@ def _queue_families(
             panel,
             jobs,
             exact,
+            figure_age,
             age,
             paused,
             rate,

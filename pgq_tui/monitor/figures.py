@@ -44,6 +44,24 @@ def state_exact(q: QueueStats, state: str) -> bool:
     return q.accuracy(STATE_FIELD[state]) == EXACT
 
 
+def state_age_s(q: QueueStats, state: str, now: datetime) -> float:
+    """How old the queue's count of a state is at `now`: 0 when taken at this poll (exact or a lower
+    bound), else its figure's age (a background count's or scan's, or the framework's own count's).
+
+    >>> from datetime import timedelta, timezone
+    >>> from pgq_tui.monitor.snapshot import Figure
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> stale = {"ready": Figure("stale", t - timedelta(seconds=45), "cached")}
+    >>> q = QueueStats("q", 40, 0, 0, 0, 0, 0, None, figures=stale)
+    >>> state_age_s(q, "ready", t), state_age_s(q, "dead", t)
+    (45.0, 0.0)
+    """
+    figure = q.figures.get(STATE_FIELD[state])
+    if figure is None or figure.as_of is None:
+        return 0.0
+    return max(0.0, (now - figure.as_of).total_seconds())
+
+
 def unknown_why(snap: Snapshot, name: str) -> str | None:
     """Why the count `name` (a QueueStats field, e.g. "stuck") is not known for every queue at this
     poll: not taken for any queue (Snapshot.unknown), or unknown in some queue (its reason, naming
