@@ -5,6 +5,7 @@ Pure: rows in, figures out (tests/frameworks/test_pgboss_cached.py runs pg-boss'
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta, timezone
 
 from pgq_tui.dialects.contract import Match, QueueModel, Statement
@@ -66,3 +67,21 @@ def test_a_one_shot_waits_for_the_background_count_over_the_framework_s() -> Non
     """seconds fresher is worth the wait (past it, the framework's count stays: test_pgboss_cached)"""
     assert settle.owed(Figure("stale", NOW, SOURCE, reason=KEPT_BY))
     assert not settle.owed(Figure("stale", NOW, "background"))
+
+
+def test_check_says_how_old_a_stale_dead_count_is() -> None:
+    """`check` on a stale dead count (the framework's own, 45 s old) says so, not just the number."""
+    from test_tui_sample import NOW as SAMPLE_NOW
+    from test_tui_sample import make_snapshot
+
+    from pgq_tui.check.rules import measures
+
+    snap = make_snapshot()
+    stale = Figure("stale", SAMPLE_NOW - timedelta(seconds=45), SOURCE, reason=KEPT_BY)
+    queues = tuple(
+        dataclasses.replace(q, figures={**q.figures, "dead": stale}) if q.queue == "webhooks" else q
+        for q in snap.queues
+    )
+    dead = next(m for m in measures(dataclasses.replace(snap, queues=queues)) if m.label == "dead")
+    assert dead.message == "10 dead jobs (as of 45s ago)"
+    assert next(m for m in measures(snap) if m.label == "dead").message == "10 dead jobs"

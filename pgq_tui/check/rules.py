@@ -183,7 +183,7 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     no_holder = f", {orphaned} with no live holder" if orphaned else ""
     rule = snap.stuck_rule or "lease expired"
     floor = "≥" if _at_least(snap, "stuck") else ""
-    stuck_msg = f"{floor}{fmt_count(stuck)} stuck jobs ({rule}{no_holder})"
+    stuck_msg = f"{floor}{fmt_count(stuck)} stuck jobs ({rule}{no_holder}){_stale(snap, 'stuck')}"
     panel = "leases" if listed else "queues"
     out.append(
         _rated(
@@ -222,7 +222,7 @@ def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Mea
     )
 
     floor = "≥" if _at_least(snap, "dead") else ""
-    dead_msg = f"{floor}{fmt_count(sums.dead)} dead jobs"
+    dead_msg = f"{floor}{fmt_count(sums.dead)} dead jobs{_stale(snap, 'dead')}"
     out.append(
         _rated(
             snap,
@@ -316,6 +316,17 @@ def wait_p95(snap: Snapshot, limit: Limit) -> Measure | None:
         ago = f", as of {fmt_age(max(0.0, (snap.server.now - worst_span.figure.as_of).total_seconds()))} ago"
     message = f"queue {queue}: p95 wait {fmt_age(value)} over the last 5m ({worst_span.jobs} jobs{ago})"
     return Measure(label, value, "s", limit, level=level, message=message if level != OK else "")
+
+
+def _stale(snap: Snapshot, name: str) -> str:
+    """ " (as of 45s ago)" when some queue's count `name` is stale (a background count's or the
+    framework's own: exact then, not now), with the oldest such figure's age; else ""."""
+    ages = [
+        (snap.server.now - f.as_of).total_seconds()
+        for q in snap.queues
+        if (f := q.figures.get(name)) is not None and f.accuracy == STALE and f.as_of is not None
+    ]
+    return f" (as of {fmt_age(max(0.0, max(ages)))} ago)" if ages else ""
 
 
 def _at_least(snap: Snapshot, name: str) -> bool:
