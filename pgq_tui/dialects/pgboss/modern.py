@@ -59,8 +59,9 @@ MAX_SCHEMA = 46  # 12.38.0, the newest pgq-top was tested with
 HEARTBEAT_SCHEMA = 30  # 12.12.0: heartbeat_on, heartbeat_seconds
 BLOCKED_SCHEMA = 31  # 12.19.0: flows' blocked
 RETRY_CLEARS_SCHEMA = 37  # 12.26.0: boss.retry also clears completed_on and start_after
-# 12.38.0 (and 12.36, not on npm): the monitor's ready, deferred and blocked counts split the queued
-# jobs as ours do (12.35 counted blocked jobs as ready), and monitor_on is stamped only with them (40)
+# 12.38.0: its monitor's ready, deferred and blocked counts split the queued jobs as ours do (12.35
+# counted blocked jobs as ready and deferred), and monitor_on is stamped only with them (from 40).
+# 12.36-12.37 (schema 44-45) are not on npm to run, so their counts are not read.
 CACHED_SCHEMA = 46
 INDEXED_SCHEMA = 46  # 12.38.0 creates job_i14 and job_i16 on every job table (BAM builds them on upgrade)
 # The newest schema version whose background migrations (BAM: index builds) pg-boss has not started yet
