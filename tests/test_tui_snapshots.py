@@ -6,6 +6,7 @@ Update after an intended change with: pytest tests/test_tui_snapshots.py --snaps
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 from test_tui_sample import NOW, make_snapshot
 
@@ -24,7 +25,8 @@ def make_extras_app() -> PgqTopApp:
     base = make_snapshot()
     extras = [{"cancelled": 14, "pending": 0}, {"cancelled": 0, "pending": 3}, {"cancelled": 2, "pending": 1}]
     queues = tuple(replace(q, extra=x) for q, x in zip(base.queues, extras, strict=True))
-    stale = {**queues[0].figures, "cancelled": Figure(STALE, NOW, "background")}
+    # the same background count as the queue's ready figure: one as_of, 4 s old
+    stale = {**queues[0].figures, "cancelled": Figure(STALE, NOW - timedelta(seconds=4), "background")}
     queues = (replace(queues[0], figures=stale), *queues[1:])
     snap = replace(base, queues=queues, kind="river")
     return PgqTopApp(lambda: snap, clock=lambda: 0.0, poll=False, initial=snap)  # type: ignore[arg-type]

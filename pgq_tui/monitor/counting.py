@@ -295,8 +295,10 @@ def cached_figure(
     """The framework's own count of `name` (stale, as of when it counted) when it is newer than the
     background's (`bg`: the one that would be shown, or None) and above `floor` (cached.newer); its
     reason says who keeps it, and why the background's is not shown when its last try failed."""
+    if cached is None:  # most kinds keep none: no work per figure
+        return None
     own = cached_counts.newer(cached, queue, name, bg.as_of_for(name) if bg is not None else None, floor)
-    if own is None or cached is None:
+    if own is None:
         return None
     value, as_of = own
     key = (name, cached_counts.SOURCE, as_of)
