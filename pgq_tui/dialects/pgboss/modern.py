@@ -234,7 +234,11 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
                 ((Capability.LIVENESS, "pg-boss records no worker for a job, and no heartbeat before 12.12"),)
                 * (not beats)
             ),
-            (Capability.THROUGHPUT, "pgq-top does not read pg-boss 11 and 12's queue counters yet"),
+            (
+                Capability.THROUGHPUT,
+                "pgq-top does not read pg-boss 12's throughput deltas (its queue row's created_delta,"
+                " completed_delta, failed_delta) yet: the rates come from the jobs' own timestamps",
+            ),
         ),
         relations=((schema, "job"),),
         latency=boss_latency(schema, by_queue=has_finished),
