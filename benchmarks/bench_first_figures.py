@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_framework_poll import drop
-from bench_fresh import NODE22, NODE_DIR, PgBossFleet, build_table, keep_active, pgboss_env
+from bench_fresh import NODE22, NODE_DIR, PgBossFleet, built_pgboss, pgboss_env
 from bench_poll_ab import base_tree
 from common import measured_server
 
@@ -136,14 +136,7 @@ def main() -> int:
     print("load average (1, 5, 15 min) at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()), flush=True)
     with tempfile.TemporaryDirectory() as tmp, measured_server(args.dsn, None) as (server, version):
         trees = {"base": base_tree(args.base, Path(tmp) / "base"), "this": ROOT}
-        t = time.monotonic()
-        dsn, _ = build_table(server, "pg-boss", args.size, queues, 4 * 3600)
-        keep_active(dsn, "pg-boss", 1000)
-        print(
-            f"PostgreSQL {version}; pg-boss 12.38: {args.size:,} rows in {args.queues} queues,"
-            f" built in {time.monotonic() - t:.0f} s",
-            flush=True,
-        )
+        dsn = built_pgboss(server, args.size, queues, version)
         lifetime = args.rounds * len(trees) * len(budgets) * (args.seconds + 30) + 300
         fleet = PgBossFleet(dsn, queues, 200.0, lifetime, Path(tmp) / "fleet.log")
         medians: dict[str, list[float]] = {name: [] for name in trees}

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from bench_framework_poll import drop
-from bench_fresh import PgBossFleet, build_table, keep_active
+from bench_fresh import PgBossFleet, built_pgboss
 from common import measured_server
 
 from pgq_tui.detection import find_queues
@@ -72,14 +72,7 @@ def main() -> int:
     queues = [f"q{i}" for i in range(args.queues)]
     os.environ["PGQ_TEST_QUEUES"] = ",".join(queues)
     with measured_server(None, None) as (server, version):
-        t = time.monotonic()
-        dsn, _ = build_table(server, "pg-boss", args.size, queues, 4 * 3600)
-        keep_active(dsn, "pg-boss", 1000)
-        print(
-            f"PostgreSQL {version}; pg-boss 12.38, {args.size:,} rows in {args.queues} queues,"
-            f" built in {time.monotonic() - t:.0f} s",
-            flush=True,
-        )
+        dsn = built_pgboss(server, args.size, queues, version)
         fleet = PgBossFleet(dsn, queues, 200.0, args.polls + 300, Path("/tmp/overlap-fleet.log"))
         try:
             time.sleep(20)  # the fleet's first claims
