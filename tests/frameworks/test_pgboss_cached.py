@@ -20,6 +20,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 from psycopg.rows import dict_row
 
 from pgq_tui.detection import single_queue
@@ -135,3 +136,32 @@ def test_a_count_never_taken_from_before_an_upgrade_or_that_the_poll_read_past_i
     with psycopg.connect(boss.dsn, autocommit=True) as conn:  # pg-boss counted what the poll read past
         conn.execute("UPDATE pgboss.queue SET ready_count = %s WHERE name = 'deep'", (CAP,))
     assert first_poll_ready(boss) == ("at_least", "row")
+
+
+def test_a_role_with_the_documented_grants_reads_pg_boss_counts_only_with_select_on_bam(
+    boss: PgBoss12, server_dsn: str
+) -> None:
+    """docs/grants.md: `job`, `queue` (and `schedule`, `version`) are enough; without `bam` pg-boss's own
+    counts are not read (nothing fails, no error every poll), with it they are."""
+    from test_grants import login_role
+
+    counted_at(boss)
+    with login_role(boss.dsn, server_dsn) as (name, role_dsn):
+        with psycopg.connect(boss.dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("GRANT USAGE ON SCHEMA pgboss TO {}").format(sql.Identifier(name)))
+            for table in ("job", "queue", "schedule", "version"):  # the page's, schedules included
+                conn.execute(
+                    sql.SQL("GRANT SELECT ON {} TO {}").format(
+                        sql.Identifier("pgboss", table), sql.Identifier(name)
+                    )
+                )
+        model = single_queue(role_dsn, kind="pg-boss").model
+        assert model.cached is None
+        with Monitor(role_dsn, model, count_cap=CAP) as m:
+            snap = m.collect()
+        assert not snap.errors and queue(snap, "deep").figures["ready"].accuracy == "at_least"
+        with psycopg.connect(boss.dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("GRANT SELECT ON pgboss.bam TO {}").format(sql.Identifier(name)))
+        with Monitor(role_dsn, single_queue(role_dsn, kind="pg-boss").model, count_cap=CAP) as m:
+            snap = m.collect()
+        assert not snap.errors and queue(snap, "deep").figures["ready"].source == SOURCE
