@@ -16,7 +16,7 @@ from pgq_tui.fleet.support import stuck_total, why_not
 from pgq_tui.monitor import figures
 from pgq_tui.monitor.health import CRIT, OK, WARN, fmt_age, fmt_count
 from pgq_tui.monitor.latency import span_of
-from pgq_tui.monitor.snapshot import AT_LEAST, STALE, Snapshot
+from pgq_tui.monitor.snapshot import AT_LEAST, Snapshot
 
 UNKNOWN = "unknown"
 # monitoring-plugins' max_state(): CRITICAL > WARNING > UNKNOWN > OK
@@ -164,9 +164,8 @@ def _as_of(snap: Snapshot, queue: str | None) -> str:
     (stale: measured then, not advanced), else ""."""
     q = next((q for q in snap.queues if q.queue == queue), None)
     f = q.figures.get("oldest_ready_age_s") if q is not None else None
-    if f is None or f.accuracy != STALE or f.as_of is None:
-        return ""
-    return f" (as of a background scan {fmt_age(max(0.0, (snap.server.now - f.as_of).total_seconds()))} ago)"
+    age = f.stale_age_s(snap.server.now) if f is not None else None
+    return "" if age is None else f" (as of a background scan {fmt_age(age)} ago)"
 
 
 def measures(snap: Snapshot, t: CheckThresholds = CheckThresholds()) -> list[Measure]:
@@ -322,11 +321,11 @@ def _stale(snap: Snapshot, name: str) -> str:
     """ " (as of 45s ago)" when some queue's count `name` is stale (a background count's or the
     framework's own: exact then, not now), with the oldest such figure's age; else ""."""
     ages = [
-        (snap.server.now - f.as_of).total_seconds()
+        age
         for q in snap.queues
-        if (f := q.figures.get(name)) is not None and f.accuracy == STALE and f.as_of is not None
+        if (f := q.figures.get(name)) is not None and (age := f.stale_age_s(snap.server.now)) is not None
     ]
-    return f" (as of {fmt_age(max(0.0, max(ages)))} ago)" if ages else ""
+    return f" (as of {fmt_age(max(ages))} ago)" if ages else ""
 
 
 def _at_least(snap: Snapshot, name: str) -> bool:

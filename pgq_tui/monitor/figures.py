@@ -57,9 +57,8 @@ def state_age_s(q: QueueStats, state: str, now: datetime) -> float:
     (45.0, 0.0)
     """
     figure = q.figures.get(STATE_FIELD[state])
-    if figure is None or figure.as_of is None:
-        return 0.0
-    return max(0.0, (now - figure.as_of).total_seconds())
+    age = figure.stale_age_s(now) if figure is not None else None
+    return 0.0 if age is None else age
 
 
 def unknown_why(snap: Snapshot, name: str) -> str | None:

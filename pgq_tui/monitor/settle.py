@@ -74,9 +74,10 @@ def past_wait(snap: Snapshot, waited_s: float) -> Snapshot:
     why = not_finished(waited_s, error)
 
     def reason(f: Figure) -> str:
-        if f.source == CACHED:  # its value stands: say why it is not the background's, and whose it is
-            return f.reason if f.reason and f.reason.startswith(FAILED) else f"{why}; {f.reason}"
-        return f.reason if f.reason is not None and f.reason.startswith(FAILED) else why
+        if f.reason is not None and f.reason.startswith(FAILED):
+            return f.reason
+        # the framework's own count keeps its value: why it is not the background's, and whose it is
+        return f"{why}; {f.reason}" if f.source == CACHED else why
 
     def mark(q: QueueStats) -> QueueStats:
         figures = {

@@ -67,6 +67,12 @@ class Figure:
     def unknown(self) -> bool:
         return self.accuracy == UNKNOWN
 
+    def stale_age_s(self, now: datetime) -> float | None:
+        """How old a stale figure is at `now` (never below 0); None for any other figure."""
+        if self.accuracy != STALE or self.as_of is None:
+            return None
+        return max(0.0, (now - self.as_of).total_seconds())
+
 
 @dataclass(frozen=True)
 class QueueStats:

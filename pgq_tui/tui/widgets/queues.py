@@ -57,10 +57,10 @@ def count_notes(snap: Snapshot) -> list[str]:
     c = snap.counts
     if "stale" in marks:  # each figure's own as_of: a background count's, or the framework's own count's
         ages = [
-            max(0.0, (snap.server.now - f.as_of).total_seconds())
+            age
             for q in snap.queues
             for f in q.figures.values()
-            if f.accuracy == "stale" and f.as_of is not None
+            if (age := f.stale_age_s(snap.server.now)) is not None
         ]
         if ages and max(ages) - min(ages) >= 1:
             notes.append(f"* exact {fmt_age(min(ages))}-{fmt_age(max(ages))} ago")
