@@ -31,7 +31,6 @@ import os
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -39,7 +38,7 @@ from typing import Any
 
 from bench_framework_poll import drop
 from bench_fresh import NODE22, NODE_DIR, PgBossFleet, built_pgboss, pgboss_env
-from bench_poll_ab import base_tree
+from bench_poll_ab import base_tree, tree_child
 from common import measured_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,19 +68,7 @@ print(json.dumps({"polls": polls, "median_ms": statistics.median(ms)}))
 
 
 def child(tree: Path, dsn: str, seconds: float, budget_ms: int) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, dsn, str(seconds), str(budget_ms)],
-        env=env,
-        cwd=tree,  # `python -c` puts the working directory on sys.path before PYTHONPATH's checkout
-        capture_output=True,
-        text=True,
-        timeout=seconds + 120,
-        check=False,
-    )
-    if out.returncode != 0:
-        raise SystemExit(f"{tree}: the poll failed: {out.stderr.strip().splitlines()[-3:]}")
-    return dict(json.loads(out.stdout))
+    return tree_child(tree, CHILD, [dsn, str(seconds), str(budget_ms)], seconds + 120)
 
 
 def summary(got: dict[str, Any]) -> str:

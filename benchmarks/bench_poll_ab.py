@@ -66,18 +66,24 @@ print(json.dumps({"median": statistics.median(ms), "p95": ms[int(0.95 * n) - 1],
 
 
 def poll_child(tree: Path, dsn: str, dialect: str, polls: int) -> dict[str, Any]:
+    return tree_child(tree, CHILD, [dsn, dialect, str(polls)], polls * 3 + 120)
+
+
+def tree_child(tree: Path, code: str, argv: list[str], timeout: float) -> dict[str, Any]:
+    """`code` run by a child interpreter on `tree`'s code (its own imports), with `argv`: the JSON it
+    printed."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, dsn, dialect, str(polls)],
+        [sys.executable, "-c", code, *argv],
         env=env,
         cwd=tree,  # `python -c` puts the working directory on sys.path before PYTHONPATH's checkout
         capture_output=True,
         text=True,
-        timeout=polls * 3 + 120,
+        timeout=timeout,
         check=False,
     )
     if out.returncode != 0:
-        raise SystemExit(f"{tree}: the poll failed: {out.stderr.strip().splitlines()[-1:]}")
+        raise SystemExit(f"{tree}: the poll failed: {out.stderr.strip().splitlines()[-3:]}")
     return dict(json.loads(out.stdout))
 
 

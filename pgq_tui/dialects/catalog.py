@@ -130,6 +130,11 @@ class Catalog:
     def relation(self, schema: str, name: str) -> Relation | None:
         return next((r for r in self.relations if r.schema == schema and r.name == name), None)
 
+    def readable(self, schema: str, name: str) -> bool:
+        """The relation exists and the role may read it (has_table_privilege at the catalog read)."""
+        relation = self.relation(schema, name)
+        return relation is not None and relation.can_select
+
     def named(self, name: str) -> list[Relation]:
         return [r for r in self.relations if r.name == name]
 

@@ -125,12 +125,6 @@ def states(version: int) -> tuple[StateWord, ...]:
     )
 
 
-def readable(catalog: Catalog, schema: str, table: str) -> bool:
-    """The role may read pg-boss's `table` (the catalog's has_table_privilege)."""
-    relation = catalog.relation(schema, table)
-    return relation is not None and relation.can_select
-
-
 def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueModel:
     """The model of pg-boss schema `version` (25-46, as `shape_schema` read it)."""
     schema = match.schema
@@ -213,7 +207,7 @@ def model(match: Match, catalog: Catalog, title: str, version: int) -> QueueMode
                 "pg-boss's own count, written by its monitor (every 60 s by default, while a pg-boss"
                 " instance supervises)",
             )
-            if version >= CACHED_SCHEMA and readable(catalog, schema, "bam")
+            if version >= CACHED_SCHEMA and catalog.readable(schema, "bam")
             else None  # without SELECT on bam, counts from before an upgrade cannot be told apart
         ),
         # the same created_on/completed_on columns as 10.x: enqueued/done/failed per second per queue
