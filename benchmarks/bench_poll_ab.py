@@ -16,9 +16,11 @@ index, 1,000 running jobs kept), and so is the fleet (the seed's own claim and c
 12.38's own client: 200 jobs a second).
 
 Printed per round and variant: collect() median and p95, the poll's backend CPU per poll (utime +
-stime from /proc), this process's CPU per poll (the poll and its background thread), the cap and the
-load; then per kind the ratio of this tree's figures to the base's, over all rounds (the median of
-the medians, and the same for the server CPU).
+stime from /proc), the background counter's backend CPU per poll (its own counts, and the poll's
+count statements when the poll lends them to it: monitor/errand.py; how many polls did), this
+process's CPU per poll (the poll and its background thread), the cap and the load; then per kind
+the ratio of this tree's figures to the base's, over all rounds (the median of the medians, and the
+same for the server CPU).
 """
 
 from __future__ import annotations
@@ -53,16 +55,26 @@ target = find_queues(dsn, kind=dialect)[0]
 with Monitor(dsn, target.model, read_only=True) as m:
     for _ in range(5):
         m.collect(); time.sleep(1)
-    c0, p0, ms = cpu(m.pid), time.process_time(), []
+    counter = m._counter._session.pid  # the background counter's backend (None: not connected)
+    c0, k0, p0, ms = cpu(m.pid), cpu(counter) if counter else 0.0, time.process_time(), []
+    lent0 = getattr(m._counter, "lent", 0)
     for _ in range(n):
         t = time.perf_counter(); snap = m.collect(); d = time.perf_counter() - t
         ms.append(d * 1000); time.sleep(max(0.0, 1 - d))
     server = (cpu(m.pid) - c0) / n * 1000
+    same = counter is not None and m._counter._session.pid == counter
+    counter_ms = (cpu(counter) - k0) / n * 1000 if same else None
     process = (time.process_time() - p0) / n * 1000
+    lent = getattr(m._counter, "lent", 0) - lent0
 ms.sort()
 print(json.dumps({"median": statistics.median(ms), "p95": ms[int(0.95 * n) - 1], "server_ms": server,
+                  "counter_ms": counter_ms, "lent": lent,
                   "process_ms": process, "cap": m.cap, "errors": sorted(snap.errors)}))
 """
+
+
+def fmt(ms: float | None) -> str:
+    return "?" if ms is None else f"{ms:.1f}"
 
 
 def poll_child(tree: Path, dsn: str, dialect: str, polls: int) -> dict[str, Any]:
@@ -116,6 +128,8 @@ def run_kind(server_dsn: str, kind: str, args: argparse.Namespace, trees: dict[s
                 print(
                     f"{kind} round {r + 1} {name:5s}: collect() median {one['median']:.1f} ms,"
                     f" p95 {one['p95']:.1f} ms; poll's backend CPU {one['server_ms']:.1f} ms a poll;"
+                    f" the counter's backend {fmt(one['counter_ms'])} ms a poll (its own counts, and"
+                    f" the poll's counts in {one['lent']} of {args.polls} polls);"
                     f" this process {one['process_ms']:.1f} ms a poll; cap {one['cap']};"
                     f" load {os.getloadavg()[0]:.2f}; errors {one['errors']}",
                     flush=True,

@@ -99,6 +99,14 @@ class Link:
             query, params = self._local
             psycopg.Cursor(conn).execute(query, params, prepare=False)
 
+    def impose(self, conn: psycopg.Connection) -> None:
+        """SET LOCAL of every setting on another connection, pooled or not: statements one session
+        lends to another's connection (monitor/errand.py) run under the lender's settings there, for
+        that one implicit transaction."""
+        if self._local is not None:
+            query, params = self._local
+            psycopg.Cursor(conn).execute(query, params, prepare=False)
+
     @staticmethod
     def abandoned_error(seconds: float) -> PgqError:
         return PgqError(

@@ -46,7 +46,7 @@ import contextlib
 import dataclasses
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -67,6 +67,8 @@ from pgq_tui.dialects.contract import (
 from pgq_tui.dialects.introspect import DEFAULTS
 from pgq_tui.errors import PgqError, first_line, unexpected
 from pgq_tui.monitor.counting import DEPTH, FAILED, FIELD, BackgroundCount, Watched, depth_of, names_of
+from pgq_tui.monitor.errand import Errand
+from pgq_tui.monitor.pipeline import KeyedQuery
 
 __all__ = ["BackgroundCount", "BackgroundCounter", "pacing_wait", "parse", "scan_names", "statements_for"]
 
@@ -87,6 +89,7 @@ BACKGROUND_SETTINGS = {"max_parallel_workers_per_gather": "0"}
 # pg-boss's 10M-row table, the four with a background count beside them took 34-44 ms (18 ms at the
 # median), four of the slowest six. Polls further apart than ALIGN_MAX_GAP_S, or stopped, hold nothing.
 ALIGN_MAX_GAP_S = 5.0
+ERRAND = "the poll's statements"  # what the counter's session runs while it serves a lent Errand
 SLOW_SHARE = 0.15  # of it, what the figures an incident does not turn on get while urgent ones are wanted
 WATCH_ROWS = 1000  # running jobs a pass hands the poll to recheck, those whose lease runs out soonest
 
@@ -439,6 +442,8 @@ class BackgroundCounter:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._active: psycopg.Connection | None = None  # the connection a count runs on (to cancel)
+        self._errand: Errand | None = None  # the poll's statements, lent: served before any part
+        self.lent = 0  # errands served (the poll's statements run here, beside its own)
         urgent_lists = (model.leases,) if model.leases is not None else ()
         self._urgent_names = DEPTH | {OLDEST_READY} | scan_names(urgent_lists)
 
@@ -471,6 +476,27 @@ class BackgroundCounter:
                 self._thread = threading.Thread(target=self._run, name="pgq-top counts", daemon=True)
                 self._thread.start()
             self._cond.notify_all()
+
+    def lend(
+        self, statements: Sequence[KeyedQuery], lender: psycopg.Connection, deadline_s: float | None
+    ) -> Errand | None:
+        """Run the poll's `statements` on this counter's session now, beside the poll's own, as the
+        poll's (`lender`: its connection, whose settings and name they run under; monitor/errand.py):
+        an Errand to wait on, or None when the session is not free this instant (no thread, no link,
+        a statement of its own in flight). The counter's statements wait for it, and their duty does
+        not count it. `deadline_s`: past it the session is abandoned, as the poll's own would be."""
+        with self._cond:
+            if (
+                self._closed
+                or self._thread is None
+                or self._running is not None
+                or self._errand is not None
+                or not self._session.usable
+            ):
+                return None
+            errand = self._errand = Errand(statements, lender, deadline_s)
+            self._cond.notify_all()
+            return errand
 
     @property
     def wanted(self) -> frozenset[str]:
@@ -660,17 +686,28 @@ class BackgroundCounter:
         while True:
             with self._cond:
                 key = None if self._closed else self._next(time.monotonic())
-                while not self._closed and key is None:
+                while not self._closed and key is None and self._errand is None:
                     self._cond.wait(self._sleep(time.monotonic()))
                     key = None if self._closed else self._next(time.monotonic())
-                if self._closed or key is None:
+                errand, self._errand = self._errand, None
+                if self._closed or (key is None and errand is None):
+                    if errand is not None:
+                        errand.drop()
                     return
-                counted = self._counted.get(key)
-                scan = self._scans.get(key)
-                part = self._parts.get(key)
-                previous = part.landed if part is not None and key == COUNTS_PART else None
-                self._running = key
-                started_at = time.monotonic()
+                if errand is not None:  # the poll waits on it: served before any part of our own
+                    self._running = ERRAND
+                else:
+                    assert key is not None  # (nothing due returned above)
+                    counted = self._counted.get(key)
+                    scan = self._scans.get(key)
+                    part = self._parts.get(key)
+                    previous = part.landed if part is not None and key == COUNTS_PART else None
+                    self._running = key
+                    started_at = time.monotonic()
+            if errand is not None:
+                self._serve(errand)
+                continue
+            assert key is not None
             started = time.perf_counter()
             error = None
             result: BackgroundCount | None = None
@@ -694,6 +731,27 @@ class BackgroundCounter:
             with self._cond:
                 self._running = None
                 self._land(key, result, error, lost, cost_s, started_at)
+                self._cond.notify_all()
+
+    def _serve(self, errand: Errand) -> None:
+        """Run the poll's lent statements. A lost link drops this session: the poll sends them again
+        on its own, and the counter reconnects at its next statement."""
+        served = False
+        try:
+            with self._session.deadline(errand.deadline_s):
+                conn = self._active = self._session.conn
+                errand.serve(conn)
+            served = True
+        except (psycopg.Error, PgqError):
+            if not self._session.usable:
+                self._session.close()
+        except Exception:  # rows the poll cannot read (a bug): found again on its own session
+            pass
+        finally:
+            errand.drop()  # answered unless it failed: then an empty answer
+            with self._cond:
+                self._running = None
+                self.lent += served
                 self._cond.notify_all()
 
     def _count(

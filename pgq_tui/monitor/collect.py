@@ -177,6 +177,8 @@ class Monitor:
         self._depth = counting.depth_of(model)  # the unfinished states its completed/s is derived from
         self._counters_statement = model.throughput if model.support(Capability.THROUGHPUT).ok else None
         self._removals: tuple[rates.Removal, ...] = ()
+        # the statements a poll may lend to the background counter's session (_send): its counts
+        self._lendable = frozenset(s.name for s in model.counts)
         # no ids to follow, no counters, no finish times: the per-queue rates are unknown, never 0.0
         self._no_rate_source = (
             rates.NO_SOURCE_WHY
@@ -320,7 +322,24 @@ class Monitor:
         return self._fetch(*self._model_sql(statement, params))
 
     def _prefetch(self, plan: list[tuple[Key, Any, Any]]) -> None:
-        self._prefetched = pipeline.run(self._connection(), plan)
+        self._prefetched = self._send(plan)
+
+    def _send(self, statements: list[tuple[Key, Any, Any]]) -> dict[Hashable, pipeline.QueryResult]:
+        """Each statement's rows or error, in one round trip: the count statements on the background
+        counter's session when it is free this instant (monitor/errand.py), at once with the rest on
+        the poll's; what did not come back from there is sent again here."""
+        conn = self._connection()
+        lent = [s for s in statements if s[0][0] == "model" and s[0][1] in self._lendable]
+        errand = self._counter.lend(lent, conn, self.poll_deadline_s) if lent else None
+        if errand is None:
+            return pipeline.run(conn, statements)
+        keys = {s[0] for s in lent}
+        got = pipeline.run(conn, [s for s in statements if s[0] not in keys])
+        got.update(errand.answer(self.poll_deadline_s))
+        again = [s for s in lent if s[0] not in got]
+        if again:
+            got.update(pipeline.run(conn, again))
+        return got
 
     def _guard(self, panel: str, errors: dict[str, str], fallback: T, fn: Callable[[], T]) -> T:
         """Run one panel; a failed statement empties the panel, a lost connection fails the poll (and
@@ -395,7 +414,7 @@ class Monitor:
             plan = self._plan(self._clock, oid)
             unsent = [p for p in plan if p[0] not in self._prefetched]
             if unsent:
-                self._prefetched.update(pipeline.run(self._connection(), unsent))
+                self._prefetched.update(self._send(unsent))
             self._split_passes()
         except psycopg.Error as exc:  # the connection went away mid-poll
             self._drop_poll_session()

@@ -11,7 +11,7 @@ again in a further pipeline: a poll with no failing panel costs one round trip p
 from __future__ import annotations
 
 import logging
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import psycopg
@@ -25,8 +25,14 @@ KeyedQuery = tuple[Hashable, Any, dict[str, Any] | None]  # key, query, paramete
 QueryResult = list[dict[str, Any]] | psycopg.Error
 
 
-def run(conn: psycopg.Connection, statements: Sequence[KeyedQuery]) -> dict[Hashable, QueryResult]:
-    """Each statement's rows, or the error it raised. Raises only when the connection is lost."""
+def run(
+    conn: psycopg.Connection,
+    statements: Sequence[KeyedQuery],
+    preface: Callable[[psycopg.Connection], None] | None = None,
+) -> dict[Hashable, QueryResult]:
+    """Each statement's rows, or the error it raised. Raises only when the connection is lost.
+    `preface`: run first in each pipeline, in its implicit transaction (SET LOCALs: the settings of
+    another session whose statements these are, monitor/errand.py)."""
     out: dict[Hashable, QueryResult] = {}
     pending = list(statements)
     while pending:
@@ -37,6 +43,8 @@ def run(conn: psycopg.Connection, statements: Sequence[KeyedQuery]) -> dict[Hash
                 link = getattr(conn, "link", None)
                 if link is not None:
                     link.apply(conn)  # through a pooler: this implicit transaction's SET LOCALs
+                if preface is not None:
+                    preface(conn)  # after this link's own: its settings win
                 for _, query, params in pending:
                     cur = conn.cursor(row_factory=dict_row)
                     cursors.append(cur)

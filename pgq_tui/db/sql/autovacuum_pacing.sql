@@ -16,23 +16,30 @@ SELECT g.naptime_s,
        g.idle_tx_timeout_ms,
        coalesce(c.reloptions, '{{}}'::text[]) AS reloptions,
        {vacuum_time_ms} AS vacuum_time_ms,
-       extract(epoch FROM greatest(s.last_vacuum, s.last_autovacuum))::float8 AS vacuumed_at_epoch,
-       greatest(s.last_vacuum, s.last_autovacuum) AS vacuumed_at,
+       extract(epoch FROM greatest(g.last_vacuum, g.last_autovacuum))::float8 AS vacuumed_at_epoch,
+       greatest(g.last_vacuum, g.last_autovacuum) AS vacuumed_at,
        extract(epoch FROM now())::float8 AS now_epoch
 FROM pg_class c
-LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
--- pg_settings is built whole at each read: read it once for the three settings, in their base units
-CROSS JOIN (SELECT max(setting::float8) FILTER (WHERE name = 'autovacuum_naptime') AS naptime_s,
-                   max(setting::float8) FILTER (WHERE name = 'autovacuum_vacuum_cost_delay') AS cost_delay_ms,
-                   max(setting::float8) FILTER (WHERE name = 'idle_in_transaction_session_timeout')
-                       AS idle_tx_timeout_ms
-            FROM pg_settings
-            WHERE name IN ('autovacuum_naptime', 'autovacuum_vacuum_cost_delay',
-                           'idle_in_transaction_session_timeout')) g
+-- The three time settings in their base units (s, ms, ms). SHOW gives a value with its unit ('1min',
+-- '2ms', '500us'), or bare in the base unit ('0', '-1'); pg_settings has them in base units but
+-- builds every setting of the server at each read (0.5 ms a poll). The table's statistics come from
+-- the functions pg_stat_user_tables is made of, for this one relation (the view aggregates them all).
+CROSS JOIN LATERAL (
+    SELECT CASE WHEN v.naptime ~ '^-?[0-9.]+$' THEN v.naptime::float8
+                ELSE extract(epoch FROM v.naptime::interval)::float8 END AS naptime_s,
+           CASE WHEN v.cost_delay ~ '^-?[0-9.]+$' THEN v.cost_delay::float8
+                ELSE extract(epoch FROM v.cost_delay::interval)::float8 * 1000 END AS cost_delay_ms,
+           CASE WHEN v.idle_tx ~ '^-?[0-9.]+$' THEN v.idle_tx::float8
+                ELSE extract(epoch FROM v.idle_tx::interval)::float8 * 1000 END AS idle_tx_timeout_ms,
+           pg_stat_get_last_vacuum_time(c.oid) AS last_vacuum,
+           pg_stat_get_last_autovacuum_time(c.oid) AS last_autovacuum
+    FROM (SELECT current_setting('autovacuum_naptime') AS naptime,
+                 current_setting('autovacuum_vacuum_cost_delay') AS cost_delay,
+                 current_setting('idle_in_transaction_session_timeout') AS idle_tx) v
+) g
 -- the table itself, or for a partitioned table the leaf partition with the most dead tuples (the
 -- parent has no storage: autovacuum visits each partition with that partition's own settings)
 WHERE c.oid = coalesce((SELECT t.relid FROM pg_partition_tree(%(jobs_oid)s::oid::regclass) t
-                        LEFT JOIN pg_stat_user_tables d ON d.relid = t.relid
                         WHERE t.isleaf
-                        ORDER BY coalesce(d.n_dead_tup, 0) DESC, t.relid LIMIT 1),
+                        ORDER BY pg_stat_get_dead_tuples(t.relid) DESC, t.relid LIMIT 1),
                        %(jobs_oid)s::oid)

@@ -5,14 +5,19 @@
 -- job, a user's partitioned table), each leaf partition, recursively (pg_partition_tree), after the
 -- parent's own row(s), which the caller ignores when there are partitions. The caller
 -- sums them and names the worst partition; the partitioned parent itself holds no rows.
+-- The statistics are read by the functions pg_stat_user_tables is made of, for these relations only:
+-- the view aggregates every table of the database first (0.3-0.5 ms a poll at a few hundred).
 SELECT n.nspname::text AS rel_schema, c.relname::text AS rel_name, t.level, t.isleaf,
        c.reltuples::float8 AS reltuples,
-       coalesce(s.n_live_tup, 0) AS live_tuples, coalesce(s.n_dead_tup, 0) AS dead_tuples,
+       pg_stat_get_live_tuples(c.oid) AS live_tuples, pg_stat_get_dead_tuples(c.oid) AS dead_tuples,
        pg_table_size(c.oid) AS table_bytes, pg_indexes_size(c.oid) AS index_bytes,
-       s.last_vacuum, s.last_autovacuum, s.last_analyze, s.last_autoanalyze,
-       coalesce(s.vacuum_count, 0) AS vacuum_count, coalesce(s.autovacuum_count, 0) AS autovacuum_count,
-       coalesce(s.n_tup_ins, 0) AS n_tup_ins, coalesce(s.n_tup_upd, 0) AS n_tup_upd,
-       coalesce(s.n_tup_del, 0) AS n_tup_del, coalesce(s.n_tup_hot_upd, 0) AS n_tup_hot_upd,
+       pg_stat_get_last_vacuum_time(c.oid) AS last_vacuum,
+       pg_stat_get_last_autovacuum_time(c.oid) AS last_autovacuum,
+       pg_stat_get_last_analyze_time(c.oid) AS last_analyze,
+       pg_stat_get_last_autoanalyze_time(c.oid) AS last_autoanalyze,
+       pg_stat_get_vacuum_count(c.oid) AS vacuum_count, pg_stat_get_autovacuum_count(c.oid) AS autovacuum_count,
+       pg_stat_get_tuples_inserted(c.oid) AS n_tup_ins, pg_stat_get_tuples_updated(c.oid) AS n_tup_upd,
+       pg_stat_get_tuples_deleted(c.oid) AS n_tup_del, pg_stat_get_tuples_hot_updated(c.oid) AS n_tup_hot_upd,
        coalesce(c.reloptions, '{{}}'::text[]) AS reloptions,
        current_setting('autovacuum') AS autovacuum,
        current_setting('track_counts') AS track_counts,
@@ -24,6 +29,5 @@ FROM (SELECT relid, level, isleaf FROM pg_partition_tree(%(jobs_oid)s::oid::regc
       SELECT %(jobs_oid)s::oid::regclass, 0, true) t
 JOIN pg_class c ON c.oid = t.relid
 JOIN pg_namespace n ON n.oid = c.relnamespace
-LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
 WHERE t.isleaf OR t.level = 0  -- the parent alone when it has no partition yet
 ORDER BY t.level, c.oid

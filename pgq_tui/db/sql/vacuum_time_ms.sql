@@ -1,2 +1,2 @@
 -- autovacuum_pacing.sql's vacuum_time_ms: the time vacuums of the table took (PostgreSQL 18+).
-(coalesce(s.total_vacuum_time, 0) + coalesce(s.total_autovacuum_time, 0))::float8
+(pg_stat_get_total_vacuum_time(c.oid) + pg_stat_get_total_autovacuum_time(c.oid))::float8
