@@ -36,9 +36,11 @@ Printed: the fill time; the fleet's rates; collect() median/p95/max against one 
 the table in the same run (what a naive dashboard polls); the detection latency (Monitor and CLI); the
 background work's cost: the server CPU (utime + stime from /proc) of the counter's and the latency
 pass's backends (they run without parallel workers), summed over every pid each had (a reconnect is a
-new backend), over the watch as % of one core, and the counter's busy_s duty; the same CPU for the
-foreground poll's backend; the stuck figure's lag (poll time - its as_of) median/max; the load average
-at start and end. A server on another machine: no CPU figure.
+new backend), over the watch as % of one core, and the counter's busy_s duty; the poll's count
+statements it lends to the counter's session (monitor/errand.py) are foreground work, so the counter
+backend's CPU around each of those errands is taken off its figure and added to the poll's (LentCpu);
+the same CPU for the foreground poll's backend; the stuck figure's lag (poll time - its as_of)
+median/max; the load average at start and end. A server on another machine: no CPU figure.
 
 --statements loads pg_stat_statements into the embedded server and prints each watch's costliest
 statements (the fleet's, the poll's and the counter's together), to see where a slow poll goes.
@@ -393,6 +395,36 @@ def baseline(polls: list[Poll], crash: Crash) -> dict[str, int] | None:
 # -- the server CPU of a backend ---------------------------------------------------------------------
 
 
+@dataclass
+class LentCpu:
+    """The counter's backend CPU while it ran the poll's lent statements (monitor/errand.py): read
+    from /proc around each errand, when that backend runs nothing else. The clock ticks (10 ms) are
+    charged to whichever process a tick finds running, so the sum over hundreds of errands of a few
+    ms each is unbiased. Foreground work: taken off the counter's CPU, added to the poll's."""
+
+    seconds: float = 0.0
+    errands: int = 0
+    readable: bool = True
+
+
+def lent_cpu(counter: Any) -> LentCpu:
+    """Count, from now on, the backend CPU of every errand `counter` (a BackgroundCounter) serves."""
+    out, reader, serve = LentCpu(), BackendCpu(), counter._serve
+
+    def measured(errand: Any) -> None:
+        pid = counter._session.pid
+        before = reader.read(pid) if pid is not None else None
+        serve(errand)
+        after = reader.read(pid) if pid is not None else None
+        out.readable = out.readable and reader.readable
+        if before is not None and after is not None:
+            out.seconds += after - before
+            out.errands += 1
+
+    counter._serve = measured
+    return out
+
+
 class BackendCpu:
     """utime + stime of server backends (/proc/<pid>/stat), summed over every pid seen: a backend seen at
     the start counts from then, one that appears later (a reconnect) from its start."""
@@ -499,6 +531,7 @@ def watch(
     statements read at the end."""
     counter = monitor._counter  # the Monitor's background counter (its busy_s, its session's pid)
     bg_cpu, lat_cpu, fg_cpu = BackendCpu(), BackendCpu(), BackendCpu()
+    lent = lent_cpu(counter)  # the poll's statements the counter's backend ran: foreground work
     latency = monitor._latency  # the latency pass: background work too, on its own connection
     seen = Watched()
     crash_thread: threading.Thread | None = None
@@ -588,15 +621,19 @@ def watch(
     left = still_active(dsn, kind, seen.crash.ids) if seen.crash is not None else 0
     top = top_statements(dsn) if statements else []
     bg_s, lat_s, fg_s = bg_cpu.seconds(), lat_cpu.seconds(), fg_cpu.seconds()
+    lent_s = lent.seconds if lent.readable else None
     return {
         "seen": seen,
         "elapsed": elapsed,
         "busy_duty": (busy1 - busy0) / elapsed,
-        "bg_cpu_pct": None if bg_s is None else 100 * bg_s / elapsed,
+        "counter_cpu_pct": None if bg_s is None else 100 * bg_s / elapsed,
+        "lent_cpu_pct": None if lent_s is None else 100 * lent_s / elapsed,
+        "lent": lent.errands,
+        "bg_cpu_pct": None if bg_s is None or lent_s is None else 100 * (bg_s - lent_s) / elapsed,
         "bg_pids": sorted(bg_cpu.last),
         "lat_cpu_pct": None if lat_s is None else 100 * lat_s / elapsed,
         "lat_pids": sorted(lat_cpu.last),
-        "fg_cpu_pct": None if fg_s is None else 100 * fg_s / elapsed,
+        "fg_cpu_pct": None if fg_s is None or lent_s is None else 100 * (fg_s + lent_s) / elapsed,
         "fg_pids": sorted(fg_cpu.last),
         "completed_per_s": (fleet1[0] - fleet0[0]) / elapsed,
         "enqueued_per_s": (fleet1[1] - fleet0[1]) / elapsed,
@@ -837,12 +874,15 @@ def report(
     print(
         f"{name} background: server CPU "
         + (
-            f"{bg:.2f}% of one core: counter {counter:.2f}% (backends {out['bg_pids']}), latency pass"
+            f"{bg:.2f}% of one core: counter {counter:.2f}% (its backends {out['bg_pids']}:"
+            f" {out['counter_cpu_pct']:.2f}%, less the poll's statements it ran,"
+            f" {out['lent_cpu_pct']:.2f}% in {out['lent']} errands), latency pass"
             f" {lat or 0.0:.2f}% (backends {out['lat_pids']})"
             if bg is not None
             else "not measured (not this machine's server)"
         )
-        + f"; counter's busy_s duty {100 * out['busy_duty']:.2f}%; foreground poll's backend: "
+        + f"; counter's busy_s duty {100 * out['busy_duty']:.2f}%; foreground poll (its backend and"
+        + " its statements lent to the counter's): "
         + (f"{fg:.2f}% of one core" if fg is not None else "not measured")
         + f"; over {out['elapsed']:.0f} s"
     )
