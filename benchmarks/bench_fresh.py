@@ -96,6 +96,7 @@ SEED_WORKERS = 3  # threads claiming in the seed's fleet process
 CLI_WAIT_S = 30.0  # `snapshot --wait`
 CLI_UNTIL_S = 60.0  # the CLI is run again until it lists them or this long after T0
 TARGET_DETECT_S, TARGET_CPU_PCT, TARGET_POLL_MS = 30.0, 5.0, 20.0
+WINDOW_POLLS = 100  # collect()'s median and p95 are also printed per this many polls: how they move
 SEED_SCAN = "SELECT queue, status, count(*) FROM jobs GROUP BY 1, 2"
 FLEET_APP = "bench fleet"
 
@@ -823,6 +824,11 @@ def report(
     print(
         f"{name} collect() over {len(ms)} polls: median {med:.1f} ms, p95 {p95:.1f} ms, max {top:.1f} ms;"
         f" one full-scan GROUP BY {reference:.0f} ms (collect() median / full scan {med / reference:.3f})"
+    )
+    windows = [ms[i : i + WINDOW_POLLS] for i in range(0, len(ms), WINDOW_POLLS)]
+    print(
+        f"{name} collect() per {WINDOW_POLLS} polls (median / p95 ms): "
+        + ", ".join(f"{statistics.median(w):.1f} / {pct(w, 0.95):.1f}" for w in windows if w)
     )
     crash = seen.crash
     if crash is None:

@@ -24,6 +24,7 @@ from bench_fresh import PgBossFleet, built_pgboss
 from common import measured_server
 
 from pgq_tui.detection import find_queues
+from pgq_tui.monitor.background import ERRAND
 from pgq_tui.monitor.collect import Monitor
 
 
@@ -47,7 +48,7 @@ def watched_polls(dsn: str, polls: int) -> list[tuple[float, list[str]]]:
             def sample(seen: set[str] = seen, stop: threading.Event = stop) -> None:
                 while not stop.is_set():
                     running = m._counter._running  # the part in flight, read without its lock: a sample
-                    if running is not None:
+                    if running is not None and running != ERRAND:  # not the poll's own lent counts
                         seen.add(running)
                     time.sleep(0.0005)
 

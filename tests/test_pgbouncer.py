@@ -18,12 +18,14 @@ import psycopg
 import pytest
 
 from pgq_tui.db.connect import connect
+from pgq_tui.monitor.snapshot import EXACT
 from pgq_tui.queue import JobQueue
 from pgq_tui.queue.wakeup import Wakeup
 from pgq_tui.tui.app import PgqTopApp
 from tests.actions_support import pgq_actions
 from tests.monitor_support import pgq_monitor
 from tests.pgbouncer_support import pgbouncer, through
+from tests.test_errand import DEEP_AND_SMALL
 from tests.test_exporter import scrape
 
 
@@ -94,6 +96,26 @@ def test_the_monitor_polls_again_and_again(pgb: str) -> None:
             assert snap.errors == {}, snap.errors
             mail = {q.queue: q for q in snap.queues}["mail"]
             assert (mail.ready, mail.stuck) == (len(ready), len(stuck))
+
+
+def test_the_poll_lends_its_counts_through_the_pooler(pgb: str, dsn: str) -> None:
+    """monitor/errand.py behind a pooler: the counter's session (pooled too) runs the poll's counts
+    as the poll's, and neither its settings nor its name outlive that transaction."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(DEEP_AND_SMALL)
+    with pgq_monitor(pgb, count_cap=20, statement_timeout_ms=4000, count_interval_s=0.5) as monitor:
+        deadline = time.monotonic() + 30
+        while monitor._counter.lent == 0:  # once 'deep' is past the cap the counter has a session
+            assert time.monotonic() < deadline, "no poll lent its counts"
+            snap = monitor.collect()
+            assert snap.errors == {}, snap.errors
+            small = {q.queue: q for q in snap.queues}["small"]
+            assert (small.ready, small.figures["ready"].accuracy) == (3, EXACT)
+            time.sleep(0.05)
+    with psycopg.connect(pgb, autocommit=True, application_name="plain") as other:
+        for _ in range(4):  # on the same server connections: nothing of the poll's left behind
+            assert other.execute("SHOW statement_timeout").fetchone() == ("0",)
+            assert other.execute("SHOW application_name").fetchone() == ("plain",)
 
 
 def test_snapshot_check_fleet_and_requeue(pgb: str, dsn: str) -> None:

@@ -330,12 +330,15 @@ class Monitor:
         the poll's; what did not come back from there is sent again here."""
         conn = self._connection()
         lent = [s for s in statements if s[0][0] == "model" and s[0][1] in self._lendable]
-        errand = self._counter.lend(lent, conn, self.poll_deadline_s) if lent else None
+        # a counter link that hangs costs at most half the poll's deadline: the other half is for
+        # sending them again here
+        wait = None if self.poll_deadline_s is None else self.poll_deadline_s / 2
+        errand = self._counter.lend(lent, conn, wait) if lent else None
         if errand is None:
             return pipeline.run(conn, statements)
         keys = {s[0] for s in lent}
         got = pipeline.run(conn, [s for s in statements if s[0] not in keys])
-        got.update(errand.answer(self.poll_deadline_s))
+        got.update(errand.answer(wait))
         again = [s for s in lent if s[0] not in got]
         if again:
             got.update(pipeline.run(conn, again))
