@@ -94,15 +94,15 @@ class Link:
         return link
 
     def apply(self, conn: psycopg.Connection) -> None:
-        """SET LOCAL of every setting, in the current (or, pipelined, the implicit) transaction."""
-        if self.pooled and self._local is not None:
-            query, params = self._local
-            psycopg.Cursor(conn).execute(query, params, prepare=False)
+        """SET LOCAL of every setting, in the current (or, pipelined, the implicit) transaction, when
+        the session could not keep them (pooled)."""
+        if self.pooled:
+            self.impose(conn)
 
     def impose(self, conn: psycopg.Connection) -> None:
-        """SET LOCAL of every setting on another connection, pooled or not: statements one session
-        lends to another's connection (monitor/errand.py) run under the lender's settings there, for
-        that one implicit transaction."""
+        """SET LOCAL of every setting on `conn`, pooled or not: also on another session's connection,
+        where statements one session lends it (monitor/errand.py) run under the lender's settings,
+        for that one implicit transaction."""
         if self._local is not None:
             query, params = self._local
             psycopg.Cursor(conn).execute(query, params, prepare=False)
