@@ -443,6 +443,7 @@ class BackgroundCounter:
         self._closed = False
         self._active: psycopg.Connection | None = None  # the connection a count runs on (to cancel)
         self._errand: Errand | None = None  # the poll's statements, lent: served before any part
+        self._held = False  # a poll is on: its statements only, none of ours (hold(), release())
         self.lent = 0  # errands served (the poll's statements run here, beside its own)
         urgent_lists = (model.leases,) if model.leases is not None else ()
         self._urgent_names = DEPTH | {OLDEST_READY} | scan_names(urgent_lists)
@@ -477,14 +478,11 @@ class BackgroundCounter:
                 self._thread.start()
             self._cond.notify_all()
 
-    def lend(
-        self, statements: Sequence[KeyedQuery], lender: psycopg.Connection, deadline_s: float | None
-    ) -> Errand | None:
-        """Run the poll's `statements` on this counter's session now, beside the poll's own, as the
-        poll's (`lender`: its connection, whose settings and name they run under; monitor/errand.py):
-        an Errand to wait on, or None when the session is not free this instant (no thread, no link,
-        a statement of its own in flight). The counter's statements wait for it, and their duty does
-        not count it. `deadline_s`: past it the session is abandoned, as the poll's own would be."""
+    def hold(self) -> int | None:
+        """Keep this counter's session for the poll that starts now: until release(), it runs only
+        the statements that poll lends it (lend()), none of its own. The session's backend pid (the
+        poll's session panels leave it out: it is the poll), or None when it is not free this
+        instant (no thread, no link, a statement of its own in flight): nothing is lent then."""
         with self._cond:
             if (
                 self._closed
@@ -493,6 +491,28 @@ class BackgroundCounter:
                 or self._errand is not None
                 or not self._session.usable
             ):
+                return None
+            self._held = True
+            return self._session.pid
+
+    def release(self) -> None:
+        """The poll is over: the counter's own statements may run again."""
+        with self._cond:
+            self._held = False
+            self._cond.notify_all()
+
+    def lend(
+        self, statements: Sequence[KeyedQuery], lender: psycopg.Connection, deadline_s: float | None
+    ) -> Errand | None:
+        """Run the poll's `statements` on this counter's session now, beside the poll's own, as the
+        poll's (`lender`: its connection, whose settings and name they run under; monitor/errand.py):
+        an Errand to wait on, or None when the poll does not hold the session (hold()) or it is
+        busy with the poll's last errand or has lost its link. The counter's duty does not count
+        it. `deadline_s`: past it the session is abandoned, as the poll's own would be."""
+        with self._cond:
+            if not self._held or self._closed or self._errand is not None or self._running is not None:
+                return None
+            if not self._session.usable:
                 return None
             errand = self._errand = Errand(statements, lender, deadline_s)
             self._cond.notify_all()
@@ -686,7 +706,7 @@ class BackgroundCounter:
         while True:
             with self._cond:
                 key = None if self._closed else self._next(time.monotonic())
-                while not self._closed and key is None and self._errand is None:
+                while not self._closed and self._errand is None and (key is None or self._held):
                     self._cond.wait(self._sleep(time.monotonic()))
                     key = None if self._closed else self._next(time.monotonic())
                 errand, self._errand = self._errand, None

@@ -179,6 +179,7 @@ class Monitor:
         self._removals: tuple[rates.Removal, ...] = ()
         # the statements a poll may lend to the background counter's session (_send): its counts
         self._lendable = frozenset(s.name for s in model.counts)
+        self._lent_to: int | None = None  # this poll's hold on the counter's session: its backend pid
         # no ids to follow, no counters, no finish times: the per-queue rates are unknown, never 0.0
         self._no_rate_source = (
             rates.NO_SOURCE_WHY
@@ -368,8 +369,13 @@ class Monitor:
     def collect(self) -> Snapshot:
         """One Snapshot. Raises PgqError when the server is unreachable or the table unusable, or when
         the poll got no answer within poll_deadline_s (its connection is then abandoned)."""
-        with self._session.deadline(self.poll_deadline_s):
-            return self._collect()
+        # the background counter's session runs only this poll's lent statements until it ends
+        self._lent_to = self._counter.hold()
+        try:
+            with self._session.deadline(self.poll_deadline_s):
+                return self._collect()
+        finally:
+            self._counter.release()
 
     def _collect(self) -> Snapshot:
         started = time.perf_counter()
@@ -663,6 +669,7 @@ class Monitor:
         model = self.model
         sessions = {"rows": self.session_rows}
         rel = {"jobs_oid": oid}
+        held = {**sessions, "lent_to": self._lent_to}  # the backend running our lent statements
         passes = self._poll_passes()
         covered = {c for p in passes for c in p.covers}
         plan = [self._model_sql(s, self._params_of(s)) for s in self.tier.counts if s not in covered]
@@ -675,7 +682,7 @@ class Monitor:
             self._server_sql("vacuum_progress", rel),
             self._server_sql("autovacuum_pacing", rel),  # the bloat report's; the probe runs apart
             self._server_sql("idle_in_transaction", sessions),
-            self._server_sql("xmin_holders", sessions),
+            self._server_sql("xmin_holders", held),
             self._server_sql("blocked", sessions),
             self._server_sql("backends", None),
         ]
@@ -887,7 +894,7 @@ class Monitor:
         rows = {"rows": self.session_rows}
         return panels.sessions(
             self._rows("idle_in_transaction", rows),
-            self._rows("xmin_holders", rows),
+            self._rows("xmin_holders", {**rows, "lent_to": self._lent_to}),
             self._rows("blocked", rows),
             self._rows("backends")[0]["total"],
         )

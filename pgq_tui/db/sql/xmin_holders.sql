@@ -12,6 +12,8 @@
 --                   every database's tables.
 --   catalog         a logical slot with only catalog_xmin: it keeps catalog rows and WAL (wal_bytes),
 --                   never a user table's dead rows.
+-- Neither this session nor the one running its lent statements (`lent_to`, monitor/errand.py: the
+-- background counter's, which runs nothing else during the poll) is listed: both are the poll.
 -- Ages are floored at 0: now() is this statement's start, and another session's transaction may have
 -- begun after it (a 'backend' whose xact_start is later read -0.008 s: an age is never negative).
 SELECT * FROM (
@@ -26,6 +28,7 @@ SELECT * FROM (
            NULL::bigint AS wal_bytes
     FROM pg_stat_activity a
     WHERE (a.backend_xmin IS NOT NULL OR a.backend_xid IS NOT NULL) AND a.pid <> pg_backend_pid()
+      AND a.pid IS DISTINCT FROM %(lent_to)s::int  -- the poll's own statements on another session
     UNION ALL
     SELECT 'prepared transaction', p.gid, age(p.transaction),
            greatest(0, extract(epoch FROM now() - p.prepared))::float8,
