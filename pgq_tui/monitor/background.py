@@ -479,10 +479,12 @@ class BackgroundCounter:
             self._cond.notify_all()
 
     def hold(self) -> int | None:
-        """Keep this counter's session for the poll that starts now: until release(), it runs only
-        the statements that poll lends it (lend()), none of its own. The session's backend pid (the
-        poll's session panels leave it out: it is the poll), or None when it is not free this
-        instant (no thread, no link, a statement of its own in flight): nothing is lent then."""
+        """Keep this counter's session for the poll that starts now: until the statements it lends
+        (lend()) have run there, or release(), none of the counter's own start. The session's
+        backend pid (the poll's xmin holders leave it out: it is the poll), or None when it is not
+        free this instant (no thread, no link, a statement of its own in flight): nothing is lent
+        then. Not held to the poll's end: the counter's own statements are not delayed by the rest
+        of the poll (its Python), only by the poll's statements."""
         with self._cond:
             if (
                 self._closed
@@ -496,7 +498,7 @@ class BackgroundCounter:
             return self._session.pid
 
     def release(self) -> None:
-        """The poll is over: the counter's own statements may run again."""
+        """The poll is over (it lent nothing, or failed first): the counter's own statements may run."""
         with self._cond:
             self._held = False
             self._cond.notify_all()
@@ -506,9 +508,9 @@ class BackgroundCounter:
     ) -> Errand | None:
         """Run the poll's `statements` on this counter's session now, beside the poll's own, as the
         poll's (`lender`: its connection, whose settings and name they run under; monitor/errand.py):
-        an Errand to wait on, or None when the poll does not hold the session (hold()) or it is
-        busy with the poll's last errand or has lost its link. The counter's duty does not count
-        it. `deadline_s`: past it the session is abandoned, as the poll's own would be."""
+        an Errand to wait on, or None when the poll does not hold the session (hold(): one errand
+        a hold) or it has lost its link. The counter's duty does not count it. `deadline_s`: past it
+        the session is abandoned, as the poll's own would be."""
         with self._cond:
             if not self._held or self._closed or self._errand is not None or self._running is not None:
                 return None
@@ -771,6 +773,7 @@ class BackgroundCounter:
             errand.drop()  # answered unless it failed: then an empty answer
             with self._cond:
                 self._running = None
+                self._held = False  # the poll's statements are done here: ours may run again
                 self.lent += served
                 self._cond.notify_all()
 

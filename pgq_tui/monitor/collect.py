@@ -369,7 +369,7 @@ class Monitor:
     def collect(self) -> Snapshot:
         """One Snapshot. Raises PgqError when the server is unreachable or the table unusable, or when
         the poll got no answer within poll_deadline_s (its connection is then abandoned)."""
-        # the background counter's session runs only this poll's lent statements until it ends
+        # the background counter's session runs only this poll's lent statements until they are done
         self._lent_to = self._counter.hold()
         try:
             with self._session.deadline(self.poll_deadline_s):

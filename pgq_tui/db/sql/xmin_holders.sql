@@ -13,7 +13,8 @@
 --   catalog         a logical slot with only catalog_xmin: it keeps catalog rows and WAL (wal_bytes),
 --                   never a user table's dead rows.
 -- Neither this session nor the one running its lent statements (`lent_to`, monitor/errand.py: the
--- background counter's, which runs nothing else during the poll) is listed: both are the poll.
+-- background counter's, held for them: its own statements start once they are done) is listed:
+-- both are the poll.
 -- Ages are floored at 0: now() is this statement's start, and another session's transaction may have
 -- begun after it (a 'backend' whose xact_start is later read -0.008 s: an age is never negative).
 SELECT * FROM (
