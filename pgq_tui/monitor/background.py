@@ -508,14 +508,14 @@ class BackgroundCounter:
     ) -> Errand | None:
         """Run the poll's `statements` on this counter's session now, beside the poll's own, as the
         poll's (`lender`: its connection, whose settings and name they run under; monitor/errand.py):
-        an Errand to wait on, or None when the poll does not hold the session (hold(): one errand
-        a hold) or it has lost its link. The counter's duty does not count it. `deadline_s`: past it
-        the session is abandoned, as the poll's own would be."""
+        an Errand to wait on, or None when the poll does not hold the session (hold(): it was free
+        then, and nothing of the counter's has started since; one errand a hold). The counter's duty
+        does not count it. `deadline_s`: past it the session is abandoned, as the poll's own would
+        be."""
         with self._cond:
-            if not self._held or self._closed or self._errand is not None or self._running is not None:
+            if not self._held or self._closed:
                 return None
-            if not self._session.usable:
-                return None
+            self._held = False  # the errand is served before any part of ours (_run), then ours run
             errand = self._errand = Errand(statements, lender, deadline_s)
             self._cond.notify_all()
             return errand
@@ -773,7 +773,6 @@ class BackgroundCounter:
             errand.drop()  # answered unless it failed: then an empty answer
             with self._cond:
                 self._running = None
-                self._held = False  # the poll's statements are done here: ours may run again
                 self.lent += served
                 self._cond.notify_all()
 

@@ -669,7 +669,6 @@ class Monitor:
         model = self.model
         sessions = {"rows": self.session_rows}
         rel = {"jobs_oid": oid}
-        held = {**sessions, "lent_to": self._lent_to}  # the backend running our lent statements
         passes = self._poll_passes()
         covered = {c for p in passes for c in p.covers}
         plan = [self._model_sql(s, self._params_of(s)) for s in self.tier.counts if s not in covered]
@@ -682,7 +681,7 @@ class Monitor:
             self._server_sql("vacuum_progress", rel),
             self._server_sql("autovacuum_pacing", rel),  # the bloat report's; the probe runs apart
             self._server_sql("idle_in_transaction", sessions),
-            self._server_sql("xmin_holders", held),
+            self._server_sql("xmin_holders", self._holders_params()),
             self._server_sql("blocked", sessions),
             self._server_sql("backends", None),
         ]
@@ -890,11 +889,16 @@ class Monitor:
         progress = self._rows("vacuum_progress", {"jobs_oid": oid})
         return panels.table_health_of(rows, progress, self._health_table)
 
+    def _holders_params(self) -> dict[str, Any]:
+        """xmin_holders.sql's parameters, planned and read alike: the backend running this poll's
+        lent statements is the poll (left out, as the poll's own session is)."""
+        return {"rows": self.session_rows, "lent_to": self._lent_to}
+
     def _sessions(self) -> Sessions:
         rows = {"rows": self.session_rows}
         return panels.sessions(
             self._rows("idle_in_transaction", rows),
-            self._rows("xmin_holders", {**rows, "lent_to": self._lent_to}),
+            self._rows("xmin_holders", self._holders_params()),
             self._rows("blocked", rows),
             self._rows("backends")[0]["total"],
         )
