@@ -7,7 +7,9 @@ left exactly as it was), then with that index created."""
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
+from datetime import timedelta
 
 import psycopg
 import pytest
@@ -342,3 +344,38 @@ def test_counts_above_the_cap_come_from_the_background_count(
     snap = snapshot(capsys, "--dsn", empty_dsn, "--count-cap", "10")
     (row,) = snap["queues"]
     assert row["ready"] == 40 and row["figures"]["ready"]["accuracy"] in ("stale", "exact")
+
+
+def test_the_per_second_history_is_unknown_where_no_poll_interval_rated_it(
+    empty_dsn: str, conn: psycopg.Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The seed's table has no counters table: its per-second history is derived from the polls. A
+    first poll rates no second (unknown: null in the JSON, no point on a chart), never a 5-minute run
+    of zeros that reads as an idle queue; after a second poll, the seconds between the two carry the
+    jobs enqueued in between, and the seconds before them stay unknown."""
+    from pgq_tui.detection import find_queues
+    from pgq_tui.history.series import History, series
+    from pgq_tui.monitor.collect import Monitor
+
+    conn.execute(SEED_JOBS)
+    seed_jobs_populate(empty_dsn)
+    snap = snapshot(capsys, "--dsn", empty_dsn)
+    history = snap["throughput"]["history"]
+    assert snap["throughput"]["source"] == "table" and len(history) == 300
+    assert all(p[n] is None for p in history for n in ("enqueued", "completed", "failed", "dead"))
+
+    (target,) = find_queues(empty_dsn)
+    with Monitor(empty_dsn, target.model, read_only=True) as monitor:
+        first = monitor.collect()
+        chart = History()
+        chart.add(first)
+        assert all(not xs for xs, _ in series(chart.samples, first.server.now).values())  # nothing drawn
+        conn.execute("INSERT INTO jobs (queue, payload) SELECT 'mail', '{}' FROM generate_series(1, 40)")
+        time.sleep(2.1)  # the interval between the polls covers whole seconds
+        second = monitor.collect()
+    points = second.throughput.history
+    rated = [p for p in points if p.enqueued is not None]
+    # 40 jobs spread over the interval's whole seconds (the current one is still filling: not shown)
+    assert rated and all(p.enqueued for p in rated) and sum(p.enqueued or 0 for p in rated) <= 40
+    assert first.server.now <= rated[0].at + timedelta(seconds=1) and rated[-1].at <= second.server.now
+    assert all(p.enqueued is None for p in points if p.at < rated[0].at)

@@ -139,7 +139,8 @@ def test_table_history_spreads_each_interval_over_the_seconds_it_covers() -> Non
     second for every interval (the reference below: an interval is spread over all the seconds it
     covers, the window only shows some), on random polls: uneven intervals, fractional seconds,
     intervals before and across the window's edges, and first polls. Fed one poll at a time into one
-    TableSeries (as the Monitor does), the same again."""
+    TableSeries (as the Monitor does), the same again. A second no interval rated, or a rate no queue
+    had, is None (unknown), never 0."""
     import itertools
     import random
     from datetime import datetime, timedelta, timezone
@@ -151,7 +152,8 @@ def test_table_history_spreads_each_interval_over_the_seconds_it_covers() -> Non
     def reference(polls, until, history_s):  # type: ignore[no-untyped-def]
         seconds = [until - timedelta(seconds=history_s - i) for i in range(history_s)]
         everything = [polls[0].at.replace(microsecond=0) + timedelta(seconds=i) for i in range(200)]
-        enq = [0.0] * history_s
+        names = ("enqueued", "completed", "failed", "dead")
+        shares: list[dict[str, list[float]] | None] = [None] * history_s  # None: no interval rated it
         done: dict[str, list[float]] = {}
         for a, b in itertools.pairwise(polls):
             if b.first:
@@ -162,11 +164,19 @@ def test_table_history_spreads_each_interval_over_the_seconds_it_covers() -> Non
             for q, r in rates.items():
                 per = (b.at - a.at).total_seconds() / len(covered) if covered else 0.0
                 for i in idx:
-                    enq[i] += (r.enqueued or 0.0) * per
+                    got = shares[i] = shares[i] or {n: [] for n in names}
+                    for n in names:
+                        if getattr(r, n) is not None:
+                            got[n].append(getattr(r, n) * per)
                     done.setdefault(q, [0.0] * history_s)[i] += (r.completed or 0.0) * per
-        total = [sum(v[i] for v in done.values()) for i in range(history_s)]
+
+        def second(got: dict[str, list[float]] | None, n: str) -> int | None:
+            if got is None or not got[n]:
+                return None  # unknown, never 0
+            return round(sum(got[n]) if n == "enqueued" else max(0.0, sum(got[n])))
+
         history = tuple(
-            ThroughputPoint(s, round(enq[i]), round(max(0.0, total[i])), 0) for i, s in enumerate(seconds)
+            ThroughputPoint(s, *(second(shares[i], n) for n in names)) for i, s in enumerate(seconds)
         )
         return history, {q: tuple(round(max(0.0, x)) for x in v) for q, v in sorted(done.items())}
 
@@ -218,4 +228,4 @@ def test_table_series_forgets_the_seconds_before_its_window_and_restarts_when_th
     history, per = table_history(
         later, later[-1].at.replace(microsecond=0) + timedelta(seconds=1), 5, series=series
     )
-    assert [p.enqueued for p in history] == [0, 0, 0, 2, 2]
+    assert [p.enqueued for p in history] == [None, None, None, 2, 2]  # unrated: unknown, never 0

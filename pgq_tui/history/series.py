@@ -68,12 +68,18 @@ def sample(snap: Snapshot) -> Sample:
 
 def seed(snap: Snapshot) -> list[Sample]:
     """The seconds before the first poll, from the Snapshot's own per-second throughput history, so
-    a fresh dashboard's chart is not empty for its first minute."""
+    a fresh dashboard's chart is not empty for its first minute (where the history knows them: a
+    second it could not rate has no point, never a 0)."""
     return [
-        Sample(at=p.at, enqueued=float(p.enqueued), completed=float(p.completed), failed=float(p.failed))
+        Sample(at=p.at, enqueued=_rate(p.enqueued), completed=_rate(p.completed), failed=_rate(p.failed))
         for p in snap.throughput.history
         if p.at < snap.server.now
     ]
+
+
+def _rate(jobs: int | None) -> float | None:
+    """A one-second bucket's jobs as a rate; unknown stays unknown (no point on the chart)."""
+    return None if jobs is None else float(jobs)
 
 
 class History:

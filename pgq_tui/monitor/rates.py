@@ -488,8 +488,8 @@ def counted_over(history: Sequence[ThroughputPoint], pg: TableRates | None, now:
     since = now - timedelta(seconds=pg.interval_s + 2.0)
     inside = [p for p in history if since < p.at <= now]
     return Rates(
-        sum(p.enqueued for p in inside) / pg.interval_s,
-        sum(p.completed for p in inside) / pg.interval_s,
+        sum(p.enqueued or 0 for p in inside) / pg.interval_s,  # a counters table's: never None
+        sum(p.completed or 0 for p in inside) / pg.interval_s,
         None,
     )
 
@@ -511,8 +511,8 @@ def table_history(
     >>> a = Activity(t, 10, {}, 0, 0, (), depth={"q": 5})
     >>> b = Activity(t + timedelta(seconds=2), 14, {"q": 4}, 0, 0, (), depth={"q": 6})
     >>> h, per = table_history([a, b], t + timedelta(seconds=3), 4)
-    >>> [p.enqueued for p in h], per
-    ([0, 2, 2, 0], {'q': (0, 2, 2, 0)})
+    >>> [p.enqueued for p in h], per  # the seconds no interval rated are unknown, not 0
+    ([None, 2, 2, None], {'q': (0, 2, 2, 0)})
     """
     if series is None:
         series = TableSeries(stamped)

@@ -181,11 +181,16 @@ class Rates:
 
 @dataclass(frozen=True)
 class ThroughputPoint:
+    """One second's jobs, all queues. A counters table's seconds are counts (a second with no row is
+    0). The table-derived ones spread each poll interval's rates over its seconds; a second no
+    interval rated (before the first two polls, or a kind with no rate source) or a rate no queue had
+    is None: unknown, never 0 (a chart draws nothing there, never "idle")."""
+
     at: datetime  # start of the one-second bucket
-    enqueued: int
-    completed: int
-    failed: int
-    dead: int = 0
+    enqueued: int | None
+    completed: int | None
+    failed: int | None
+    dead: int | None = 0
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,28 @@ EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 SECOND = timedelta(seconds=1)
 
 
+NAMES = ("enqueued", "completed", "failed", "dead")  # ThroughputPoint's, in its order
+Second = tuple[int | None, int | None, int | None, int | None]
+UNRATED: Second = (None, None, None, None)
+
+
+def share(rates: Mapping[str, Rates], name: str, per: float) -> int | None:
+    """One second's jobs of the rate `name` over all queues, an interval's rates spread at `per`
+    seconds a second: None when no queue had that rate (unknown, never 0), else the sum of those
+    that had it (as rates.totals() sums them); a negative derived count of finished jobs is 0.
+
+    >>> share({"a": Rates(2.0, None, 1.0), "b": Rates(3.0, None, None)}, "enqueued", 2.0)
+    10
+    >>> share({"a": Rates(2.0, None, 1.0)}, "completed", 2.0) is None
+    True
+    """
+    parts: list[float] = [v for r in rates.values() if (v := getattr(r, name)) is not None]
+    if not parts:
+        return None
+    jobs = sum(v * per for v in parts)
+    return round(jobs if name == "enqueued" else max(0.0, jobs))
+
+
 def ceil_s(at: datetime) -> int:
     """The first whole epoch second not before `at` (exact: in microseconds).
 
@@ -77,9 +99,10 @@ class QueueSeconds:
 
 
 class TableSeries:
-    """Per epoch second: enqueued and completed over all queues, and completed per queue (rounded, a
-    negative derived count shown as 0). `stamped`: the finish-time columns the intervals' rates used;
-    other columns start the series afresh (its seconds were derived another way)."""
+    """Per epoch second: enqueued, completed, failed and dead over all queues (share()), and completed
+    per queue (rounded, a negative derived count shown as 0); a second no interval rated is unknown
+    (None), never 0. `stamped`: the finish-time columns the intervals' rates used; other columns
+    start the series afresh (its seconds were derived another way)."""
 
     def __init__(self, stamped: frozenset[str] = frozenset()) -> None:
         self.restart(stamped)
@@ -88,7 +111,7 @@ class TableSeries:
         """Forget every second: the intervals will be derived again, with `stamped`."""
         self.stamped = stamped
         self.last: datetime | None = None  # the end of the newest interval taken
-        self._totals: dict[int, tuple[int, int]] = {}  # second -> (enqueued, completed), all queues
+        self._totals: dict[int, Second] = {}  # second -> its NAMES over all queues
         self._queues: dict[str, QueueSeconds] = {}  # queue -> its completed per second
         self._points: dict[int, ThroughputPoint] = {}  # the window's points, made once per second
 
@@ -108,15 +131,14 @@ class TableSeries:
         if s0 >= s1 or not rates:
             return
         per = (end - start).total_seconds() / (s1 - s0)
-        enq = sum((r.enqueued or 0.0) * per for r in rates.values())
-        done = sum((r.completed or 0.0) * per for r in rates.values())
-        total = (round(enq), round(max(0.0, done)))
+        enqueued, completed, failed, dead = (share(rates, name, per) for name in NAMES)
+        total: Second = (enqueued, completed, failed, dead)
         for q, r in rates.items():
             value = round(max(0.0, (r.completed or 0.0) * per))
             self._queues.setdefault(q, QueueSeconds(s0)).put(s0, s1, value)
         self._totals.update(dict.fromkeys(range(s0, s1), total))
         for s in range(s0, s1):
-            self._points.pop(s, None)  # a zero point made before its interval came
+            self._points.pop(s, None)  # a point made before its interval came (unknown then)
 
     def window(
         self, until: datetime, history_s: int
@@ -131,9 +153,8 @@ class TableSeries:
         points = self._points
         for s in seconds:
             if s not in points:
-                enq, done = self._totals.get(s, (0, 0))
                 at = (EPOCH + timedelta(seconds=s)).astimezone(until.tzinfo)  # in the server's zone
-                points[s] = ThroughputPoint(at, enq, done, 0)
+                points[s] = ThroughputPoint(at, *self._totals.get(s, UNRATED))
         history = tuple(map(points.__getitem__, seconds))
         # a queue is listed while an interval of the window rated it
         per_queue = {
