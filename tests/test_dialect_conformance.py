@@ -348,6 +348,29 @@ def test_stuck_rule_flags_exactly_the_stuck_jobs(populated) -> None:
         assert {r.liveness.value for r in rows} <= {"unknown"}
 
 
+def test_the_running_and_the_stuck_list_are_each_capped_on_their_own(populated) -> None:
+    """`rows` caps each list, not the two together (docs/snapshot.md): a crash that leaves more
+    stuck jobs than the cap must not empty the running list ("Leases (0 of 796)" while 796 jobs
+    run). With one row each: the most urgent stuck job and the running job with least time left,
+    from the lease statement and from the poll (its Pass, where one covers the list)."""
+    case, conn, model = populated
+    if model.leases is None:
+        pytest.skip(str(model.support(Capability.LEASES).reason))
+    jobs = case.truth(conn)
+    stuck = {j.id for j in jobs if j.state == State.STUCK.value}
+    running = {j.id for j in jobs if j.state == State.RUNNING.value}
+    rows = [lease_row(r) for r in run(conn, model.leases, rows=1)]
+    assert sorted(r.stuck for r in rows) == sorted(
+        flag for flag, ids in ((True, stuck), (False, running)) if ids
+    )
+    assert {r.id for r in rows} <= stuck | running
+    dsn = make_conninfo(conn.info.dsn, password=conn.info.password)
+    with Monitor(dsn, model, read_only=True, lease_rows=1) as monitor:
+        snap = monitor.collect()
+    assert (len(snap.stuck.rows), len(snap.leases.rows)) == (min(1, len(stuck)), min(1, len(running)))
+    assert {r.id for r in snap.stuck.rows} <= stuck and {r.id for r in snap.leases.rows} <= running
+
+
 def test_dead_list_and_job_detail_agree_with_truth(populated) -> None:
     case, conn, model = populated
     jobs = case.truth(conn)

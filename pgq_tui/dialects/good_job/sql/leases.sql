@@ -1,12 +1,16 @@
 -- Running jobs held by a process (performed_at set, finished_at NULL, locked_by_id set), stuck
--- first, at most %(rows)s (the first in index_good_jobs_on_locked_by_id's order, by process, judged
--- after the limit: the walk stops there). The holder is the
--- locked_by_id process (its hostname and pid from good_job_processes.state), holder_pid the backend
--- holding the job's advisory lock. good_job has no lease time: expires_at is NULL.
-WITH picked AS MATERIALIZED (
-    SELECT j.id FROM {gj} j
+-- first, at most %(rows)s stuck and %(rows)s others (each list capped on its own): every held job
+-- is judged through index_good_jobs_on_locked_by_id (its process's liveness is not in any index),
+-- O(running jobs), then only the chosen rows are read whole. The holder is the locked_by_id process
+-- (its hostname and pid from good_job_processes.state), holder_pid the backend holding the job's
+-- advisory lock. good_job has no lease time: expires_at is NULL.
+WITH held AS (
+    SELECT j.id, ({stuck}) AS stuck, j.performed_at FROM {gj} j
     WHERE j.locked_by_id IS NOT NULL AND j.finished_at IS NULL AND j.performed_at IS NOT NULL
-    ORDER BY j.locked_by_id LIMIT %(rows)s
+), picked AS MATERIALIZED (
+    (SELECT h.id FROM held h WHERE h.stuck IS TRUE ORDER BY h.performed_at, h.id LIMIT %(rows)s)
+    UNION ALL
+    (SELECT h.id FROM held h WHERE h.stuck IS NOT TRUE ORDER BY h.performed_at, h.id LIMIT %(rows)s)
 ), running AS (
     SELECT j.*, ({stuck}) AS stuck, ({liveness}) AS liveness, {payload} AS payload_preview
     FROM {gj} j JOIN picked k ON k.id = j.id

@@ -19,8 +19,10 @@ WITH active AS MATERIALIZED (
     ) a
     WHERE q.name NOT LIKE '\_\_pgboss\_\_%%'
 ),
-chosen AS (
-    SELECT a.name, a.id, a.expires_at FROM active a ORDER BY a.expires_at, a.id LIMIT %(rows)s
+chosen AS (  -- each list capped on its own: the stuck ones never crowd out the running ones
+    (SELECT * FROM active WHERE expires_at < now() ORDER BY expires_at, id LIMIT %(rows)s)
+    UNION ALL
+    (SELECT * FROM active WHERE expires_at >= now() ORDER BY expires_at, id LIMIT %(rows)s)
 )
 SELECT 1 AS pgq_part, NULL::jsonb AS pgq_counts,
        {lease_row}

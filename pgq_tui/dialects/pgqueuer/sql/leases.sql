@@ -1,4 +1,5 @@
--- Picked jobs, stalest heartbeat first, at most %(rows)s, through pgqueuer_picked_heartbeat_idx.
+-- Picked jobs, stalest heartbeat first, at most %(rows)s stuck and %(rows)s live (each list capped on
+-- its own: a range of pgqueuer_picked_heartbeat_idx each).
 -- The holder is the QueueManager's uuid; liveness is pgqueuer's own signal, the job's heartbeat
 -- (refreshed about every half timeout by the worker running it): fresh is alive, older than
 -- {heartbeat_timeout_s} s is gone. started_at: `updated`, set when the job was picked.
@@ -12,5 +13,11 @@ SELECT j.id, j.entrypoint AS queue, j.queue_manager_id::text AS holder,
        j.heartbeat < now() - make_interval(secs => {heartbeat_timeout_s}) AS stuck,
        CASE WHEN octet_length(j.payload) <= 65536 THEN left(convert_from(j.payload, 'UTF8'), 200) END
            AS payload_preview
-FROM (SELECT * FROM {jobs} WHERE status = 'picked' ORDER BY heartbeat LIMIT %(rows)s) j
+FROM ((SELECT * FROM {jobs} WHERE status = 'picked'
+        AND heartbeat < now() - make_interval(secs => {heartbeat_timeout_s})
+        ORDER BY heartbeat LIMIT %(rows)s)
+      UNION ALL
+      (SELECT * FROM {jobs} WHERE status = 'picked'
+        AND heartbeat >= now() - make_interval(secs => {heartbeat_timeout_s})
+        ORDER BY heartbeat LIMIT %(rows)s)) j
 ORDER BY j.heartbeat, j.id

@@ -1,19 +1,23 @@
--- Running jobs, stuck first, at most %(rows)s, through river_job_prioritized_fetching_index. River
--- records no worker heartbeat, so liveness is unknown; the holder is the newest entry of attempted_by
--- (the client id: hostname_starttime). Stuck by the JobRescuer's rule: attempted_at older than
--- {rescue_after_s} s.
-SELECT r.id, r.queue, r.holder, 'unknown' AS liveness, NULL::int AS holder_pid, r.attempts,
-       r.max_attempts, r.started_at, r.expires_at,
-       extract(epoch FROM r.expires_at - now())::float8 AS seconds_left,
-       coalesce(r.expires_at < now(), true) AS stuck, r.payload_preview
-FROM (
-    SELECT j.id, j.queue, j.attempted_by[array_upper(j.attempted_by, 1)] AS holder,
-           j.attempt::int AS attempts, j.max_attempts::int AS max_attempts, j.attempted_at AS started_at,
-           j.attempted_at + make_interval(secs => {rescue_after_s}) AS expires_at,
-           CASE WHEN pg_column_size(j.args) <= 65536 THEN left(j.kind || ' ' || j.args::text, 200) END
-               AS payload_preview
-    FROM {jobs} j
-    WHERE j.state = 'running'
-) r
-ORDER BY stuck DESC, r.expires_at NULLS FIRST, r.id
-LIMIT %(rows)s
+-- Running jobs, stuck first, at most %(rows)s stuck and %(rows)s others (each list capped on its
+-- own), through river_job_prioritized_fetching_index. River records no worker heartbeat, so
+-- liveness is unknown; the holder is the newest entry of attempted_by (the client id:
+-- hostname_starttime). Stuck by the JobRescuer's rule: attempted_at older than {rescue_after_s} s.
+WITH leases AS (
+    SELECT r.id, r.queue, r.holder, 'unknown' AS liveness, NULL::int AS holder_pid, r.attempts,
+           r.max_attempts, r.started_at, r.expires_at,
+           extract(epoch FROM r.expires_at - now())::float8 AS seconds_left,
+           coalesce(r.expires_at < now(), true) AS stuck, r.payload_preview
+    FROM (
+        SELECT j.id, j.queue, j.attempted_by[array_upper(j.attempted_by, 1)] AS holder,
+               j.attempt::int AS attempts, j.max_attempts::int AS max_attempts, j.attempted_at AS started_at,
+               j.attempted_at + make_interval(secs => {rescue_after_s}) AS expires_at,
+               CASE WHEN pg_column_size(j.args) <= 65536 THEN left(j.kind || ' ' || j.args::text, 200) END
+                   AS payload_preview
+        FROM {jobs} j
+        WHERE j.state = 'running'
+    ) r
+)
+(SELECT * FROM leases WHERE stuck IS TRUE ORDER BY expires_at NULLS FIRST, id LIMIT %(rows)s)
+UNION ALL
+(SELECT * FROM leases WHERE stuck IS NOT TRUE ORDER BY expires_at NULLS FIRST, id LIMIT %(rows)s)
+ORDER BY stuck DESC, expires_at NULLS FIRST, id
