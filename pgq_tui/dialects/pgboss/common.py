@@ -35,7 +35,7 @@ from pgq_tui.schedules.model import SCHEDULE_COLUMNS, SCHEDULE_JOB_COLUMNS
 
 # SQL that several statements share, written once (`sql/<name>.sql`, tagged like the rest): bound as
 # Statement.parts `{name}` wherever a statement names it
-SHARED = ("active_expiry", "chosen_failed", "lease_row", "stuck")
+SHARED = ("active_expiry", "chosen_active", "chosen_failed", "lease_row", "stuck")
 _TAG = re.compile(r"--\s*\[(?:(\d+)\+|<(\d+)|(\d+)-(\d+))\]\s*$")
 
 

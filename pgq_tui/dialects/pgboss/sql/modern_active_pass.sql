@@ -5,25 +5,7 @@
 -- (its order is the expiry, computed from the row), so the count reads it once with the list instead
 -- of once more on its own. Part 0: a count row per queue as jsonb, each count at most %(cap1)s (what
 -- the capped count would read); part 1: the lease rows, as modern_leases.sql reads them.
-WITH active AS MATERIALIZED (
-    SELECT q.name, a.id, a.expires_at
-    FROM {queue} q
-    CROSS JOIN LATERAL (
-        SELECT j.id,
-               least(j.started_on + j.expire_seconds * interval '1 second'
-                     , j.heartbeat_on + j.heartbeat_seconds * interval '1 second'  -- [30+]
-                     ) AS expires_at
-        FROM {job} j
-        WHERE j.name = q.name AND j.state = 'active'
-        OFFSET 0  -- walked queue by queue (not pulled up into one bitmap scan of every queue's range)
-    ) a
-    WHERE q.name NOT LIKE '\_\_pgboss\_\_%%'
-),
-chosen AS (  -- each list capped on its own: the stuck ones never crowd out the running ones
-    (SELECT * FROM active WHERE expires_at < now() ORDER BY expires_at, id LIMIT %(rows)s)
-    UNION ALL
-    (SELECT * FROM active WHERE expires_at >= now() ORDER BY expires_at, id LIMIT %(rows)s)
-)
+WITH {chosen_active}
 SELECT 1 AS pgq_part, NULL::jsonb AS pgq_counts,
        {lease_row}
 FROM chosen c
