@@ -115,6 +115,7 @@ def make_snapshot(**overrides: object) -> Snapshot:
             enqueued=40 + (i % 7) * 3,
             completed=38 + (i % 5) * 4,
             failed=i % 4,
+            dead=0,
         )
         for i in range(60)
     )

@@ -143,7 +143,11 @@ def with_trends(snap: Snapshot, samples: Sequence[Sample]) -> Snapshot:
     per recorded poll instead of one per second; a rate not known at a poll leaves no point)."""
     points = tuple(
         ThroughputPoint(
-            at=s.at, enqueued=round(s.enqueued), completed=round(s.completed), failed=round(s.failed)
+            at=s.at,
+            enqueued=round(s.enqueued),
+            completed=round(s.completed),
+            failed=round(s.failed),
+            dead=None,  # a recorded poll's sample keeps no dead rate: unknown, never 0
         )
         for s in samples
         if s.enqueued is not None and s.completed is not None and s.failed is not None

@@ -314,7 +314,7 @@ def counted_between(
 
     >>> from datetime import datetime, timedelta, timezone
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    >>> h = [ThroughputPoint(t + timedelta(seconds=i), 0, 0, 0) for i in range(10)]
+    >>> h = [ThroughputPoint(t + timedelta(seconds=i), 0, 0, 0, 0) for i in range(10)]
     >>> prev = BackgroundCount(t + timedelta(seconds=3.5), 10.0, frozenset(), {}, 0)
     >>> bg = dataclasses.replace(prev, as_of=t + timedelta(seconds=5.5), previous=prev)
     >>> counted_between(h, {"a": [100] * 10}, bg)  # seconds 2..5, over 2 s
@@ -479,7 +479,7 @@ def counted_over(history: Sequence[ThroughputPoint], pg: TableRates | None, now:
 
     >>> from datetime import datetime, timedelta, timezone
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    >>> h = [ThroughputPoint(t + timedelta(seconds=i), 0, 100 * i, 0) for i in range(10)]
+    >>> h = [ThroughputPoint(t + timedelta(seconds=i), 0, 100 * i, 0, 0) for i in range(10)]
     >>> counted_over(h, TableRates(2.0, 0, 0, 800), t + timedelta(seconds=10)).completed  # 7, 8, 9
     1200.0
     """

@@ -190,7 +190,7 @@ class ThroughputPoint:
     enqueued: int | None
     completed: int | None
     failed: int | None
-    dead: int | None = 0
+    dead: int | None
 
 
 @dataclass(frozen=True)
